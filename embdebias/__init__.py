@@ -1,0 +1,44 @@
+"""embdebias: measure and remove gender bias in static word embeddings.
+
+The top-level names are imported lazily, so ``import embdebias`` (and the CLI's
+start-up) does not pay for scikit-learn, cvxpy or matplotlib until they are used.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Embedding": ".embedding",
+    "as_embedding": ".embedding",
+    "load": ".io",
+    "save": ".io",
+    "detect_format": ".io",
+    "load_default": ".io",
+    "BiasSubspace": ".subspace",
+    "HardDebias": ".debias",
+    "SoftDebias": ".debias",
+    "expand_gender_specific": ".debias",
+    "evaluate": ".evaluate",
+    "EmbdebiasError": ".errors",
+    "VectorFileError": ".errors",
+    "MissingWordsError": ".errors",
+    "wordlists": ".wordlists",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        module = importlib.import_module(_EXPORTS[name], __name__)
+        value = module if name == "wordlists" else getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'embdebias' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,82 @@
+"""Project exception classes.
+
+Every error that bad input can cause is an :class:`EmbdebiasError`, so the CLI can
+turn it into one line on stderr and exit status 2.  The subclasses also inherit from
+the matching built-in exception (``ValueError``, ``KeyError``) so that ordinary Python
+code that catches those keeps working.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class EmbdebiasError(Exception):
+    """Base class of every error embdebias raises on bad input or bad settings."""
+
+
+class VectorFileError(EmbdebiasError, ValueError):
+    """A vector file is malformed.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file being read.
+    message : str
+        What was wrong and what was expected.
+    line : int, optional
+        1-based line number (text formats).
+    offset : int, optional
+        Byte offset from the start of the file (binary formats).
+    """
+
+    def __init__(self, path, message: str, *, line: int | None = None, offset: int | None = None):
+        self.path = os.fspath(path) if path is not None else None
+        self.line = line
+        self.offset = offset
+        self.reason = message
+        where = []
+        if line is not None:
+            where.append(f"line {line}")
+        if offset is not None:
+            where.append(f"byte offset {offset}")
+        loc = f" ({', '.join(where)})" if where else ""
+        super().__init__(f"{self.path}{loc}: {message}")
+
+
+class UnknownFormatError(EmbdebiasError, ValueError):
+    """The format of a file could not be detected, or a format name is not known."""
+
+
+class DimensionError(EmbdebiasError, ValueError):
+    """Vectors or subspaces whose dimensions do not match."""
+
+
+class NonFiniteError(EmbdebiasError, ValueError):
+    """NaN or infinite values where finite numbers are required."""
+
+
+class MissingWordsError(EmbdebiasError, KeyError):
+    """Words that are needed are out of the embedding's vocabulary.
+
+    Attributes
+    ----------
+    missing : list of str
+        The out-of-vocabulary words.
+    """
+
+    def __init__(self, message: str, missing=()):
+        self.missing = list(missing)
+        self.message = message
+        super().__init__(message)
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.message
+
+
+class WordListError(EmbdebiasError, ValueError):
+    """A word-list file is malformed or a named list does not exist."""
+
+
+class SolverError(EmbdebiasError, RuntimeError):
+    """An optimisation problem did not solve to an acceptable status."""

@@ -1,0 +1,137 @@
+"""The bias subspace: PCA over definitional pairs (Bolukbasi et al., 2016).
+
+Each definitional pair ``(f, m)`` is first unit-normalized and then centred on its own
+mean ``mu = (f + m) / 2``; the ``2p`` centred vectors ``f - mu`` and ``m - mu`` are
+stacked and their principal components are the bias directions.  Because every pair
+is centred on itself the stacked matrix already has zero mean, so the PCA is the SVD
+of that matrix (the same result as scikit-learn's ``PCA``, which Bolukbasi et al.'s
+code uses).
+
+Sign convention: the first component is oriented so that the female word of the
+pairs projects positively on it, i.e. ``sum_i (f_i - m_i) . c_1 > 0`` ("she" is on the
+positive side, "he" on the negative).  Later components follow the same rule, which
+makes the basis deterministic.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .embedding import Embedding, as_embedding
+from .errors import EmbdebiasError, MissingWordsError
+from . import wordlists
+
+
+class MissingWordsWarning(UserWarning):
+    """Some words of a list were not in the embedding and were left out."""
+
+
+class BiasSubspace:
+    """Gender (bias) subspace from definitional pairs.
+
+    Parameters
+    ----------
+    pairs : list of (str, str) or str, optional
+        ``(female, male)`` definitional pairs, or the name/path of a pair list.
+        Default: the ten pairs of Bolukbasi et al. (2016).
+    n_components : int, default 1
+        Number of principal components ``k`` that span the subspace.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (k, d)
+        Orthonormal basis of the subspace (rows), float64.
+    explained_variance_ratio_ : ndarray of shape (min(2p, d),)
+        Fraction of the variance of the centred pair vectors carried by every
+        principal component (not only the first ``k``), as in Bolukbasi et al.'s
+        Figure 3; ``explained_variance_ratio_[:k]`` belongs to the kept components.
+    explained_variance_ : ndarray
+        The same variances, unnormalized (sample variance, ``ddof=1``).
+    pairs_used_ : list of (str, str)
+        The pairs whose two words were both in the vocabulary.
+    missing_words_ : list of str
+        Words of the pairs that were not in the vocabulary.
+    """
+
+    def __init__(self, pairs=None, n_components: int = 1):
+        self.pairs = pairs
+        self.n_components = n_components
+
+    def _pairs(self) -> list[tuple[str, str]]:
+        if self.pairs is None:
+            return wordlists.definitional_pairs()
+        if isinstance(self.pairs, (str, bytes)) or hasattr(self.pairs, "__fspath__"):
+            return wordlists.load_pairs(self.pairs)
+        return [tuple(p) for p in self.pairs]
+
+    def fit(self, embedding, y=None) -> "BiasSubspace":
+        """Fit the subspace on ``embedding`` (an Embedding or gensim KeyedVectors)."""
+        emb = as_embedding(embedding)
+        pairs = self._pairs()
+        k = int(self.n_components)
+        if k < 1:
+            raise EmbdebiasError(f"n_components must be >= 1, got {self.n_components}")
+        used, missing = [], []
+        for f, m in pairs:
+            absent = [w for w in (f, m) if w not in emb]
+            missing.extend(absent)
+            if not absent:
+                used.append((f, m))
+        if missing:
+            warnings.warn(f"definitional pairs: {len(missing)} word(s) not in {emb.name}: "
+                          f"{', '.join(missing)}; {len(used)} of {len(pairs)} pairs used",
+                          MissingWordsWarning, stacklevel=2)
+        if len(used) < 2:
+            raise MissingWordsError(
+                f"bias subspace needs at least 2 definitional pairs in the vocabulary of "
+                f"{emb.name}, found {len(used)} (missing: {', '.join(missing) or 'none'})", missing)
+        if k > len(used):
+            raise EmbdebiasError(f"n_components={k} exceeds the {len(used)} usable pairs "
+                                 f"(centred pairs span at most one dimension each)")
+        female = _unit(emb[[f for f, _ in used]].astype(np.float64))
+        male = _unit(emb[[m for _, m in used]].astype(np.float64))
+        mu = (female + male) / 2.0
+        centred = np.vstack([female - mu, male - mu])
+        _, s, vt = np.linalg.svd(centred, full_matrices=False)
+        var = s**2
+        total = var.sum()
+        if total <= 0:
+            raise EmbdebiasError("definitional pairs have identical vectors: no bias direction")
+        diff = (female - male).sum(axis=0)
+        signs = np.where(vt @ diff < 0, -1.0, 1.0)
+        vt = vt * signs[:, None]
+        self.components_ = vt[:k].copy()
+        self.explained_variance_ = var / max(centred.shape[0] - 1, 1)
+        self.explained_variance_ratio_ = var / total
+        self.pairs_used_ = used
+        self.missing_words_ = missing
+        self.n_features_in_ = emb.dim
+        return self
+
+    @property
+    def direction_(self) -> np.ndarray:
+        """The first component (the gender direction), shape ``(d,)``."""
+        return self.components_[0]
+
+    def project(self, vectors, *, normalize: bool = True) -> np.ndarray:
+        """Coordinates of ``vectors`` (n, d) on the components: shape (n, k).
+
+        With ``normalize=True`` (default) rows are unit-normalized first, so the
+        first coordinate is the cosine with the gender direction.
+        """
+        x = np.atleast_2d(np.asarray(vectors, dtype=np.float64))
+        if normalize:
+            x = _unit(x)
+        return x @ self.components_.T
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, n, out=np.zeros_like(x), where=n > 0)
+
+
+def fit_subspace(embedding: Embedding, pairs=None, n_components: int = 1) -> BiasSubspace:
+    """Shorthand for ``BiasSubspace(pairs, n_components).fit(embedding)``."""
+    return BiasSubspace(pairs, n_components).fit(embedding)
