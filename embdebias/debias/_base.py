@@ -1,0 +1,84 @@
+"""Machinery shared by the debiasers: chunked output to memory or to a native file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
+from ..errors import DimensionError
+
+
+def case_variants(words: Iterable[str]) -> list[str]:
+    """Each word with its lower-case, Title-case and UPPER-case forms (order kept, no duplicates)."""
+    out = {}
+    for w in words:
+        for v in (w, w.lower(), w[:1].upper() + w[1:].lower(), w.upper()):
+            out.setdefault(v, None)
+    return list(out)
+
+
+def check_dim(embedding: Embedding, n_features: int, who: str) -> None:
+    if embedding.dim != n_features:
+        raise DimensionError(f"{who} was fitted on {n_features}-d vectors, "
+                             f"{embedding.name} has {embedding.dim}-d vectors")
+
+
+def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray], np.ndarray], *,
+               out=None, chunk_rows: int = DEFAULT_CHUNK_ROWS, name: str | None = None,
+               finish: Callable[[np.ndarray], None] | None = None, progress: bool = False) -> Embedding:
+    """Apply ``func(start, stop, block) -> new_block`` over the rows into a new embedding.
+
+    Parameters
+    ----------
+    embedding : Embedding
+        The input; it is only read.
+    func : callable
+        Maps a float32 ``(m, d)`` block of rows ``start:stop`` to its new ``(m, d)`` rows.
+    out : None, ndarray or path
+        None: the result lives in memory. An ndarray: a ``(n, d)`` float32 destination
+        (e.g. a writable memory map). A path: a native-format directory written chunk by
+        chunk and renamed into place at the end (memory stays bounded by a chunk), then
+        opened memory-mapped.
+    finish : callable, optional
+        Called with the whole destination array after all chunks (for the few rows that
+        need a second look, such as equalize pairs), before the file is committed.
+    progress : bool
+        Show a tqdm progress bar.
+    """
+    name = name or embedding.name
+
+    def fill(dest: np.ndarray) -> None:
+        chunks = embedding.iter_chunks(chunk_rows)
+        if progress:
+            from tqdm import tqdm
+
+            total = -(-len(embedding) // chunk_rows)
+            chunks = tqdm(chunks, total=total, desc=f"debias {name}", unit="chunk")
+        for start, stop, block in chunks:
+            dest[start:stop] = func(start, stop, block)
+        if finish is not None:
+            finish(dest)
+
+    if out is None or isinstance(out, np.ndarray):
+        if out is None:
+            out = np.empty(embedding.shape, dtype=np.float32)
+        elif out.shape != embedding.shape:
+            raise DimensionError(f"out has shape {out.shape}, expected {embedding.shape}")
+        fill(out)
+        return Embedding(embedding.words, out, name=name)
+
+    from ..io.native import NativeWriter
+
+    inputs = (embedding.path,) if embedding.path else ()
+    with NativeWriter(out, embedding.words, embedding.shape, inputs=inputs) as writer:
+        fill(writer.vectors)
+    return writer.open(name=name)
+
+
+def unit_rows(block: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length in place (zero rows stay zero); returns ``block``."""
+    norms = np.sqrt(np.einsum("ij,ij->i", block, block))[:, None]
+    np.divide(block, norms, out=block, where=norms > 0)
+    return block

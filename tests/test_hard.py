@@ -1,0 +1,178 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from embdebias.debias import HardDebias
+from embdebias.debias.reference import hard_debias_per_word
+from embdebias.embedding import Embedding
+from embdebias.errors import DimensionError, MissingWordsError
+from embdebias.subspace import BiasSubspace
+
+DEF_PAIRS = [("she", "he"), ("woman", "man"), ("girl", "boy"), ("mother", "father")]
+EQ_PAIRS = [("queen", "king"), ("actress", "actor"), ("niece", "nephew")]
+SPECIFIC = ["she", "he", "woman", "man", "girl", "boy", "mother", "father",
+            "queen", "king", "actress", "actor", "niece", "nephew", "aunt"]
+
+
+def make_embedding(n_neutral=300, d=16, seed=0):
+    """Random vectors with a planted gender direction on the gendered words."""
+    rng = np.random.default_rng(seed)
+    g = rng.normal(size=d)
+    g /= np.linalg.norm(g)
+    words, vecs = [], []
+    for f, m in DEF_PAIRS + EQ_PAIRS + [("aunt", "Uncle_x")]:
+        base = rng.normal(size=d)
+        words += [f, m]
+        vecs += [base + 2 * g + 0.1 * rng.normal(size=d), base - 2 * g + 0.1 * rng.normal(size=d)]
+    for i in range(n_neutral):
+        words.append(f"x_{i}")
+        vecs.append(rng.normal(size=d) + rng.normal() * g)
+    # case variants of an equalize pair and of a specific word
+    words += ["Queen", "King", "She"]
+    vecs += [vecs[words.index("queen")] * 1.1, vecs[words.index("king")] * 0.9, vecs[0] * 2]
+    return Embedding(words, np.array(vecs, dtype=np.float32), name="toy"), g
+
+
+@pytest.fixture
+def toy():
+    return make_embedding()
+
+
+def fitted(emb, **kw):
+    kw.setdefault("definitional", DEF_PAIRS)
+    kw.setdefault("equalize", EQ_PAIRS)
+    kw.setdefault("gender_specific", SPECIFIC)
+    return HardDebias(**kw).fit(emb)
+
+
+def test_neutral_words_have_no_projection(toy):
+    emb, _ = toy
+    hd = fitted(emb)
+    out = hd.transform(emb)
+    B = hd.subspace_.components_
+    neutral = [w for w in emb.words if w.startswith("x_")]
+    proj = out[neutral] @ B.T
+    assert np.abs(proj).max() < 1e-5
+    # before debiasing they did project on the planted direction
+    before = (emb.normalize()[neutral] @ B.T)
+    assert np.abs(before).mean() > 0.05
+    assert np.allclose(out.norms(), 1.0, atol=1e-5)
+
+
+def test_equalized_pairs_symmetric_and_equidistant(toy):
+    emb, _ = toy
+    hd = fitted(emb)
+    out = hd.transform(emb)
+    B = hd.subspace_.components_.astype(np.float64)
+    neutral = out[[w for w in emb.words if w.startswith("x_")]].astype(np.float64)
+    assert ("Queen", "King") in hd.equalize_pairs_  # case variant found
+    for a, b in hd.equalize_pairs_:
+        va, vb = out[a].astype(np.float64), out[b].astype(np.float64)
+        # symmetric: equal parts outside the subspace, opposite parts inside it
+        oa, ob = va - B.T @ (B @ va), vb - B.T @ (B @ vb)
+        assert np.allclose(oa, ob, atol=1e-5)
+        assert np.allclose(B @ va, -(B @ vb), atol=1e-5)
+        # every neutral word is equidistant from both
+        assert np.allclose(neutral @ va, neutral @ vb, atol=1e-5)
+        assert np.linalg.norm(va - neutral[0]) == pytest.approx(np.linalg.norm(vb - neutral[0]), abs=1e-5)
+
+
+def test_gender_specific_words_keep_direction(toy):
+    emb, _ = toy
+    hd = fitted(emb)
+    out = hd.transform(emb)
+    unit = emb.normalize()
+    eq_words = {w for p in hd.equalize_pairs_ for w in p}
+    for w in ["she", "he", "woman", "man", "aunt", "She"]:
+        assert w not in eq_words
+        assert np.allclose(out[w], unit[w], atol=1e-6), w
+
+
+def test_case_variants_are_deliberate(toy):
+    emb, _ = toy
+    with_variants = fitted(emb).transform(emb)
+    exact = fitted(emb, case_variants=False).transform(emb)
+    B = fitted(emb).subspace_.components_
+    # "She" is gender-specific by case variant: kept; without variants it is neutralized.
+    assert abs(with_variants["She"] @ B[0]) > 0.3
+    assert abs(exact["She"] @ B[0]) < 1e-5
+    assert ("Queen", "King") not in fitted(emb, case_variants=False).equalize_pairs_
+
+
+def test_chunked_agrees_with_per_word_reference(toy):
+    emb, _ = toy
+    for k in (1, 2):
+        hd = fitted(emb, n_components=k, chunk_rows=7)
+        fast = hd.transform(emb)
+        ref = hard_debias_per_word(emb.words.tolist(), emb.vectors, hd.subspace_.components_,
+                                   hd.gender_specific_, hd.equalize_pairs_)
+        assert np.allclose(fast.vectors, ref, atol=2e-5)
+
+
+def test_chunked_random_agreement_bigger():
+    rng = np.random.default_rng(3)
+    n, d = 2000, 24
+    words = [f"t{i}" for i in range(n)]
+    vecs = rng.normal(size=(n, d)).astype(np.float32)
+    pairs = [(f"t{2 * i}", f"t{2 * i + 1}") for i in range(6)]
+    specific = [w for p in pairs for w in p] + words[100:150]
+    eq = [(f"t{i}", f"t{i + 1}") for i in range(20, 40, 2)]
+    emb = Embedding(words, vecs)
+    hd = HardDebias(definitional=pairs, n_components=3, equalize=eq, gender_specific=specific,
+                    chunk_rows=333).fit(emb)
+    ref = hard_debias_per_word(words, vecs, hd.subspace_.components_, hd.gender_specific_, hd.equalize_pairs_)
+    assert np.allclose(hd.transform(emb).vectors, ref, atol=2e-5)
+
+
+def test_transform_to_native_file_matches_memory(toy, tmp_path):
+    emb, _ = toy
+    hd = fitted(emb, chunk_rows=50)
+    mem = hd.transform(emb)
+    on_disk = hd.transform(emb, out=tmp_path / "out.embd")
+    assert isinstance(on_disk.vectors, np.memmap)
+    assert on_disk.words.tolist() == emb.words.tolist()
+    assert np.array_equal(on_disk.vectors, mem.vectors)
+
+
+def test_input_never_modified(toy):
+    emb, _ = toy
+    before = emb.vectors.copy()
+    fitted(emb).transform(emb)
+    assert np.array_equal(emb.vectors, before)
+
+
+def test_accepts_gensim_keyedvectors(toy):
+    emb, _ = toy
+    kv = emb.to_gensim()
+    out = fitted(kv).transform(kv)
+    assert np.allclose(out.vectors, fitted(emb).transform(emb).vectors, atol=1e-6)
+
+
+def test_dimension_mismatch_is_an_error(toy):
+    emb, _ = toy
+    hd = fitted(emb)
+    other = Embedding(["a", "b"], np.ones((2, 5)))
+    with pytest.raises(DimensionError):
+        hd.transform(other)
+
+
+def test_missing_equalize_pairs_are_reported(toy):
+    emb, _ = toy
+    with pytest.warns(UserWarning, match="zzfemale/zzmale"):
+        hd = fitted(emb, equalize=EQ_PAIRS + [("zzfemale", "zzmale")])
+    assert hd.equalize_missing_ == [("zzfemale", "zzmale")]
+
+
+def test_too_few_definitional_pairs(toy):
+    emb, _ = toy
+    with pytest.raises(MissingWordsError), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        HardDebias(definitional=[("she", "he"), ("xx", "yy")]).fit(emb)
+
+
+def test_prefitted_subspace_is_used(toy):
+    emb, _ = toy
+    sub = BiasSubspace(DEF_PAIRS[:2]).fit(emb)
+    hd = fitted(emb, subspace=sub)
+    assert hd.subspace_ is sub
