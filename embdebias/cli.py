@@ -1,0 +1,260 @@
+"""The ``embdebias`` command: a thin layer over the Python API.
+
+Every subcommand parses its arguments, calls one API function and prints the result.
+Errors from bad input (:class:`embdebias.errors.EmbdebiasError`, missing files) become
+one line on stderr and exit status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+
+from .errors import EmbdebiasError
+
+DEFAULT = "glove-6b-50d"
+
+
+class _Printer:
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+
+    def __call__(self, *args):
+        if not self.quiet:
+            print(*args, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- commands
+def cmd_debias(args, say) -> int:
+    from .debias.api import debias_file
+
+    t0 = time.perf_counter()
+    params = dict(definitional=args.definitional, n_components=args.components,
+                  gender_specific=args.specific)
+    if args.method == "hard":
+        params["equalize"] = args.equalize
+    else:
+        params.update(lam=args.lam, random_state=args.seed)
+        if args.equalize:
+            raise EmbdebiasError("--equalize applies to --method hard only")
+    result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
+                                   input_format=args.input_format, limit=args.limit,
+                                   progress=not args.quiet, **params)
+    sub = debiaser.subspace_
+    say(f"bias subspace: {len(sub.pairs_used_)} definitional pairs, k={sub.components_.shape[0]}, "
+        f"explained variance {', '.join(f'{r:.3f}' for r in sub.explained_variance_ratio_[:sub.components_.shape[0]])}")
+    info = getattr(debiaser, "solve_info_", None)
+    if info:
+        say("soft debias solve: " + ", ".join(f"{k}={v}" for k, v in info.items()
+                                             if not isinstance(v, (dict, list))))
+    say(f"{args.method}-debiased {len(result)} x {result.dim} -> {args.out} "
+        f"({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def cmd_convert(args, say) -> int:
+    from . import io
+
+    t0 = time.perf_counter()
+    io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit)
+    say(f"wrote {args.output} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def cmd_info(args, say) -> int:
+    from . import io
+
+    desc = io.describe(args.input)
+    if args.json:
+        print(json.dumps(desc, indent=2, default=str))
+    else:
+        width = max(map(len, desc))
+        for k, v in desc.items():
+            if isinstance(v, float):
+                v = f"{v:.6g}"
+            print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def cmd_expand(args, say) -> int:
+    from . import io
+    from .debias.expand import expand_gender_specific
+
+    emb = io.load(args.input, format=args.input_format, limit=args.limit)
+    result = expand_gender_specific(emb, seed=args.specific, n_train=args.n_train,
+                                    random_state=args.seed)
+    result.save(args.out)
+    say(result.summary())
+    return 0
+
+
+def cmd_score(args, say) -> int:
+    from . import io
+    from .evaluate import evaluate
+
+    inputs = args.inputs or [DEFAULT]
+    embeddings = {}
+    for src in inputs:
+        emb = io.load(src, format=args.input_format, limit=args.limit)
+        embeddings[_unique_name(emb.name, embeddings)] = emb
+    report = evaluate(embeddings, tests=args.tests, sembias=args.sembias, random_state=args.seed,
+                      max_missing=args.max_missing)
+    if args.out:
+        report.to_json(args.out) if args.json else report.to_markdown_file(args.out)
+        say(f"wrote {args.out}")
+    else:
+        print(json.dumps(report.to_dict(), indent=2) if args.json else report.to_markdown())
+    return 0
+
+
+def cmd_plot(args, say) -> int:
+    from . import io
+    from .plot import plot_occupations
+
+    embeddings = {}
+    for src in args.inputs or [DEFAULT]:
+        emb = io.load(src, format=args.input_format, limit=args.limit)
+        embeddings[_unique_name(emb.name, embeddings)] = emb
+    path = plot_occupations(embeddings, args.out, words=args.words, top=args.top)
+    say(f"wrote {path}")
+    return 0
+
+
+def cmd_run(args, say) -> int:
+    from .run import run_pipeline
+
+    report = run_pipeline(args.input, args.out_dir, format=args.format, input_format=args.input_format,
+                          limit=args.limit, lam=args.lam, n_components=args.components,
+                          random_state=args.seed, force=args.force, log=say, progress=not args.quiet)
+    say(f"done: {report}")
+    return 0
+
+
+def _unique_name(name: str, taken) -> str:
+    out, i = name, 2
+    while out in taken:
+        out, i = f"{name} ({i})", i + 1
+    return out
+
+
+# --------------------------------------------------------------------------- parser
+def _input_opts(p, *, limit=True):
+    p.add_argument("--input-format", default="auto", metavar="FMT",
+                   help="format of the input (default: detected from the content)")
+    if limit:
+        p.add_argument("--limit", type=int, default=None, metavar="N",
+                       help="keep only the first N words (file order is frequency order)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    formats = "native, word2vec-bin, word2vec-text, glove, fasttext-vec, fasttext-bin, gensim-kv"
+    parser = argparse.ArgumentParser(
+        prog="embdebias",
+        description="Measure and remove gender bias in static word embeddings. "
+                    f"INPUT is a vector file ({formats}) or '{DEFAULT}' (the built-in GloVe 6B 50d).")
+    parser.add_argument("--version", action="version", version=f"embdebias {__version__}")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("debias", help="debias a vector file (hard or soft)",
+                       description="Debias an embedding and write the result atomically.")
+    p.add_argument("input", nargs="?", default=DEFAULT, help=f"vector file or '{DEFAULT}' (default)")
+    p.add_argument("--method", choices=["hard", "soft"], default="hard")
+    p.add_argument("--out", required=True, help="output path (a native-format directory unless --format "
+                                                "or the extension says otherwise)")
+    p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {formats}")
+    p.add_argument("--definitional", metavar="FILE", help="definitional pairs file (default: bundled)")
+    p.add_argument("--equalize", metavar="FILE", help="equalize pairs file (hard only; default: bundled)")
+    p.add_argument("--specific", metavar="FILE", help="gender-specific words file (default: bundled seed list)")
+    p.add_argument("--components", type=int, default=1, metavar="K", help="dimension of the bias subspace")
+    p.add_argument("--lambda", dest="lam", type=float, default=0.2, metavar="L",
+                   help="soft debias: weight of the bias term (default 0.2)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (soft debias expansion)")
+    _input_opts(p)
+    p.set_defaults(func=cmd_debias)
+
+    p = sub.add_parser("convert", help="convert a vector file to another format")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {formats}")
+    _input_opts(p)
+    p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("info", help="format, size, dimension and norms of a vector file")
+    p.add_argument("input", nargs="?", default=DEFAULT)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("expand", help="expand the gender-specific word list with a linear SVM")
+    p.add_argument("input", nargs="?", default=DEFAULT)
+    p.add_argument("--out", required=True, help="output word list (one word per line)")
+    p.add_argument("--specific", metavar="FILE", help="seed list (default: bundled)")
+    p.add_argument("--n-train", type=int, default=50_000, metavar="N",
+                   help="train on the N most frequent words (default 50000)")
+    p.add_argument("--seed", type=int, default=0)
+    _input_opts(p)
+    p.set_defaults(func=cmd_expand)
+
+    p = sub.add_parser("score", help="bias and quality metrics for one or more embeddings")
+    p.add_argument("inputs", nargs="*", metavar="INPUT")
+    p.add_argument("--json", action="store_true", help="JSON instead of Markdown tables")
+    p.add_argument("--tests", nargs="+", metavar="TEST",
+                   help="metrics or WEAT test ids to run (default: the full suite)")
+    p.add_argument("--sembias", metavar="FILE", help="SemBias-format file for BAT (default: bundled)")
+    p.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--max-missing", type=float, default=0.2, metavar="F",
+                   help="fail when a word set loses more than this fraction to OOV (default 0.2)")
+    p.add_argument("--seed", type=int, default=0)
+    _input_opts(p)
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("plot", help="occupations projected on the gender direction, one panel per input")
+    p.add_argument("inputs", nargs="*", metavar="INPUT")
+    p.add_argument("--out", required=True, help="figure path (.png, .svg or .pdf)")
+    p.add_argument("--words", metavar="FILE", help="occupation list (default: bundled professions)")
+    p.add_argument("--top", type=int, default=20, metavar="N",
+                   help="show the N most she-leaning and N most he-leaning occupations (default 20)")
+    _input_opts(p)
+    p.set_defaults(func=cmd_plot)
+
+    p = sub.add_parser("run", help="the main job: debias both ways, evaluate, plot, report")
+    p.add_argument("input", nargs="?", default=DEFAULT)
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--format", default="native", metavar="FMT", help="format of the debiased embeddings")
+    p.add_argument("--components", type=int, default=1, metavar="K")
+    p.add_argument("--lambda", dest="lam", type=float, default=0.2, metavar="L")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--force", action="store_true", help="recompute every step")
+    _input_opts(p)
+    p.set_defaults(func=cmd_run)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    say = _Printer(args.quiet)
+    if args.quiet:
+        warnings.filterwarnings("ignore")
+    else:
+        warnings.showwarning = lambda msg, cat, *a, **k: say(f"warning: {msg}")
+    try:
+        return args.func(args, say)
+    except EmbdebiasError as exc:
+        print(f"embdebias: error: {exc}", file=sys.stderr)
+        return 2
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"embdebias: error: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("embdebias: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

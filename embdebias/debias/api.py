@@ -1,0 +1,75 @@
+"""One call from a vector file to a debiased vector file (what ``embdebias debias`` runs)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..embedding import Embedding
+from ..errors import EmbdebiasError
+
+METHODS = ("hard", "soft")
+
+
+def make_debiaser(method: str = "hard", *, definitional=None, n_components: int = 1, equalize=None,
+                  gender_specific=None, lam: float = 0.2, random_state: int = 0, **kwargs):
+    """The configured (unfitted) debiaser for ``method`` ("hard" or "soft")."""
+    if method == "hard":
+        from .hard import HardDebias
+
+        return HardDebias(definitional=definitional, n_components=n_components, equalize=equalize,
+                          gender_specific=gender_specific, **kwargs)
+    if method == "soft":
+        from .soft import SoftDebias
+
+        return SoftDebias(lam=lam, definitional=definitional, n_components=n_components,
+                          gender_specific=gender_specific, random_state=random_state, **kwargs)
+    raise EmbdebiasError(f"unknown debias method {method!r}; choose one of {', '.join(METHODS)}")
+
+
+def debias_file(source=None, out=None, *, method: str = "hard", format: str | None = None,
+                input_format: str = "auto", limit: int | None = None, progress: bool = False,
+                **params) -> tuple[Embedding, object]:
+    """Load ``source``, debias it with ``method`` and write the result to ``out``.
+
+    Parameters
+    ----------
+    source : path, "glove-6b-50d" or None
+        The input embedding (None: the built-in default).
+    out : path, optional
+        Output path; written atomically, never over the input. The result is written
+        chunk by chunk into a native-format directory, so memory stays bounded for
+        huge vocabularies; for another ``format`` that directory is a temporary one
+        next to ``out``, converted and then removed.
+    method : {"hard", "soft"}
+    format : str, optional
+        Output format (default: guessed from ``out``'s extension, else native).
+    **params
+        Passed to :func:`make_debiaser`.
+
+    Returns
+    -------
+    (Embedding, estimator)
+        The debiased embedding (memory-mapped when written to disk) and the fitted
+        debiaser, whose learned attributes describe what was done.
+    """
+    from .. import io
+
+    debiaser = make_debiaser(method, **params)
+    emb = io.load(source, format=input_format, limit=limit)
+    debiaser.fit(emb)
+    if out is None:
+        return debiaser.transform(emb, progress=progress), debiaser
+    out = Path(out)
+    fmt = format or io.guess_output_format(out)
+    if fmt == "native":
+        return debiaser.transform(emb, out=out, progress=progress), debiaser
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".work", dir=out.parent))
+    try:
+        result = debiaser.transform(emb, out=tmp / "result.embd", progress=progress)
+        io.save(result, out, format=fmt)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return io.load(out, format=fmt), debiaser
