@@ -195,11 +195,12 @@ class HardDebias:
 
         def neutralize(start, stop, block):
             unit = unit_rows(np.array(block, dtype=np.float32))
-            neutral = ~specific[start:stop]
-            sub = unit[neutral]
-            sub -= (sub @ basis.T) @ basis
-            unit[neutral] = unit_rows(sub)
-            return unit
+            proj = unit @ basis.T
+            proj[specific[start:stop]] = 0.0  # gender-specific rows keep their direction
+            # (m, k) x (k, d) as a sum of k rank-one updates: cheaper than a thin matmul.
+            for j in range(basis.shape[0]):
+                unit -= proj[:, j:j + 1] * basis[j]
+            return unit_rows(unit)
 
         pairs = self.equalize_pairs_
         rows_a = np.array([emb.index(a) for a, _ in pairs], dtype=np.int64)
