@@ -1,0 +1,156 @@
+"""Helpers shared by the metrics: word lookup with out-of-vocabulary accounting.
+
+Every metric resolves its word sets through :func:`lookup`, which
+
+* keeps the words that are in the vocabulary, in the given order;
+* optionally falls back to the lowercase form of a word whose exact form is missing
+  (``lowercase=True``, the default) and records that mapping, because GloVe 6B and many
+  other vocabularies are lowercase while published stimuli (Caliskan et al.'s names,
+  the Google analogy questions) are capitalised.  The exact form always wins when it is
+  present, so for a cased vocabulary the fallback only rescues words that would
+  otherwise be lost;
+* raises :class:`~embdebias.errors.MissingWordsError` naming the set and its missing
+  words when more than ``max_missing`` of the set is lost (or the set ends up smaller
+  than ``min_size``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..embedding import Embedding, as_embedding
+from ..errors import EmbdebiasError, MissingWordsError
+
+#: Default largest fraction of a word set that may be out of vocabulary.
+DEFAULT_MAX_MISSING = 0.2
+
+
+@dataclass
+class WordLookup:
+    """The in-vocabulary part of a word set.
+
+    Attributes
+    ----------
+    name : str
+        Name of the set (used in messages).
+    words : list of str
+        The requested words that were found (original spelling), in order.
+    rows : ndarray of int64
+        Their rows in the embedding.
+    missing : list of str
+        The requested words that were not found.
+    lowercased : dict
+        ``{requested word: lowercase form used}`` for the words found only in lowercase.
+    """
+
+    name: str
+    words: list[str]
+    rows: np.ndarray
+    missing: list[str] = field(default_factory=list)
+    lowercased: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def n_requested(self) -> int:
+        return len(self.words) + len(self.missing)
+
+
+def check_max_missing(max_missing: float) -> float:
+    max_missing = float(max_missing)
+    if not 0.0 <= max_missing <= 1.0:
+        raise EmbdebiasError(f"max_missing must be a fraction in [0, 1], got {max_missing}")
+    return max_missing
+
+
+def lookup(emb: Embedding, words, *, name: str = "words", lowercase: bool = True,
+           max_missing: float = DEFAULT_MAX_MISSING, min_size: int = 1) -> WordLookup:
+    """Resolve ``words`` in ``emb``; see the module docstring.
+
+    Raises
+    ------
+    MissingWordsError
+        If more than ``max_missing`` of the (deduplicated) words are missing, or fewer
+        than ``min_size`` words are left.  The message names the set, the embedding and
+        the missing words.
+    """
+    max_missing = check_max_missing(max_missing)
+    words = list(dict.fromkeys(str(w) for w in words))
+    rows = emb.words.rows(words)
+    lowered: dict[str, str] = {}
+    if lowercase:
+        absent = [i for i, r in enumerate(rows) if r < 0 and words[i].lower() != words[i]]
+        if absent:
+            low_rows = emb.words.rows([words[i].lower() for i in absent])
+            for i, r in zip(absent, low_rows):
+                if r >= 0:
+                    rows[i] = r
+                    lowered[words[i]] = words[i].lower()
+    found = rows >= 0
+    kept = [w for w, f in zip(words, found) if f]
+    missing = [w for w, f in zip(words, found) if not f]
+    if words and (len(missing) / len(words) > max_missing or len(kept) < min_size):
+        shown = ", ".join(map(repr, missing[:30])) + (f" and {len(missing) - 30} more" if len(missing) > 30 else "")
+        raise MissingWordsError(
+            f"{name}: {len(missing)} of {len(words)} word(s) are not in the vocabulary of "
+            f"{emb.name} (more than the allowed {max_missing:.0%}"
+            f"{'' if len(kept) >= min_size else f', or fewer than {min_size} left'}): {shown}",
+            missing)
+    if not words and min_size > 0:
+        raise MissingWordsError(f"{name}: the word set is empty", [])
+    return WordLookup(name, kept, rows[found].astype(np.int64), missing, lowered)
+
+
+def unit_rows(emb: Embedding, rows) -> np.ndarray:
+    """Rows of ``emb`` as unit-length float64 vectors (zero rows stay zero)."""
+    x = np.asarray(emb.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float64)
+    return unit(x)
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` scaled to unit length (zero rows stay zero)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1:
+        n = np.linalg.norm(x)
+        return x / n if n > 0 else x.copy()
+    n = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, n, out=np.zeros_like(x), where=n > 0)
+
+
+def missing_report(*lookups: WordLookup) -> dict[str, list[str]]:
+    """``{set name: missing words}`` for the result objects."""
+    return {lk.name: list(lk.missing) for lk in lookups}
+
+
+def lowercase_report(*lookups: WordLookup) -> dict[str, dict[str, str]]:
+    """``{set name: {word: lowercase form}}`` for the sets where the fallback was used."""
+    return {lk.name: dict(lk.lowercased) for lk in lookups if lk.lowercased}
+
+
+def as_emb(embedding) -> Embedding:
+    return as_embedding(embedding)
+
+
+def to_builtin(obj):
+    """Convert numpy scalars/arrays inside ``obj`` to JSON-serialisable Python values."""
+    if isinstance(obj, dict):
+        return {str(k): to_builtin(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_builtin(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_builtin(obj.tolist())
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return to_builtin(float(obj))
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None  # strict JSON has no NaN / Infinity
+    return obj
+
+
+def spawn_seeds(random_state, n: int) -> list[int]:
+    """``n`` independent integer seeds derived from ``random_state`` (reproducibly)."""
+    ss = np.random.SeedSequence(None if random_state is None else int(random_state))
+    return [int(c.generate_state(1, dtype=np.uint32)[0]) for c in ss.spawn(n)]

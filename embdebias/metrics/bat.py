@@ -1,0 +1,201 @@
+r"""Bias Analogy Test on the SemBias format (Zhao, Zhou, Li, Wang & Chang, 2018).
+
+**Format.** UTF-8 text, one instance per line, four ``a:b`` word pairs separated by tabs:
+column 1 a gender-definition pair (``man:woman``), columns 2 and 3 pairs unrelated to
+gender ("none"), column 4 a gender-stereotype pair (``doctor:nurse``).  The first word of
+every pair is the male-associated one.  Blank lines and lines starting with ``#`` are
+ignored.  The original SemBias file has 440 instances whose last 40 (the "Sub" subset)
+use definition pairs held out from the authors' training; here the subset is the last
+``n_sub`` (default 40) instances of whatever file is given.
+
+**Test.** For every instance the predicted pair is the one whose difference
+:math:`a - b` has the largest cosine with the gender direction :math:`he - she`
+(computed from unit-normalized vectors).  A good embedding picks the definition pair;
+a biased one is drawn to the stereotype pair.  Reported: the fractions of instances
+predicted as Definition / Stereotype / None, over all instances and over the subset.
+
+**Missing words.** An instance with any out-of-vocabulary word is skipped (all four
+candidates are needed for the comparison) and counted; the fractions are over the
+instances that were scored.  If more than ``max_missing`` of the instances are skipped,
+:class:`~embdebias.errors.MissingWordsError` names the missing words.
+
+**Direction.** By default :math:`he - she` as in the paper; ``direction`` may give another
+vector oriented the same way (male positive), or a fitted
+:class:`~embdebias.subspace.BiasSubspace`, whose ``direction_`` is female-positive and is
+therefore negated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DimensionError, MissingWordsError, WordListError
+from ._common import (DEFAULT_MAX_MISSING, as_emb, check_max_missing, lookup, to_builtin, unit,
+                      unit_rows)
+
+#: Labels of the four columns of a SemBias line.
+COLUMN_LABELS = ("definition", "none", "none", "stereotype")
+
+
+@dataclass(frozen=True)
+class SemBiasInstance:
+    line: int
+    pairs: tuple[tuple[str, str], ...]  # four (a, b) pairs in column order
+
+
+def read_sembias(path) -> list[SemBiasInstance]:
+    """Parse a SemBias-format file (see the module docstring)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WordListError(f"{path}: SemBias file not found") from None
+    except UnicodeDecodeError as exc:
+        raise WordListError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    out = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split("\t")]
+        if len(fields) != 4:
+            fields = line.split()
+        if len(fields) != 4:
+            raise WordListError(f"{path}:{lineno}: expected four tab-separated a:b pairs, got {line!r}")
+        pairs = []
+        for f in fields:
+            parts = f.split(":")
+            if len(parts) != 2 or not parts[0] or not parts[1]:
+                raise WordListError(f"{path}:{lineno}: expected a pair 'a:b', got {f!r}")
+            pairs.append((parts[0], parts[1]))
+        out.append(SemBiasInstance(lineno, tuple(pairs)))
+    if not out:
+        raise WordListError(f"{path}: no SemBias instances (only blank or comment lines)")
+    return out
+
+
+@dataclass
+class BatResult:
+    """Result of :func:`bat`: fractions of predictions per category.
+
+    ``definition + stereotype + none == 1`` over the scored instances; the ``sub_``
+    fields are the same over the last ``n_sub`` instances of the file.
+    """
+
+    definition: float
+    stereotype: float
+    none: float
+    n_lines: int
+    n_scored: int
+    n_skipped: int
+    sub_definition: float
+    sub_stereotype: float
+    sub_none: float
+    sub_n_lines: int
+    sub_n_scored: int
+    sub_n_skipped: int
+    missing: dict[str, list[str]]
+    skipped_lines: list[int] = field(default_factory=list)
+    predictions: list[int] = field(default_factory=list)  # column 0-3 per line, -1 skipped
+    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
+    path: str = ""
+    direction: str = "he - she"
+
+    def to_dict(self) -> dict:
+        return to_builtin(asdict(self))
+
+
+def _fractions(pred: np.ndarray) -> tuple[float, float, float]:
+    pred = pred[pred >= 0]
+    if pred.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    labels = np.array(COLUMN_LABELS)[pred]
+    return (float(np.mean(labels == "definition")), float(np.mean(labels == "stereotype")),
+            float(np.mean(labels == "none")))
+
+
+def bat(embedding, path=None, *, direction=None, n_sub: int = 40,
+        max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True) -> BatResult:
+    """Bias Analogy Test of ``embedding`` on a SemBias-format file.
+
+    Parameters
+    ----------
+    embedding : Embedding or gensim KeyedVectors
+    path : str or Path, optional
+        A SemBias-format file; default the bundled project-authored set
+        (:func:`embdebias.wordlists.sembias_path`).
+    direction : array of shape (d,) or BiasSubspace, optional
+        Gender direction oriented male-positive; default ``he - she``.
+    n_sub : int, default 40
+        Size of the "Sub" subset (the last ``n_sub`` instances).
+    max_missing : float, default 0.2
+        Largest fraction of instances that may be skipped for missing words.
+    lowercase : bool, default True
+        Fall back to lowercase forms of missing words.
+    """
+    emb = as_emb(embedding)
+    max_missing = check_max_missing(max_missing)
+    if path is None:
+        from ..wordlists import sembias_path
+
+        path = sembias_path()
+    instances = read_sembias(path)
+
+    if direction is None:
+        ends = lookup(emb, ["he", "she"], name="BAT: the direction words he, she",
+                      lowercase=lowercase, max_missing=0.0)
+        he, she = unit_rows(emb, ends.rows)
+        g = he - she
+        label = "he - she"
+    elif hasattr(direction, "direction_"):
+        g = -np.asarray(direction.direction_, dtype=np.float64)
+        label = "-BiasSubspace.direction_ (male positive)"
+    else:
+        g = np.asarray(direction, dtype=np.float64).ravel()
+        label = "given vector"
+    if g.shape != (emb.dim,):
+        raise DimensionError(f"BAT: direction has shape {g.shape}, the embedding has dimension {emb.dim}")
+    g = unit(g)
+
+    words = [w for inst in instances for pair in inst.pairs for w in pair]
+    lk = lookup(emb, words, name="BAT words", lowercase=lowercase, max_missing=1.0, min_size=0)
+    row_of = dict(zip(lk.words, lk.rows.tolist()))
+    missing = set(lk.missing)
+    ok = np.array([not any(w in missing for pair in inst.pairs for w in pair) for inst in instances])
+    n = len(instances)
+    skipped_words = [w for w in lk.missing]
+    if n and (1 - ok.mean()) > max_missing:
+        raise MissingWordsError(
+            f"BAT: {int((~ok).sum())} of {n} SemBias instances in {path} have words not in the "
+            f"vocabulary of {emb.name} (more than the allowed {max_missing:.0%}): "
+            f"{', '.join(map(repr, skipped_words[:30]))}"
+            f"{f' and {len(skipped_words) - 30} more' if len(skipped_words) > 30 else ''}",
+            skipped_words)
+
+    pred = np.full(n, -1, dtype=np.int64)
+    idx = np.flatnonzero(ok)
+    if idx.size:
+        a_rows = np.array([[row_of[instances[i].pairs[c][0]] for c in range(4)] for i in idx])
+        b_rows = np.array([[row_of[instances[i].pairs[c][1]] for c in range(4)] for i in idx])
+        a = unit_rows(emb, a_rows.ravel()).reshape(idx.size, 4, emb.dim)
+        b = unit_rows(emb, b_rows.ravel()).reshape(idx.size, 4, emb.dim)
+        diff = a - b
+        norms = np.linalg.norm(diff, axis=2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cos = np.where(norms > 0, (diff @ g) / norms, -np.inf)
+        pred[idx] = np.argmax(cos, axis=1)
+
+    sub = pred[max(0, n - int(n_sub)):]
+    d, s, no = _fractions(pred)
+    sd, ss, sn = _fractions(sub)
+    return BatResult(
+        definition=d, stereotype=s, none=no, n_lines=n, n_scored=int(ok.sum()),
+        n_skipped=int((~ok).sum()), sub_definition=sd, sub_stereotype=ss, sub_none=sn,
+        sub_n_lines=int(sub.size), sub_n_scored=int((sub >= 0).sum()),
+        sub_n_skipped=int((sub < 0).sum()), missing={"sembias": skipped_words},
+        skipped_lines=[instances[i].line for i in np.flatnonzero(~ok)], predictions=pred.tolist(),
+        lowercased={"sembias": dict(lk.lowercased)} if lk.lowercased else {},
+        path=str(path), direction=label)

@@ -1,0 +1,122 @@
+r"""Projections on the gender direction and Bolukbasi et al.'s (2016) direct bias.
+
+The gender direction ``g`` is the first component of a
+:class:`~embdebias.subspace.BiasSubspace` (by default fitted on the embedding being
+measured, from the ten definitional pairs); it is oriented so that female words project
+positively.  A word's projection is :math:`\cos(w, g)`.
+
+Direct bias over a set ``N`` of words that ought to be gender-neutral (default: the
+bundled professions) is :math:`\mathrm{DirectBias}_c = \frac{1}{|N|}\sum_{w \in N} |\cos(w, g)|^c`
+(``c = 1`` by default; Bolukbasi et al. report ``c = 1``).  It is 0 after a hard debias
+that neutralized those words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..errors import DimensionError, EmbdebiasError
+from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit, unit_rows
+
+
+def gender_direction(emb, subspace=None) -> tuple[np.ndarray, str]:
+    """The unit gender direction (female positive) and a label saying where it came from.
+
+    ``subspace`` may be None (fit a :class:`BiasSubspace` on ``emb``), a fitted
+    BiasSubspace, an unfitted one (fitted on ``emb``), or a ``(d,)`` vector.
+    """
+    from ..subspace import BiasSubspace
+
+    if subspace is None:
+        subspace = BiasSubspace().fit(emb)
+        label = "BiasSubspace fitted on this embedding"
+    elif isinstance(subspace, BiasSubspace):
+        if not hasattr(subspace, "components_"):
+            subspace = subspace.fit(emb)
+            label = "BiasSubspace fitted on this embedding"
+        else:
+            label = "given BiasSubspace"
+    else:
+        g = np.asarray(subspace, dtype=np.float64).ravel()
+        if g.shape != (emb.dim,):
+            raise DimensionError(f"gender direction has shape {g.shape}, the embedding has dimension {emb.dim}")
+        return unit(g), "given vector"
+    g = np.asarray(subspace.direction_, dtype=np.float64)
+    if g.shape != (emb.dim,):
+        raise DimensionError(f"the subspace has dimension {g.shape[0]}, the embedding {emb.dim}")
+    return unit(g), label
+
+
+@dataclass
+class ProjectionResult:
+    """Projections ``cos(w, g)`` of the in-vocabulary ``words`` (female positive)."""
+
+    words: list[str]
+    projections: list[float]
+    missing: dict[str, list[str]]
+    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
+    direction: str = ""
+
+    def to_dict(self) -> dict:
+        return to_builtin(asdict(self))
+
+    def as_dict(self) -> dict[str, float]:
+        """``{word: projection}``."""
+        return dict(zip(self.words, self.projections))
+
+
+def projections(embedding, words, *, subspace=None, max_missing: float = DEFAULT_MAX_MISSING,
+                lowercase: bool = True, name: str = "words") -> ProjectionResult:
+    """Every word's cosine with the gender direction (see the module docstring)."""
+    emb = as_emb(embedding)
+    lk = lookup(emb, words, name=f"projections: {name}", lowercase=lowercase, max_missing=max_missing)
+    g, label = gender_direction(emb, subspace)
+    proj = unit_rows(emb, lk.rows) @ g
+    return ProjectionResult(lk.words, proj.tolist(), {name: list(lk.missing)},
+                            {name: dict(lk.lowercased)} if lk.lowercased else {}, label)
+
+
+@dataclass
+class DirectBiasResult:
+    """Result of :func:`direct_bias`."""
+
+    direct_bias: float
+    c: float
+    n_words: int
+    missing: dict[str, list[str]]
+    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
+    direction: str = ""
+    words_name: str = ""
+
+    def to_dict(self) -> dict:
+        return to_builtin(asdict(self))
+
+
+def direct_bias(embedding, words=None, *, c: float = 1.0, subspace=None,
+                max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True) -> DirectBiasResult:
+    """Bolukbasi et al.'s ``DirectBias_c`` over ``words`` (default: the bundled professions).
+
+    Parameters
+    ----------
+    embedding : Embedding or gensim KeyedVectors
+    words : list of str, optional
+        Words that should be gender-neutral.
+    c : float, default 1.0
+        Strictness exponent (``c > 0``).
+    subspace : BiasSubspace or array, optional
+        Gender direction; default a BiasSubspace fitted on ``embedding``.
+    """
+    if not c > 0:
+        raise EmbdebiasError(f"direct bias: c must be > 0, got {c}")
+    name = "words"
+    if words is None:
+        from ..wordlists import professions
+
+        words, name = professions(), "professions"
+    res = projections(embedding, words, subspace=subspace, max_missing=max_missing,
+                      lowercase=lowercase, name=name)
+    value = float(np.mean(np.abs(np.asarray(res.projections)) ** c))
+    return DirectBiasResult(value, float(c), len(res.words), res.missing, res.lowercased,
+                            res.direction, name)

@@ -1,0 +1,247 @@
+r"""What debiasing costs: word-similarity correlation and analogy accuracy.
+
+* :func:`word_similarity` -- Spearman's rank correlation between the cosine similarity
+  of word pairs and human ratings, on WordSim353 (``wordsim353.tsv``) or SimLex-999
+  (``simlex999.txt``), the copies gensim ships in ``gensim/test/test_data/``, or any
+  file in the same format (``#`` comments; ``word1<TAB>word2<TAB>score``).
+* :func:`analogy` -- accuracy on the Google analogy questions (``questions-words.txt``,
+  ``: section`` headers, ``a b c d`` per line) by 3CosAdd: the answer to *a : b :: c : ?*
+  is the word ``x`` maximizing :math:`\cos(x, \hat b - \hat a + \hat c)` (hats: unit
+  vectors), excluding ``a``, ``b`` and ``c``.  As is common (Mikolov et al. 2013; gensim's
+  ``evaluate_word_analogies``) both the question words and the candidates are restricted
+  to the ``restrict_vocab`` most frequent words (the first rows; default 30,000), and a
+  question with a word outside them is not scored but counted as out of vocabulary.
+  Scoring is batched matrix products over the unit-normalized restricted vocabulary.
+
+Case: a word whose exact form is missing is looked up in lowercase (``lowercase=True``),
+as for the bias metrics; gensim instead compares upper-cased forms.  For a lowercase
+vocabulary (GloVe) the two are the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import EmbdebiasError, WordListError
+from ._common import as_emb, to_builtin, unit
+
+#: Known evaluation files (name -> file in gensim's test data).
+DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
+            "google_analogy": "questions-words.txt"}
+
+
+def dataset_path(name_or_path) -> Path:
+    """Path of a known dataset name (see :data:`DATASETS`) or of a given file."""
+    s = str(name_or_path)
+    if s in DATASETS:
+        from gensim.test.utils import datapath
+
+        return Path(datapath(DATASETS[s]))
+    p = Path(s)
+    if not p.is_file():
+        raise WordListError(f"{s}: evaluation file not found (known names: {', '.join(DATASETS)})")
+    return p
+
+
+def _resolver(vocab_get, lowercase: bool):
+    def row(word: str) -> int:
+        r = vocab_get(word)
+        if r < 0 and lowercase and word.lower() != word:
+            r = vocab_get(word.lower())
+        return r
+    return row
+
+
+@dataclass
+class SimilarityResult:
+    """Result of :func:`word_similarity`."""
+
+    spearman: float
+    pearson: float
+    n_pairs: int
+    n_oov: int
+    oov_pairs: list[tuple[str, str]]
+    dataset: str
+    missing: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def oov_ratio(self) -> float:
+        total = self.n_pairs + self.n_oov
+        return self.n_oov / total if total else 0.0
+
+    def to_dict(self) -> dict:
+        return to_builtin(asdict(self))
+
+
+def read_word_pairs(path) -> list[tuple[int, str, str, float]]:
+    """``(line, word1, word2, score)`` rows of a word-similarity file."""
+    path = Path(path)
+    out = []
+    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split("\t") if "\t" in line else line.split()
+        if len(parts) < 3:
+            raise WordListError(f"{path}:{lineno}: expected 'word1<TAB>word2<TAB>score', got {line!r}")
+        try:
+            score = float(parts[2])
+        except ValueError:
+            raise WordListError(f"{path}:{lineno}: score {parts[2]!r} is not a number") from None
+        out.append((lineno, parts[0].strip(), parts[1].strip(), score))
+    if not out:
+        raise WordListError(f"{path}: no word pairs")
+    return out
+
+
+def word_similarity(embedding, dataset="wordsim353", *, restrict_vocab: int | None = None,
+                    lowercase: bool = True) -> SimilarityResult:
+    """Spearman (and Pearson) correlation of cosine similarity with human scores.
+
+    Parameters
+    ----------
+    embedding : Embedding or gensim KeyedVectors
+    dataset : str or path, default "wordsim353"
+        "wordsim353", "simlex999" or a file in the same format.
+    restrict_vocab : int, optional
+        Only use the first ``restrict_vocab`` words (default: all).
+    lowercase : bool, default True
+        Fall back to lowercase forms of missing words.
+    """
+    from scipy.stats import pearsonr, spearmanr
+
+    emb = as_emb(embedding)
+    if restrict_vocab is not None:
+        emb = emb.head(restrict_vocab)
+    path = dataset_path(dataset)
+    rows = read_word_pairs(path)
+    get = _resolver(emb.words.get, lowercase)
+    r1 = np.array([get(a) for _, a, _, _ in rows])
+    r2 = np.array([get(b) for _, _, b, _ in rows])
+    ok = (r1 >= 0) & (r2 >= 0)
+    oov_pairs = [(a, b) for (_, a, b, _), k in zip(rows, ok) if not k]
+    missing = sorted({w for (_, a, b, _) in rows for w in (a, b) if get(w) < 0})
+    if ok.sum() < 3:
+        raise EmbdebiasError(f"{path.name}: only {int(ok.sum())} word pairs are in the vocabulary of {emb.name}")
+    u1 = unit(np.asarray(emb.vectors[r1[ok]], dtype=np.float64))
+    u2 = unit(np.asarray(emb.vectors[r2[ok]], dtype=np.float64))
+    sims = np.einsum("ij,ij->i", u1, u2)
+    human = np.array([s for (_, _, _, s), k in zip(rows, ok) if k])
+    return SimilarityResult(
+        spearman=float(spearmanr(sims, human).statistic), pearson=float(pearsonr(sims, human).statistic),
+        n_pairs=int(ok.sum()), n_oov=int((~ok).sum()), oov_pairs=oov_pairs,
+        dataset=DATASETS_NAME.get(path.name, str(path)), missing={"words": missing})
+
+
+DATASETS_NAME = {v: k for k, v in DATASETS.items()}
+
+
+@dataclass
+class AnalogyResult:
+    """Result of :func:`analogy`.
+
+    ``accuracy`` is over the scored questions; ``sections`` maps each section to
+    ``[correct, scored, out_of_vocabulary]``.
+    """
+
+    accuracy: float
+    semantic_accuracy: float
+    syntactic_accuracy: float
+    n_correct: int
+    n_questions: int
+    n_oov: int
+    restrict_vocab: int
+    sections: dict[str, list[int]]
+    dataset: str
+
+    def to_dict(self) -> dict:
+        return to_builtin(asdict(self))
+
+
+def read_analogies(path) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
+    """``[(section, [(a, b, c, d), ...]), ...]`` from a questions-words-format file."""
+    path = Path(path)
+    sections: list[tuple[str, list]] = []
+    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith(":"):
+            sections.append((line[1:].strip(), []))
+            continue
+        parts = line.split()
+        if len(parts) != 4:
+            raise WordListError(f"{path}:{lineno}: expected four words 'a b c d', got {line!r}")
+        if not sections:
+            raise WordListError(f"{path}:{lineno}: question before the first ': section' line")
+        sections[-1][1].append(tuple(parts))
+    return sections
+
+
+def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000,
+            lowercase: bool = True, batch_size: int = 512) -> AnalogyResult:
+    """3CosAdd accuracy on analogy questions (see the module docstring).
+
+    Parameters
+    ----------
+    embedding : Embedding or gensim KeyedVectors
+    dataset : str or path, default "google_analogy"
+        "google_analogy" (gensim's ``questions-words.txt``) or a file in that format.
+    restrict_vocab : int, default 30_000
+        Questions and candidate answers use only the first ``restrict_vocab`` words.
+    lowercase : bool, default True
+        Fall back to lowercase forms of missing words.
+    batch_size : int
+        Questions per matrix product (memory: ``batch_size * restrict_vocab`` floats).
+    """
+    emb = as_emb(embedding)
+    if restrict_vocab < 1:
+        raise EmbdebiasError(f"restrict_vocab must be >= 1, got {restrict_vocab}")
+    head = emb.head(restrict_vocab)
+    path = dataset_path(dataset)
+    sections = read_analogies(path)
+    get = _resolver(head.words.get, lowercase)
+    cache: dict[str, int] = {}
+    section_of, quads = [], []
+    for si, (_, questions) in enumerate(sections):
+        for q in questions:
+            quads.append([cache[w] if w in cache else cache.setdefault(w, get(w)) for w in q])
+            section_of.append(si)
+    quads = np.array(quads, dtype=np.int64).reshape(-1, 4)
+    section_of = np.array(section_of, dtype=np.int64)
+    ok = (quads >= 0).all(axis=1)
+    q_ok = quads[ok]
+    correct = np.zeros(len(quads), dtype=bool)
+    if q_ok.size:
+        vocab = unit(np.asarray(head.vectors, dtype=np.float32)).astype(np.float32)
+        vocab_t = np.ascontiguousarray(vocab.T)
+        pred = np.empty(len(q_ok), dtype=np.int64)
+        for start in range(0, len(q_ok), batch_size):
+            blk = q_ok[start:start + batch_size]
+            query = vocab[blk[:, 1]] - vocab[blk[:, 0]] + vocab[blk[:, 2]]
+            scores = query @ vocab_t
+            r = np.arange(len(blk))
+            for col in range(3):
+                scores[r, blk[:, col]] = -np.inf
+            pred[start:start + len(blk)] = np.argmax(scores, axis=1)
+        correct[np.flatnonzero(ok)] = pred == q_ok[:, 3]
+    per_section = {}
+    for si, (name, _) in enumerate(sections):
+        m = section_of == si
+        per_section[name] = [int(correct[m].sum()), int((m & ok).sum()), int((m & ~ok).sum())]
+    syntactic = np.array([sections[s][0].startswith("gram") for s in section_of], dtype=bool) \
+        if len(section_of) else np.zeros(0, bool)
+
+    def acc(mask):
+        n = int((mask & ok).sum())
+        return float(correct[mask].sum() / n) if n else float("nan")
+
+    everything = np.ones(len(quads), dtype=bool)
+    return AnalogyResult(
+        accuracy=acc(everything), semantic_accuracy=acc(~syntactic), syntactic_accuracy=acc(syntactic),
+        n_correct=int(correct.sum()), n_questions=int(ok.sum()), n_oov=int((~ok).sum()),
+        restrict_vocab=int(restrict_vocab), sections=per_section,
+        dataset=DATASETS_NAME.get(path.name, str(path)))

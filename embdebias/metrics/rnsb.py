@@ -1,0 +1,250 @@
+r"""Relative Negative Sentiment Bias (Sweeney & Najafian, 2019).
+
+A logistic-regression classifier is trained to tell negative from positive sentiment
+words by their vectors; it then gives every identity term ``t`` a predicted probability
+of being negative, :math:`p_t`.  Normalizing those to a distribution
+:math:`P(t) = p_t / \sum_u p_u` over the identity terms, RNSB is its Kullback-Leibler
+divergence from the uniform distribution :math:`U`:
+:math:`\mathrm{RNSB} = \mathrm{KL}(P \,\|\, U) = \sum_t P(t) \log(P(t)\,|T|)` (natural
+log).  It is 0 when every identity term is equally "negative" and grows as a few terms
+attract the negative sentiment.
+
+Choices made here:
+
+* **Lexicon**: the VADER lexicon (Hutto & Gilbert 2014, MIT licence, shipped by the
+  ``vaderSentiment`` package): alphabetic entries with mean valence ``<= -threshold`` are
+  negative, ``>= threshold`` positive (``threshold = 1``).  Lexicon words that are not in
+  the vocabulary are left out and counted (they are not an error); identity terms are
+  removed from the training words so the classifier never sees them.
+* **Features**: unit-normalized vectors (the other metrics are cosine-based; pass
+  ``normalize=False`` for raw vectors).
+* **Classifier**: scikit-learn ``LogisticRegression`` with an L2 penalty (``C``), trained on
+  a stratified, seeded split (``test_size`` held out, whose accuracy is reported).
+* **Runs**: ``n_runs`` splits with seeds derived from ``random_state``; RNSB and
+  accuracy are reported as mean and sample standard deviation (``ddof=1``) over runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import EmbdebiasError, WordListError
+from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, spawn_seeds, to_builtin, unit
+
+
+@dataclass
+class RnsbResult:
+    """Result of :func:`rnsb`.
+
+    Attributes
+    ----------
+    rnsb, rnsb_std : float
+        Mean and standard deviation over runs of ``KL(P || uniform)``.
+    runs : list of float
+        RNSB of every run.
+    accuracy, accuracy_std : float
+        Held-out accuracy of the sentiment classifier (mean, std over runs).
+    probabilities : dict
+        ``{identity term: P(negative)}`` averaged over runs.
+    distribution : dict
+        ``{identity term: P(t)}`` (normalized), averaged over runs.
+    n_positive, n_negative : int
+        Lexicon words used for training and testing.
+    lexicon_missing : int
+        Lexicon words not in the vocabulary (left out).
+    missing : dict
+        ``{"identity": [out-of-vocabulary identity terms]}``.
+    """
+
+    rnsb: float
+    rnsb_std: float
+    runs: list[float]
+    accuracy: float
+    accuracy_std: float
+    probabilities: dict[str, float]
+    distribution: dict[str, float]
+    n_positive: int
+    n_negative: int
+    lexicon_missing: int
+    missing: dict[str, list[str]]
+    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
+    n_runs: int = 1
+    C: float = 1.0
+    test_size: float = 0.2
+    random_state: int | None = 0
+
+    def to_dict(self) -> dict:
+        return to_builtin(asdict(self))
+
+
+def vader_lexicon_path() -> Path:
+    """Path of ``vader_lexicon.txt`` inside the installed ``vaderSentiment`` package."""
+    try:
+        import vaderSentiment
+    except ImportError:  # pragma: no cover - it is a dependency
+        raise WordListError("RNSB needs the VADER lexicon: pip install vaderSentiment") from None
+    path = Path(vaderSentiment.__file__).resolve().parent / "vader_lexicon.txt"
+    if not path.is_file():  # pragma: no cover
+        raise WordListError(f"{path}: the VADER lexicon file is missing; reinstall vaderSentiment")
+    return path
+
+
+@lru_cache(maxsize=4)
+def sentiment_lexicon(threshold: float = 1.0) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(positive, negative)`` alphabetic VADER words with ``|valence| >= threshold``."""
+    path = vader_lexicon_path()
+    pos, neg = [], []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        parts = line.split("\t")
+        if len(parts) < 2:
+            continue
+        word = parts[0].strip()
+        try:
+            valence = float(parts[1])
+        except ValueError:
+            raise WordListError(f"{path}:{lineno}: expected a numeric valence, got {parts[1]!r}") from None
+        if not word.isalpha():
+            continue
+        if valence >= threshold:
+            pos.append(word)
+        elif valence <= -threshold:
+            neg.append(word)
+    return tuple(dict.fromkeys(pos)), tuple(dict.fromkeys(neg))
+
+
+def default_identity_terms() -> list[str]:
+    """The default identity terms: the male and female terms of the gender WEAT tests.
+
+    These are the word sets of the bundled ``gender`` tests whose name says they are
+    male or female terms (e.g. "Male terms", "Female terms"); when no such set is
+    bundled, the words of the definitional pairs.
+    """
+    from .. import wordlists
+
+    words: list[str] = []
+    try:
+        tests = wordlists.weat_tests("gender")
+    except WordListError:
+        tests = []
+    for t in tests:
+        for ws in (t.X, t.Y, t.A, t.B):
+            name = ws.name.lower()
+            if "term" in name and ("male" in name or "female" in name):
+                words.extend(ws.words)
+    if not words:
+        for f, m in wordlists.definitional_pairs():
+            words.extend((m, f))
+    return list(dict.fromkeys(words))
+
+
+def kl_from_uniform(p: np.ndarray) -> float:
+    """``KL(p / sum p || uniform)`` in nats (terms with zero probability contribute 0)."""
+    p = np.asarray(p, dtype=np.float64)
+    total = p.sum()
+    if not total > 0:
+        return 0.0
+    q = p / total
+    nz = q > 0
+    return float(np.sum(q[nz] * np.log(q[nz] * q.size)))
+
+
+def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
+         test_size: float = 0.2, random_state: int | None = 0, normalize: bool = True,
+         lexicon_threshold: float = 1.0, positive=None, negative=None,
+         max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
+         max_iter: int = 1000) -> RnsbResult:
+    """Relative Negative Sentiment Bias of ``identity_terms`` (see the module docstring).
+
+    Parameters
+    ----------
+    embedding : Embedding or gensim KeyedVectors
+    identity_terms : list of str, optional
+        Default: :func:`default_identity_terms` (male and female terms).
+    C : float, default 1.0
+        Inverse L2 regularisation strength of the logistic regression.
+    n_runs : int, default 10
+        Number of seeded train/test splits.
+    test_size : float, default 0.2
+        Held-out fraction of the lexicon words.
+    random_state : int or None, default 0
+    normalize : bool, default True
+        Unit-normalize vectors before training and predicting.
+    lexicon_threshold : float, default 1.0
+        Smallest absolute VADER valence of a training word.
+    positive, negative : list of str, optional
+        Your own sentiment words instead of VADER's.
+    max_missing : float, default 0.2
+        Largest fraction of the identity terms that may be out of vocabulary.
+    lowercase : bool, default True
+        Fall back to lowercase forms of missing words.
+    max_iter : int
+        Iterations of the solver.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+
+    emb = as_emb(embedding)
+    if identity_terms is None:
+        identity_terms = default_identity_terms()
+    ident = lookup(emb, identity_terms, name="RNSB identity terms", lowercase=lowercase,
+                   max_missing=max_missing, min_size=2)
+    if positive is None or negative is None:
+        lex_pos, lex_neg = sentiment_lexicon(float(lexicon_threshold))
+        positive = lex_pos if positive is None else positive
+        negative = lex_neg if negative is None else negative
+    identity_rows = set(ident.rows.tolist())
+    pos_rows, pos_missing = emb.rows(list(positive))
+    neg_rows, neg_missing = emb.rows(list(negative))
+    overlap = set(pos_rows.tolist()) & set(neg_rows.tolist())
+    pos_rows = np.array([r for r in pos_rows if r not in identity_rows and r not in overlap], dtype=np.int64)
+    neg_rows = np.array([r for r in neg_rows if r not in identity_rows and r not in overlap], dtype=np.int64)
+    if min(pos_rows.size, neg_rows.size) < 10:
+        raise EmbdebiasError(f"RNSB: only {pos_rows.size} positive and {neg_rows.size} negative "
+                             f"sentiment words are in the vocabulary of {emb.name}; need at least 10 each")
+    rows = np.concatenate([pos_rows, neg_rows])
+    feats = np.asarray(emb.vectors[rows], dtype=np.float64)
+    ident_feats = np.asarray(emb.vectors[ident.rows], dtype=np.float64)
+    if normalize:
+        feats, ident_feats = unit(feats), unit(ident_feats)
+    labels = np.concatenate([np.zeros(pos_rows.size, int), np.ones(neg_rows.size, int)])  # 1 = negative
+
+    n_runs = int(n_runs)
+    if n_runs < 1:
+        raise EmbdebiasError(f"n_runs must be >= 1, got {n_runs}")
+    scores, accs, probs = [], [], []
+    for seed in spawn_seeds(random_state, n_runs):
+        x_tr, x_te, y_tr, y_te = train_test_split(feats, labels, test_size=test_size,
+                                                  random_state=seed, stratify=labels)
+        clf = LogisticRegression(C=C, l1_ratio=0, max_iter=max_iter) if _has_l1_ratio_default() \
+            else LogisticRegression(C=C, penalty="l2", max_iter=max_iter)
+        clf.fit(x_tr, y_tr)
+        accs.append(float(clf.score(x_te, y_te)))
+        p_neg = clf.predict_proba(ident_feats)[:, list(clf.classes_).index(1)]
+        probs.append(p_neg)
+        scores.append(kl_from_uniform(p_neg))
+    probs_arr = np.vstack(probs)
+    dist = probs_arr / probs_arr.sum(axis=1, keepdims=True)
+    ddof = 1 if n_runs > 1 else 0
+    return RnsbResult(
+        rnsb=float(np.mean(scores)), rnsb_std=float(np.std(scores, ddof=ddof)), runs=scores,
+        accuracy=float(np.mean(accs)), accuracy_std=float(np.std(accs, ddof=ddof)),
+        probabilities=dict(zip(ident.words, probs_arr.mean(axis=0).tolist())),
+        distribution=dict(zip(ident.words, dist.mean(axis=0).tolist())),
+        n_positive=int(pos_rows.size), n_negative=int(neg_rows.size),
+        lexicon_missing=len(pos_missing) + len(neg_missing),
+        missing={"identity": list(ident.missing)},
+        lowercased={"identity": dict(ident.lowercased)} if ident.lowercased else {},
+        n_runs=n_runs, C=float(C), test_size=float(test_size), random_state=random_state)
+
+
+@lru_cache(maxsize=1)
+def _has_l1_ratio_default() -> bool:
+    """scikit-learn >= 1.8 deprecates ``penalty``; L2 is then ``l1_ratio=0``."""
+    import sklearn
+
+    major, minor = (int(x) for x in sklearn.__version__.split(".")[:2])
+    return (major, minor) >= (1, 8)

@@ -1,0 +1,314 @@
+r"""Word Embedding Association Test (Caliskan, Bryson & Narayanan, 2017).
+
+Definitions (all similarities are cosines):
+
+* association of a word with the attributes:
+  :math:`s(w, A, B) = \operatorname{mean}_{a \in A} \cos(w, a) - \operatorname{mean}_{b \in B} \cos(w, b)`;
+* test statistic: :math:`S(X, Y) = \sum_{x \in X} s(x) - \sum_{y \in Y} s(y)`;
+* effect size: :math:`d = (\operatorname{mean}_X s - \operatorname{mean}_Y s) / \operatorname{std}_{X \cup Y} s`.
+
+Choices made here (the paper leaves them open):
+
+* **ddof = 1.**  The effect size is Cohen's-d-like: a difference of means over the
+  spread of the pooled sample of target words, so the sample standard deviation
+  (``ddof=1``) is used.  Tools that use ``ddof=0`` report values larger by a factor
+  :math:`\sqrt{n/(n-1)}` (3.2 % for 16 words); pass ``ddof=0`` to match them.
+* **p-value.** One-sided, :math:`P[S(X_i, Y_i) \ge S(X, Y)]` over the partitions
+  :math:`(X_i, Y_i)` of :math:`X \cup Y` into sets of sizes :math:`|X|` and :math:`|Y|`
+  (equal sizes, as in the paper, when no word is missing; if out-of-vocabulary words
+  make the sets unequal, partitions keep the observed sizes).  Because
+  :math:`\sum_{X \cup Y} s` is fixed, :math:`S(X_i, Y_i) = 2\sum_{X_i} s - \text{const}`,
+  so partitions are compared by :math:`\sum_{X_i} s` alone.  The observed partition
+  is one of the partitions and is counted, ties count as "at least as extreme"
+  (``>=``, with a relative tolerance of 1e-9 for floating-point rounding), so the p-value
+  is never 0.
+* **exact** when the number of partitions :math:`\binom{|X|+|Y|}{|X|}` is at most
+  ``exact_limit`` (default 1e6): every partition is counted.  The count is done by
+  "meet in the middle": the pooled words are split into two halves, the sums of all
+  ``k``-subsets of each half are listed, and for each ``k`` the pairs of subsets whose
+  sums reach the threshold are counted with one sort and one binary search, which
+  costs about the square root of the number of partitions instead of the number itself.
+* **Monte Carlo** otherwise: ``n_permutations`` uniformly random partitions (seeded,
+  drawn independently, in blocks), reported as :math:`\hat p = (b + 1)/(m + 1)` where
+  ``b`` of the ``m`` sampled partitions are at least as extreme (counting the observed
+  partition keeps the test valid, Phipson & Smyth 2010), with standard error
+  :math:`\sqrt{\hat p (1 - \hat p) / m}`.
+* **bootstrap CI** (optional): each of ``X``, ``Y``, ``A``, ``B`` is resampled with
+  replacement within itself, the effect size is recomputed, and the percentile
+  interval at ``ci_level`` is reported.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from itertools import chain, combinations
+
+import numpy as np
+
+from ..errors import EmbdebiasError
+from ..wordlists import WeatTest, WordSet
+from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit_rows
+
+_SETS = ("X", "Y", "A", "B")
+
+
+@dataclass
+class WeatResult:
+    """Result of :func:`weat`.
+
+    Attributes
+    ----------
+    effect_size : float
+        Caliskan et al.'s effect size ``d`` (``ddof`` as given).
+    statistic : float
+        ``S(X, Y) = sum_X s - sum_Y s``.
+    p_value : float
+        One-sided permutation p-value (see the module docstring).
+    p_value_se : float
+        Its Monte-Carlo standard error (0 when exact).
+    exact : bool
+        Whether every partition was counted.
+    n_partitions : int
+        Number of distinct partitions of ``X u Y`` (``comb(|X|+|Y|, |X|)``).
+    n_permutations : int
+        Partitions counted: all of them when exact, else the number sampled.
+    ci : tuple of float or None
+        Bootstrap percentile interval of the effect size (``None`` without bootstrap).
+    s_X, s_Y : list of float
+        ``s(w, A, B)`` of the in-vocabulary target words, in the order of ``words``.
+    words, missing : dict
+        ``{"X": [...], ...}``: the words used and the out-of-vocabulary words per set.
+    lowercased : dict
+        ``{"X": {"Amanda": "amanda"}, ...}``: words found only in lowercase.
+    """
+
+    effect_size: float
+    statistic: float
+    p_value: float
+    p_value_se: float
+    exact: bool
+    n_partitions: int
+    n_permutations: int
+    ci: tuple[float, float] | None
+    s_X: list[float]
+    s_Y: list[float]
+    words: dict[str, list[str]]
+    missing: dict[str, list[str]]
+    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
+    set_names: dict[str, str] = field(default_factory=dict)
+    test_id: str = ""
+    title: str = ""
+    ci_level: float = 0.95
+    n_bootstrap: int = 0
+    ddof: int = 1
+    random_state: int | None = 0
+
+    def to_dict(self) -> dict:
+        """A JSON-serialisable dict of every field."""
+        return to_builtin(asdict(self))
+
+    @property
+    def n_missing(self) -> int:
+        return sum(len(v) for v in self.missing.values())
+
+
+def _as_wordset(obj, default_name: str) -> WordSet:
+    if obj is None:
+        raise EmbdebiasError(f"weat: target/attribute set {default_name} is required")
+    if isinstance(obj, WordSet):
+        return obj
+    if isinstance(obj, str):
+        raise EmbdebiasError(f"weat: set {default_name} must be a list of words, got the string {obj!r}")
+    return WordSet(default_name, tuple(obj))
+
+
+def association(t: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``s(w, A, B)`` for unit rows ``t`` against unit rows ``a`` and ``b``.
+
+    ``mean_a cos(w, a) = w . mean(a)`` for unit vectors, so this is one product.
+    """
+    return t @ (a.mean(axis=0) - b.mean(axis=0))
+
+
+def effect_size(s_x: np.ndarray, s_y: np.ndarray, ddof: int = 1) -> float:
+    """``(mean s_x - mean s_y) / std(s_x u s_y, ddof)``; NaN when the spread is 0."""
+    pooled = np.concatenate([s_x, s_y])
+    sd = pooled.std(ddof=ddof) if pooled.size > ddof else 0.0
+    if not sd > 0:
+        return float("nan")
+    return float((s_x.mean() - s_y.mean()) / sd)
+
+
+def _subset_sums(v: np.ndarray, k: int) -> np.ndarray:
+    """Sums of all ``k``-element subsets of ``v`` (vectorized over index arrays)."""
+    m = v.size
+    if k == 0:
+        return np.zeros(1)
+    count = math.comb(m, k)
+    idx = np.fromiter(chain.from_iterable(combinations(range(m), k)), dtype=np.intp,
+                      count=count * k).reshape(count, k)
+    return v[idx].sum(axis=1)
+
+
+def count_at_least(s: np.ndarray, n_x: int, threshold: float) -> tuple[int, int]:
+    """Exactly count the ``n_x``-subsets of ``s`` whose sum is ``>= threshold``.
+
+    Returns ``(count, total)`` where ``total = comb(len(s), n_x)``.  Meet in the
+    middle: split ``s`` into halves ``L`` and ``R``; a subset is a ``k``-subset of ``L``
+    plus an ``(n_x - k)``-subset of ``R``; for each ``k`` sort the ``R`` sums and
+    binary-search ``threshold - l`` for every ``L`` sum ``l``.
+    """
+    s = np.asarray(s, dtype=np.float64)
+    n = s.size
+    half = n // 2
+    left, right = s[:half], s[half:]
+    count = 0
+    total = 0
+    for k in range(max(0, n_x - right.size), min(n_x, left.size) + 1):
+        l_sums = _subset_sums(left, k)
+        r_sums = np.sort(_subset_sums(right, n_x - k))
+        pos = np.searchsorted(r_sums, threshold - l_sums, side="left")
+        count += int(r_sums.size * l_sums.size - pos.sum())
+        total += r_sums.size * l_sums.size
+    return count, total
+
+
+def sample_at_least(s: np.ndarray, n_x: int, threshold: float, n_samples: int,
+                    rng: np.random.Generator, block_size: int = 10_000) -> int:
+    """How many of ``n_samples`` uniformly random ``n_x``-subsets have sum ``>= threshold``.
+
+    Each sample is a uniformly random partition: the ``n_x`` smallest of ``len(s)``
+    i.i.d. uniform keys (``argpartition``), drawn in blocks to bound memory.
+    """
+    s = np.asarray(s, dtype=np.float64)
+    n = s.size
+    hits = 0
+    done = 0
+    while done < n_samples:
+        b = min(block_size, n_samples - done)
+        keys = rng.random((b, n))
+        chosen = np.argpartition(keys, n_x - 1, axis=1)[:, :n_x]
+        hits += int(np.count_nonzero(s[chosen].sum(axis=1) >= threshold))
+        done += b
+    return hits
+
+
+def _bootstrap_effect_sizes(t_x, t_y, a, b, n_boot, rng, ddof, block_size=2000):
+    """Effect sizes of ``n_boot`` replicates resampling X, Y, A, B within themselves."""
+    c_a = np.vstack([t_x, t_y]) @ a.T  # (n, |A|) cosines
+    c_b = np.vstack([t_x, t_y]) @ b.T
+    nx, ny = len(t_x), len(t_y)
+    n = nx + ny
+    out = np.empty(n_boot)
+    for start in range(0, n_boot, block_size):
+        m = min(block_size, n_boot - start)
+        w_a = rng.multinomial(a.shape[0], np.full(a.shape[0], 1.0 / a.shape[0]), size=m)
+        w_b = rng.multinomial(b.shape[0], np.full(b.shape[0], 1.0 / b.shape[0]), size=m)
+        w_x = rng.multinomial(nx, np.full(nx, 1.0 / nx), size=m)
+        w_y = rng.multinomial(ny, np.full(ny, 1.0 / ny), size=m)
+        s = c_a @ w_a.T / a.shape[0] - c_b @ w_b.T / b.shape[0]  # (n, m)
+        sx, sy = s[:nx], s[nx:]
+        mean_x = (w_x.T * sx).sum(axis=0) / nx
+        mean_y = (w_y.T * sy).sum(axis=0) / ny
+        total = (w_x.T * sx).sum(axis=0) + (w_y.T * sy).sum(axis=0)
+        total_sq = (w_x.T * sx**2).sum(axis=0) + (w_y.T * sy**2).sum(axis=0)
+        var = (total_sq - total**2 / n) / (n - ddof)
+        sd = np.sqrt(np.clip(var, 0.0, None))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[start:start + m] = np.where(sd > 0, (mean_x - mean_y) / sd, np.nan)
+    return out
+
+
+def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100_000,
+         exact_limit: int = 1_000_000, random_state: int | None = 0, bootstrap: int = 0,
+         ci_level: float = 0.95, ddof: int = 1, max_missing: float = DEFAULT_MAX_MISSING,
+         lowercase: bool = True, block_size: int = 10_000) -> WeatResult:
+    """Run a WEAT (see the module docstring for the definitions and choices).
+
+    Parameters
+    ----------
+    embedding : Embedding or gensim KeyedVectors
+    X, Y : list of str or WordSet, or X a WeatTest
+        Target sets (or pass a :class:`~embdebias.wordlists.WeatTest` as ``X``).
+    A, B : list of str or WordSet
+        Attribute sets.
+    n_permutations : int, default 100_000
+        Random partitions sampled when the test is not exact.
+    exact_limit : int, default 1_000_000
+        Count every partition when there are at most this many.
+    random_state : int or None, default 0
+        Seed of the permutation sample and of the bootstrap (independent streams, so
+        turning the bootstrap on does not change the p-value).
+    bootstrap : int, default 0
+        Number of bootstrap replicates for the effect-size interval (0: none).
+    ci_level : float, default 0.95
+    ddof : int, default 1
+        Delta degrees of freedom of the pooled standard deviation.
+    max_missing : float, default 0.2
+        Largest fraction of a set that may be out of vocabulary before
+        :class:`~embdebias.errors.MissingWordsError` is raised.
+    lowercase : bool, default True
+        Fall back to the lowercase form of words whose exact form is missing.
+    block_size : int
+        Random partitions per block (memory: ``block_size * (|X|+|Y|)`` floats).
+
+    Returns
+    -------
+    WeatResult
+    """
+    emb = as_emb(embedding)
+    test_id = title = ""
+    if isinstance(X, WeatTest):
+        if any(v is not None for v in (Y, A, B)):
+            raise EmbdebiasError("weat: pass either a WeatTest or the four sets, not both")
+        test = X
+        test_id, title = test.id, test.title
+        X, Y, A, B = test.X, test.Y, test.A, test.B
+    sets = {k: _as_wordset(v, k) for k, v in zip(_SETS, (X, Y, A, B))}
+    prefix = f"WEAT {test_id}: " if test_id else "WEAT: "
+    looks = {k: lookup(emb, ws.words, name=f"{prefix}set {k} ({ws.name})" if ws.name != k else f"{prefix}set {k}",
+                       lowercase=lowercase, max_missing=max_missing) for k, ws in sets.items()}
+    vec = {k: unit_rows(emb, lk.rows) for k, lk in looks.items()}
+    s_x = association(vec["X"], vec["A"], vec["B"])
+    s_y = association(vec["Y"], vec["A"], vec["B"])
+    nx, ny = s_x.size, s_y.size
+    if nx + ny <= ddof:
+        raise EmbdebiasError(f"{prefix}need more than {ddof} target words in X and Y together")
+    d = effect_size(s_x, s_y, ddof)
+    statistic = float(s_x.sum() - s_y.sum())
+
+    pooled = np.concatenate([s_x, s_y])
+    observed = float(s_x.sum())
+    threshold = observed - 1e-9 * max(1.0, float(np.abs(pooled).sum()))
+    n_partitions = math.comb(nx + ny, nx)
+    perm_seed, boot_seed = np.random.SeedSequence(random_state).spawn(2)
+    if n_partitions <= exact_limit:
+        count, total = count_at_least(pooled, nx, threshold)
+        p, se, exact, counted = count / total, 0.0, True, total
+    else:
+        m = int(n_permutations)
+        if m < 1:
+            raise EmbdebiasError(f"n_permutations must be >= 1, got {n_permutations}")
+        hits = sample_at_least(pooled, nx, threshold, m, np.random.default_rng(perm_seed), block_size)
+        p = (hits + 1) / (m + 1)
+        se, exact, counted = math.sqrt(p * (1 - p) / m), False, m
+
+    ci = None
+    if bootstrap:
+        effects = _bootstrap_effect_sizes(vec["X"], vec["Y"], vec["A"], vec["B"], int(bootstrap),
+                                          np.random.default_rng(boot_seed), ddof)
+        tail = (1.0 - ci_level) / 2.0
+        lo, hi = np.nanquantile(effects, [tail, 1.0 - tail])
+        ci = (float(lo), float(hi))
+
+    return WeatResult(
+        effect_size=d, statistic=statistic, p_value=float(p), p_value_se=float(se), exact=exact,
+        n_partitions=n_partitions, n_permutations=int(counted), ci=ci,
+        s_X=s_x.tolist(), s_Y=s_y.tolist(),
+        words={k: list(lk.words) for k, lk in looks.items()},
+        missing={k: list(lk.missing) for k, lk in looks.items()},
+        lowercased={k: dict(lk.lowercased) for k, lk in looks.items() if lk.lowercased},
+        set_names={k: ws.name for k, ws in sets.items()},
+        test_id=test_id, title=title, ci_level=float(ci_level), n_bootstrap=int(bootstrap),
+        ddof=int(ddof), random_state=random_state)
