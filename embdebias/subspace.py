@@ -38,6 +38,11 @@ class BiasSubspace:
         Default: the ten pairs of Bolukbasi et al. (2016).
     n_components : int, default 1
         Number of principal components ``k`` that span the subspace.
+    lowercase_fallback : bool, default True
+        Use a word's lower-case form when the word itself is not in the vocabulary
+        but its lower-case form is ("Mary" -> "mary" in the lower-case GloVe 6B), so a
+        lower-case vocabulary keeps all ten of Bolukbasi's pairs. The replacements are
+        listed in ``case_mapped_``.
 
     Attributes
     ----------
@@ -53,11 +58,14 @@ class BiasSubspace:
         The pairs whose two words were both in the vocabulary.
     missing_words_ : list of str
         Words of the pairs that were not in the vocabulary.
+    case_mapped_ : dict
+        Words replaced by their lower-case form (see ``lowercase_fallback``).
     """
 
-    def __init__(self, pairs=None, n_components: int = 1):
+    def __init__(self, pairs=None, n_components: int = 1, *, lowercase_fallback: bool = True):
         self.pairs = pairs
         self.n_components = n_components
+        self.lowercase_fallback = lowercase_fallback
 
     def _pairs(self) -> list[tuple[str, str]]:
         if self.pairs is None:
@@ -73,12 +81,18 @@ class BiasSubspace:
         k = int(self.n_components)
         if k < 1:
             raise EmbdebiasError(f"n_components must be >= 1, got {self.n_components}")
-        used, missing = [], []
-        for f, m in pairs:
-            absent = [w for w in (f, m) if w not in emb]
+        used, missing, mapped = [], [], {}
+        for pair in pairs:
+            resolved = []
+            for w in pair:
+                if w not in emb and self.lowercase_fallback and w.lower() != w and w.lower() in emb:
+                    mapped[w] = w.lower()
+                    w = w.lower()
+                resolved.append(w)
+            absent = [w for w in resolved if w not in emb]
             missing.extend(absent)
             if not absent:
-                used.append((f, m))
+                used.append(tuple(resolved))
         if missing:
             warnings.warn(f"definitional pairs: {len(missing)} word(s) not in {emb.name}: "
                           f"{', '.join(missing)}; {len(used)} of {len(pairs)} pairs used",
@@ -107,6 +121,7 @@ class BiasSubspace:
         self.explained_variance_ratio_ = var / total
         self.pairs_used_ = used
         self.missing_words_ = missing
+        self.case_mapped_ = mapped
         self.n_features_in_ = emb.dim
         return self
 

@@ -68,3 +68,12 @@ def test_missing_words_reported_and_too_few_pairs():
         BiasSubspace([("she", "he"), ("queen", "king")]).fit(emb)
     with pytest.raises(EmbdebiasError):
         BiasSubspace(PAIRS, n_components=5).fit(emb)
+
+
+def test_lowercase_fallback_is_reported():
+    emb, _ = planted()
+    sub = BiasSubspace([("She", "He"), ("woman", "man")]).fit(emb)
+    assert sub.pairs_used_ == [("she", "he"), ("woman", "man")]
+    assert sub.case_mapped_ == {"She": "she", "He": "he"}
+    with pytest.raises(MissingWordsError), pytest.warns(MissingWordsWarning):
+        BiasSubspace([("She", "He"), ("woman", "man")], lowercase_fallback=False).fit(emb)
