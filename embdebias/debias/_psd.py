@@ -361,7 +361,7 @@ def solve_naive_cvxpy(prob: SoftProblem, *, solver: str = "SCS", tol: float | No
 
     t0 = time.perf_counter()
     d = prob.dim
-    Csq = _psd_sqrt(prob.C) / prob.sigma
+    Csq = _psd_sqrt(prob.C) / np.sqrt(prob.sigma)
     Msq = _psd_sqrt(prob.M) / np.sqrt(prob.sigma)
     X = cp.Variable((d, d), PSD=True)
     obj = cp.sum_squares(Csq @ (X - np.eye(d)) @ Csq)
