@@ -1,0 +1,145 @@
+"""RNSB and ECT against hand-computed values on constructed embeddings."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from embdebias.embedding import Embedding
+from embdebias.errors import MissingWordsError
+from embdebias.metrics import ect, rnsb, sentiment_lexicon
+from embdebias.metrics.rnsb import default_identity_terms, kl_from_uniform
+from embdebias.wordlists import WeatTest, WordSet
+
+
+# -- RNSB -------------------------------------------------------------------------------
+def test_kl_from_uniform_hand_values():
+    assert kl_from_uniform([0.3, 0.3, 0.3]) == pytest.approx(0.0)
+    assert kl_from_uniform([1.0, 0.0]) == pytest.approx(math.log(2))
+    q = [0.25, 0.75]  # normalized from (0.2, 0.6)
+    expected = q[0] * math.log(q[0] * 2) + q[1] * math.log(q[1] * 2)
+    assert kl_from_uniform([0.2, 0.6]) == pytest.approx(expected)
+
+
+def test_vader_lexicon_words():
+    pos, neg = sentiment_lexicon()
+    assert "good" in pos and "bad" in neg and "hate" in neg
+    assert all(w.isalpha() for w in pos + neg)
+    assert not set(pos) & set(neg)
+    pos2, neg2 = sentiment_lexicon(2.0)
+    assert set(pos2) < set(pos) and set(neg2) < set(neg)
+
+
+def _sentiment_embedding(identity_vectors, seed=0, n=60, dim=6):
+    """Positive words near +e1, negative near -e1, plus the given identity terms."""
+    rng = np.random.default_rng(seed)
+    pos = [f"pos{i}" for i in range(n)]
+    neg = [f"neg{i}" for i in range(n)]
+    vp = rng.normal(0, 0.3, (n, dim)); vp[:, 0] += 1
+    vn = rng.normal(0, 0.3, (n, dim)); vn[:, 0] -= 1
+    ids = list(identity_vectors)
+    words = pos + neg + ids
+    vecs = np.vstack([vp, vn, np.array([identity_vectors[w] for w in ids])])
+    return Embedding(words, vecs), pos, neg
+
+
+def test_rnsb_zero_for_identical_identity_terms():
+    v = np.array([0.1, 1, 0, 0, 0, 0])
+    emb, pos, neg = _sentiment_embedding({"he": v, "she": v.copy(), "they": v.copy()})
+    r = rnsb(emb, ["he", "she", "they"], positive=pos, negative=neg, n_runs=3)
+    assert r.rnsb == pytest.approx(0.0, abs=1e-12)
+    assert r.distribution == pytest.approx({"he": 1 / 3, "she": 1 / 3, "they": 1 / 3})
+    assert r.accuracy > 0.9  # the two classes are separable along e1
+
+
+def test_rnsb_matches_kl_of_its_probabilities_and_flags_the_negative_term():
+    emb, pos, neg = _sentiment_embedding({
+        "he": np.array([0.7, 1, 0, 0, 0, 0]),
+        "she": np.array([0.7, 0, 1, 0, 0, 0]),
+        "villain": np.array([-1.0, 0, 0, 0, 0, 0]),
+    })
+    r = rnsb(emb, ["he", "she", "villain"], positive=pos, negative=neg, n_runs=1, random_state=4)
+    p = np.array([r.probabilities[w] for w in ("he", "she", "villain")])
+    assert r.rnsb == pytest.approx(kl_from_uniform(p))
+    assert r.probabilities["villain"] > 0.9 and r.probabilities["villain"] == max(p)
+    assert r.rnsb > 0.2
+    assert r.n_positive == 60 and r.n_negative == 60 and r.lexicon_missing == 0
+
+
+def test_rnsb_seeded_runs():
+    emb, pos, neg = _sentiment_embedding({"he": np.array([0.2, 1, 0, 0, 0, 0]),
+                                          "she": np.array([-0.2, 0, 1, 0, 0, 0])}, seed=2)
+    kw = dict(positive=pos, negative=neg, n_runs=4)
+    a = rnsb(emb, ["he", "she"], random_state=5, **kw)
+    b = rnsb(emb, ["he", "she"], random_state=5, **kw)
+    c = rnsb(emb, ["he", "she"], random_state=6, **kw)
+    assert a.to_dict() == b.to_dict()
+    assert a.runs != c.runs
+    assert len(a.runs) == 4 and a.rnsb == pytest.approx(np.mean(a.runs))
+    assert a.rnsb_std == pytest.approx(np.std(a.runs, ddof=1))
+    json.dumps(a.to_dict(), allow_nan=False)
+
+
+def test_rnsb_missing_identity_terms():
+    emb, pos, neg = _sentiment_embedding({"he": np.ones(6), "she": -np.ones(6)})
+    with pytest.raises(MissingWordsError) as err:
+        rnsb(emb, ["he", "she", "xe", "ze"], positive=pos, negative=neg, n_runs=1)
+    assert "xe" in str(err.value) and "ze" in str(err.value)
+    r = rnsb(emb, ["he", "she", "xe"], positive=pos, negative=neg, n_runs=1, max_missing=0.5)
+    assert r.missing == {"identity": ["xe"]}
+
+
+def test_default_identity_terms_are_male_and_female_terms():
+    terms = default_identity_terms()
+    assert {"he", "she", "man", "woman"} <= set(terms)
+
+
+# -- ECT ----------------------------------------------------------------------------------
+def _plane_embedding(angles):
+    words = ["m0", "m1", "f0", "f1"] + [f"a{i}" for i in range(len(angles))]
+    vecs = [[1, 0.1, 0], [1, -0.1, 0], [0.1, 1, 0], [-0.1, 1, 0]]  # means along e1 and e2
+    vecs += [[math.cos(t), math.sin(t), 0.0] for t in angles]
+    return Embedding(words, np.array(vecs))
+
+
+def test_ect_opposite_orderings_give_minus_one():
+    # attributes at increasing angles: cos with e1 decreases, cos with e2 increases
+    angles = [0.1, 0.4, 0.7, 1.0, 1.3]
+    emb = _plane_embedding(angles)
+    attrs = [f"a{i}" for i in range(5)]
+    r = ect(emb, ["m0", "m1"], ["f0", "f1"], attrs)
+    assert r.correlation == pytest.approx(-1.0)
+    assert r.sim_X == pytest.approx([math.cos(t) for t in angles], abs=1e-6)
+    assert r.sim_Y == pytest.approx([math.sin(t) for t in angles], abs=1e-6)
+
+
+def test_ect_hand_spearman():
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(12)]
+    vecs = rng.standard_normal((12, 5))
+    emb = Embedding(words, vecs)
+    X, Y, attrs = words[:3], words[3:6], words[6:]
+    unit = vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+    mx, my = unit[:3].mean(0), unit[3:6].mean(0)
+    sx = [float(unit[i] @ mx / np.linalg.norm(mx)) for i in range(6, 12)]
+    sy = [float(unit[i] @ my / np.linalg.norm(my)) for i in range(6, 12)]
+    rank = lambda v: {i: r for r, i in enumerate(sorted(range(len(v)), key=v.__getitem__))}
+    rx, ry = rank(sx), rank(sy)
+    n = len(sx)
+    rho = 1 - 6 * sum((rx[i] - ry[i]) ** 2 for i in range(n)) / (n * (n * n - 1))
+    r = ect(emb, X, Y, attrs)
+    assert r.correlation == pytest.approx(rho)
+
+
+def test_ect_weat_test_uses_a_union_b_and_reports_missing():
+    emb = _plane_embedding([0.1, 0.4, 0.7, 1.0, 1.3])
+    test = WeatTest("t", "t", WordSet("male", ("m0", "m1")), WordSet("female", ("f0", "f1")),
+                    WordSet("A", ("a0", "a1", "a2")), WordSet("B", ("a3", "a4")))
+    r = ect(emb, test)
+    assert r.words["attributes"] == ["a0", "a1", "a2", "a3", "a4"]
+    assert r.correlation == pytest.approx(-1.0)
+    with pytest.raises(MissingWordsError) as err:
+        ect(emb, ["m0", "m1"], ["f0", "f1"], ["a0", "a1", "a2", "q1", "q2"])
+    assert "q1" in str(err.value) and "attributes" in str(err.value)
+    json.dumps(r.to_dict(), allow_nan=False)
