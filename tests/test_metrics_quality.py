@@ -104,3 +104,4 @@ def test_analogy_hand_value(tmp_path):
     assert r.n_correct == 2 and r.accuracy == pytest.approx(2 / 3)
     assert r.semantic_accuracy == pytest.approx(0.5) and r.syntactic_accuracy == pytest.approx(1.0)
     assert r.sections == {"royal": [1, 2, 1], "gram-x": [1, 1, 0]}
+    assert r.missing == {"words": ["nope"]}

@@ -20,29 +20,15 @@ more than ``max_missing`` (default 20 %) of its words raises
 
 from __future__ import annotations
 
-import importlib
+# Imported eagerly (they are light: scipy and scikit-learn are imported inside the
+# functions) so that the names below are the functions, not the same-named submodules.
+from .bat import BatResult, bat, read_sembias
+from .ect import EctResult, ect
+from .projection import DirectBiasResult, ProjectionResult, direct_bias, projections
+from .quality import AnalogyResult, SimilarityResult, analogy, word_similarity
+from .rnsb import RnsbResult, rnsb, sentiment_lexicon
+from .weat import WeatResult, weat
 
-_EXPORTS = {
-    "weat": ".weat", "WeatResult": ".weat",
-    "rnsb": ".rnsb", "RnsbResult": ".rnsb", "sentiment_lexicon": ".rnsb",
-    "ect": ".ect", "EctResult": ".ect",
-    "bat": ".bat", "BatResult": ".bat", "read_sembias": ".bat",
-    "projections": ".projection", "direct_bias": ".projection",
-    "ProjectionResult": ".projection", "DirectBiasResult": ".projection",
-    "word_similarity": ".quality", "analogy": ".quality",
-    "SimilarityResult": ".quality", "AnalogyResult": ".quality",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'embdebias.metrics' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "ProjectionResult",
+           "RnsbResult", "SimilarityResult", "WeatResult", "analogy", "bat", "direct_bias", "ect",
+           "projections", "read_sembias", "rnsb", "sentiment_lexicon", "weat", "word_similarity"]

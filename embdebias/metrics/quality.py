@@ -144,7 +144,8 @@ class AnalogyResult:
     """Result of :func:`analogy`.
 
     ``accuracy`` is over the scored questions; ``sections`` maps each section to
-    ``[correct, scored, out_of_vocabulary]``.
+    ``[correct, scored, out_of_vocabulary]``; ``missing["words"]`` lists the question
+    words outside the restricted vocabulary.
     """
 
     accuracy: float
@@ -156,6 +157,7 @@ class AnalogyResult:
     restrict_vocab: int
     sections: dict[str, list[int]]
     dataset: str
+    missing: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return to_builtin(asdict(self))
@@ -244,4 +246,5 @@ def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000
         accuracy=acc(everything), semantic_accuracy=acc(~syntactic), syntactic_accuracy=acc(syntactic),
         n_correct=int(correct.sum()), n_questions=int(ok.sum()), n_oov=int((~ok).sum()),
         restrict_vocab=int(restrict_vocab), sections=per_section,
-        dataset=DATASETS_NAME.get(path.name, str(path)))
+        dataset=DATASETS_NAME.get(path.name, str(path)),
+        missing={"words": sorted(w for w, r in cache.items() if r < 0)})

@@ -51,6 +51,8 @@ from ..wordlists import WeatTest, WordSet
 from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit_rows
 
 _SETS = ("X", "Y", "A", "B")
+#: Most random keys held at once by the Monte-Carlo sampler (16 MiB of float64).
+_BLOCK_ELEMENTS = 2_000_000
 
 
 @dataclass
@@ -179,12 +181,15 @@ def sample_at_least(s: np.ndarray, n_x: int, threshold: float, n_samples: int,
     """How many of ``n_samples`` uniformly random ``n_x``-subsets have sum ``>= threshold``.
 
     Each sample is a uniformly random partition: the ``n_x`` smallest of ``len(s)``
-    i.i.d. uniform keys (``argpartition``), drawn in blocks to bound memory.
+    i.i.d. uniform keys (``argpartition``), drawn in blocks to bound memory (at most
+    ``block_size`` rows and about 2e6 keys per block).  The keys are one stream, so the
+    result does not depend on the blocking.
     """
     s = np.asarray(s, dtype=np.float64)
     n = s.size
     hits = 0
     done = 0
+    block_size = max(1, min(int(block_size), _BLOCK_ELEMENTS // max(n, 1)))
     while done < n_samples:
         b = min(block_size, n_samples - done)
         keys = rng.random((b, n))
