@@ -1,0 +1,295 @@
+"""Reading and writing word embeddings.
+
+Formats (each readable and writable):
+
+============== ==========================================================================
+name           content
+============== ==========================================================================
+native         embdebias's cache directory (opens memory-mapped in milliseconds)
+word2vec-bin   header ``"n d"``, then ``word<space>`` + d little-endian float32 per record
+               (``.bin``; gzip ``.bin.gz``/``.gz`` read and written)
+word2vec-text  header ``"n d"``, then ``word v1 ... vd`` lines (``.txt``)
+fasttext-vec   the same as word2vec-text (``.vec``)
+glove          ``word v1 ... vd`` lines without header; words may contain spaces
+fasttext-bin   Facebook fastText model (read through gensim; in-vocabulary words only)
+gensim-kv      gensim ``KeyedVectors.save`` pickle (``.kv``), memory-mapped when possible
+============== ==========================================================================
+
+:func:`detect_format` looks at the content, not the extension.  Text and binary
+readers return in-memory float32 arrays; native and gensim-kv files are memory-mapped
+(``mmap=True``).  All writers are chunked over the rows and atomic.
+"""
+
+from __future__ import annotations
+
+import gzip
+import mmap as _mmap
+import os
+import re
+import struct
+from pathlib import Path
+
+import numpy as np
+
+from ..embedding import Embedding, as_embedding
+from ..errors import EmbdebiasError, UnknownFormatError, VectorFileError
+from ._common import GZIP_MAGIC, is_number, check_limit, glove_dim
+from .default import DEFAULT_NAME, cache_dir, load_default
+from .native import is_native, read_native, write_native
+
+FORMATS = ("native", "word2vec-bin", "word2vec-text", "fasttext-vec", "glove", "fasttext-bin", "gensim-kv")
+
+__all__ = ["FORMATS", "DEFAULT_NAME", "load", "save", "convert", "describe", "detect_format",
+           "guess_format_from_path", "load_default", "cache_dir"]
+
+_FASTTEXT_MAGIC = struct.pack("<i", 793712314)
+_HEADER = re.compile(rb"\s*\d+[ \t]+\d+\s*")
+_SNIFF_BYTES = 1 << 16
+
+
+def _looks_like_old_fasttext(head: bytes) -> bool:
+    """fastText models from before the magic number start with 12 int32 settings."""
+    if len(head) < 48:
+        return False
+    dim, ws, epoch, min_count, neg, word_ngrams, loss, model, bucket, minn, maxn, lr_update = \
+        struct.unpack("<12i", head[:48])
+    return (0 < dim <= 100_000 and 0 < ws < 1000 and 0 < epoch < 100_000 and min_count >= 0
+            and neg >= 0 and 0 < word_ngrams < 100 and 1 <= loss <= 4 and 1 <= model <= 3
+            and bucket >= 0 and 0 <= minn <= maxn < 100 and lr_update > 0)
+
+
+def _detect_bytes(head: bytes, path: Path, compressed: bool) -> str:
+    if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
+        return "gensim-kv"
+    if head[:4] == _FASTTEXT_MAGIC:
+        return "fasttext-bin"
+    nl = head.find(b"\n")
+    first = head[:nl] if nl >= 0 else head
+    suffixes = [s.lower() for s in path.suffixes]
+    if _HEADER.fullmatch(first):
+        payload = head[nl + 1:]
+        if not payload.strip():
+            # No record to look at: trust the extension.
+            return "word2vec-bin" if ".bin" in suffixes or (compressed and ".txt" not in suffixes
+                                                           and ".vec" not in suffixes) else "word2vec-text"
+        # Text iff the first record is a line of a word and numbers (the reader checks
+        # their count); a binary record's raw bytes practically never parse that way.
+        record = payload.split(b"\n", 1)[0]
+        fields = record.rstrip(b" \r").split(b" ")
+        if len(fields) >= 2 and all(is_number(f) for f in fields[1:]):
+            return "fasttext-vec" if ".vec" in suffixes else "word2vec-text"
+        return "word2vec-bin"
+    if _looks_like_old_fasttext(head):
+        return "fasttext-bin"
+    if glove_dim(first) >= 1:
+        try:
+            first.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            return "glove"
+    raise UnknownFormatError(
+        f"{path}: unknown vector format: not a native-format directory, gzip, gensim pickle, fastText "
+        f".bin, word2vec binary/text (header 'count dim') or GloVe text ('word v1 ... vd' lines); "
+        f"first bytes {head[:24]!r}")
+
+
+def detect_format(path) -> str:
+    """Detect the format of ``path`` from its content.
+
+    Returns one of :data:`FORMATS`.  Gzip-compressed files are looked into (the
+    readers decompress transparently).  ``word2vec-text`` and ``fasttext-vec`` are the
+    same format; the latter is returned for a ``.vec`` file.
+
+    Raises
+    ------
+    UnknownFormatError
+        The content matches no known format.
+    VectorFileError
+        The file does not exist or is empty.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise VectorFileError(path, "no such file or directory")
+    if path.is_dir():
+        if is_native(path):
+            return "native"
+        raise UnknownFormatError(f"{path}: a directory without embdebias.json, not a native-format embedding")
+    with open(path, "rb") as fh:
+        head = fh.read(_SNIFF_BYTES)
+    compressed = head[:2] == GZIP_MAGIC
+    if compressed:
+        try:
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(_SNIFF_BYTES)
+        except (OSError, EOFError) as exc:
+            raise VectorFileError(path, f"damaged gzip file ({exc})") from None
+    if not head.strip():
+        raise VectorFileError(path, "empty file: expected word vectors", line=1)
+    return _detect_bytes(head, path, compressed)
+
+
+def guess_format_from_path(path) -> str:
+    """The output format suggested by a file name (native when unknown or a directory)."""
+    name = Path(path).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+        if not Path(name).suffix:
+            return "word2vec-bin"
+    suffix = Path(name).suffix
+    return {".bin": "word2vec-bin", ".txt": "word2vec-text", ".vec": "fasttext-vec",
+            ".kv": "gensim-kv", ".glove": "glove"}.get(suffix, "native")
+
+
+def _check_format(format: str) -> str:
+    if format not in FORMATS:
+        raise UnknownFormatError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    return format
+
+
+def _read(path, fmt: str, limit, mmap: bool, name) -> Embedding:
+    if fmt == "native":
+        return read_native(path, limit=limit, mmap=mmap, name=name)
+    if fmt == "word2vec-bin":
+        from .word2vec_bin import read_word2vec_bin
+        return read_word2vec_bin(path, limit=limit, name=name)
+    if fmt in ("word2vec-text", "fasttext-vec", "glove"):
+        from .text import read_text
+        glove = fmt == "glove"
+        return read_text(path, header=not glove, words_with_spaces=glove, limit=limit, name=name)
+    from . import gensim_formats
+    if fmt == "fasttext-bin":
+        return gensim_formats.read_fasttext_bin(path, limit=limit, name=name)
+    return gensim_formats.read_gensim_kv(path, limit=limit, mmap=mmap, name=name)
+
+
+def load(source=None, format: str = "auto", limit: int | None = None, mmap: bool = True,
+         name: str | None = None) -> Embedding:
+    """Load word embeddings.
+
+    Parameters
+    ----------
+    source : path-like, gensim KeyedVectors, Embedding or None
+        A file or native directory; None or ``"glove-6b-50d"`` is the built-in
+        default embedding (see :mod:`embdebias.io.default`); a gensim
+        ``KeyedVectors`` is wrapped without copying.
+    format : str
+        ``"auto"`` (detect from the content) or one of :data:`FORMATS`.
+    limit : int, optional
+        Keep only the first ``limit`` words (file order).  Text and word2vec binary
+        files stop reading there; gensim-read formats load fully, then trim.
+    mmap : bool
+        Memory-map native and gensim-kv vectors (read-only) instead of reading them.
+    name : str, optional
+        Label of the embedding (default: the file name).
+
+    Returns
+    -------
+    Embedding
+
+    Raises
+    ------
+    VectorFileError
+        Malformed file (the message names the line or byte offset).
+    UnknownFormatError
+        Undetectable content or an unknown format name.
+    """
+    limit = check_limit(limit)
+    if source is None or (isinstance(source, str) and source == DEFAULT_NAME):
+        emb = load_default(limit=limit, mmap=mmap)
+        if name:
+            emb.name = name
+        return emb
+    if not isinstance(source, (str, os.PathLike)):
+        try:
+            emb = as_embedding(source, name=name)
+        except TypeError as exc:
+            raise EmbdebiasError(str(exc)) from None
+        return emb.head(limit) if limit is not None else emb
+    fmt = detect_format(source) if format in (None, "auto") else _check_format(format)
+    return _read(source, fmt, limit, mmap, name)
+
+
+def save(emb, path, format: str | None = None, *, inputs=()) -> str:
+    """Write ``emb`` to ``path`` atomically; returns the format written.
+
+    ``format=None`` guesses from the file name (:func:`guess_format_from_path`):
+    ``.bin``/``.bin.gz``/``.gz`` word2vec binary, ``.txt`` word2vec text, ``.vec``
+    fastText text, ``.kv`` gensim, ``.glove`` GloVe; anything else is the native
+    format.  A ``.gz`` suffix compresses the text and binary formats.  Writing over
+    the embedding's own file (or any of ``inputs``) is refused.
+    """
+    emb = as_embedding(emb)
+    fmt = guess_format_from_path(path) if format is None else _check_format(format)
+    if fmt == "native":
+        inputs = (*inputs, emb.path) if emb.path else inputs
+        write_native(emb, path, inputs=inputs)
+    elif fmt == "word2vec-bin":
+        from .word2vec_bin import write_word2vec_bin
+        write_word2vec_bin(emb, path, inputs=inputs)
+    elif fmt in ("word2vec-text", "fasttext-vec", "glove"):
+        from .text import write_text
+        write_text(emb, path, header=fmt != "glove", format_name=fmt, inputs=inputs)
+    elif fmt == "fasttext-bin":
+        from .gensim_formats import write_fasttext_bin
+        write_fasttext_bin(emb, path, inputs=inputs)
+    else:
+        from .gensim_formats import write_gensim_kv
+        write_gensim_kv(emb, path, inputs=inputs)
+    return fmt
+
+
+def convert(src, dst, format: str | None = None, src_format: str = "auto", limit: int | None = None) -> str:
+    """Read ``src`` and write it to ``dst`` (format guessed from ``dst`` when None); returns that format."""
+    emb = load(src, format=src_format, limit=limit)
+    inputs = (src,) if isinstance(src, (str, os.PathLike)) and src != DEFAULT_NAME else ()
+    return save(emb, dst, format=format, inputs=inputs)
+
+
+def _is_memory_mapped(array) -> bool:
+    while array is not None:
+        if isinstance(array, (np.memmap, _mmap.mmap)):
+            return True
+        array = getattr(array, "base", None)
+    return False
+
+
+def describe(emb_or_path, format: str = "auto") -> dict:
+    """Summary of an embedding or a vector file, for ``embdebias info``.
+
+    Returns
+    -------
+    dict
+        ``name, format, path, count, dim, dtype, memory_mapped, norm_min, norm_mean,
+        norm_max, zero_vectors`` (norms computed in chunks).  ``format`` is None for
+        an in-memory embedding.
+    """
+    fmt = None
+    if isinstance(emb_or_path, (str, os.PathLike)) or emb_or_path is None:
+        if emb_or_path is None or emb_or_path == DEFAULT_NAME:
+            fmt = "native"
+        elif format in (None, "auto"):
+            fmt = detect_format(emb_or_path)
+        else:
+            fmt = _check_format(format)
+        emb = load(emb_or_path, format=fmt)
+    else:
+        emb = as_embedding(emb_or_path)
+    # float64 norms: float32 squares overflow for components beyond ~1.8e19.
+    norms = np.empty(len(emb), dtype=np.float64)
+    for start, stop, block in emb.iter_chunks():
+        wide = block.astype(np.float64)
+        norms[start:stop] = np.sqrt(np.einsum("ij,ij->i", wide, wide))
+    return {
+        "name": emb.name,
+        "format": fmt,
+        "path": emb.path,
+        "count": len(emb),
+        "dim": emb.dim,
+        "dtype": str(emb.vectors.dtype),
+        "memory_mapped": _is_memory_mapped(emb.vectors),
+        "norm_min": float(norms.min()) if len(norms) else float("nan"),
+        "norm_mean": float(norms.mean()) if len(norms) else float("nan"),
+        "norm_max": float(norms.max()) if len(norms) else float("nan"),
+        "zero_vectors": int(np.count_nonzero(norms == 0)),
+    }

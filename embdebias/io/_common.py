@@ -1,0 +1,156 @@
+"""Small helpers shared by the format readers and writers."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..embedding import Embedding, drop_duplicates
+from ..errors import EmbdebiasError, NonFiniteError, VectorFileError
+from ..vocab import Vocabulary
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def is_gzip(path) -> bool:
+    """Whether the file at ``path`` starts with the gzip magic number."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
+
+
+def open_binary(path):
+    """Open ``path`` for reading bytes, decompressing transparently if it is gzip."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+
+
+@contextlib.contextmanager
+def open_output(tmp: Path, target: Path):
+    """A binary output stream to ``tmp``, gzip-compressed when ``target`` ends in ``.gz``."""
+    if target.name.endswith(".gz"):
+        # mtime=0 keeps the output byte-identical between runs.
+        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6,
+                                                    filename="", mtime=0) as fh:
+            yield fh
+    else:
+        with open(tmp, "wb") as fh:
+            yield fh
+
+
+def check_limit(limit) -> int | None:
+    """Validate ``limit`` (None or a non-negative integer)."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
+        raise EmbdebiasError(f"limit must be a non-negative integer or None, got {limit!r}")
+    return int(limit)
+
+
+def require_file(path) -> Path:
+    """``path`` as a Path, or a :class:`VectorFileError` if it is not a readable file."""
+    path = Path(path)
+    if not path.exists():
+        raise VectorFileError(path, "no such file or directory")
+    if path.is_dir():
+        raise VectorFileError(path, "is a directory, expected a vector file "
+                                    "(or a native-format directory with embdebias.json)")
+    return path
+
+
+def make_embedding(words: list[str], vectors: np.ndarray, path, name, line_of=None) -> Embedding:
+    """Build the Embedding of a parsed file, dropping duplicate words (first kept) with a warning."""
+    keep = drop_duplicates(words, os.fspath(path), line_of=line_of)
+    if keep is not None:
+        words = [words[i] for i in keep]
+        vectors = vectors[keep]
+    # A Vocabulary skips the second duplicate scan in Embedding.__init__.
+    return Embedding(Vocabulary(words), vectors, name=name or Path(path).name, path=os.fspath(path))
+
+
+def encode_words(words, path, *, allow_space: bool, format_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """UTF-8 encode ``words`` at once: the bytes (uint8) and the (n + 1,) start offsets.
+
+    Words are joined with newlines and encoded in one call; a word that contains a
+    newline (or a space when ``allow_space`` is false) cannot be stored in the
+    word2vec/GloVe formats and raises :class:`EmbdebiasError`.
+    """
+    words = words if isinstance(words, list) else list(words)
+    if not words:
+        return np.zeros(0, np.uint8), np.zeros(1, np.int64)
+    joined = np.frombuffer(("\n".join(words) + "\n").encode("utf-8"), dtype=np.uint8)
+    ends = np.flatnonzero(joined == 10)
+    if len(ends) != len(words):
+        bad = [w for w in words if "\n" in w][:5]
+        raise EmbdebiasError(f"{path}: cannot write word(s) containing a newline in {format_name} "
+                             f"format: {bad!r}; use the native format")
+    if not allow_space and np.any(joined == 32):
+        bad = [w for w in words if " " in w][:5]
+        raise EmbdebiasError(f"{path}: {format_name} format cannot store words containing a space "
+                             f"(readers split the word at the first space): {bad!r}; "
+                             f"use 'glove' or 'native'")
+    starts = np.empty(len(words) + 1, np.int64)
+    starts[0] = 0
+    starts[1:] = ends + 1
+    return joined, starts
+
+
+def gather_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenate ``buf[starts[i]:starts[i] + lengths[i]]`` for all i, vectorized."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, buf.dtype)
+    csum = np.cumsum(lengths)
+    offsets_in_out = csum - lengths
+    idx = np.arange(total, dtype=np.int64) + np.repeat(starts - offsets_in_out, lengths)
+    return buf[idx]
+
+
+def check_block_finite(block: np.ndarray, start: int, words, target) -> None:
+    """Raise :class:`NonFiniteError` naming the first row of ``block`` with NaN or infinity.
+
+    Writers call this per chunk so that they never produce a file the readers reject.
+    """
+    finite = np.isfinite(block).all(axis=1)
+    if not finite.all():
+        r = start + int(np.flatnonzero(~finite)[0])
+        raise NonFiniteError(f"{target}: the vector of {words[r]!r} (row {r}) has NaN or infinite "
+                             f"values; refusing to write an unreadable file")
+
+
+def check_finite(emb: Embedding, target) -> None:
+    """:func:`check_block_finite` over all of ``emb``, in chunks."""
+    for start, _, block in emb.iter_chunks():
+        check_block_finite(block, start, emb.words, target)
+
+
+def split_fields(raw: bytes) -> list[bytes]:
+    return raw.rstrip(b" \r\n").split(b" ")
+
+
+def is_number(field: bytes) -> bool:
+    try:
+        float(field)
+    except ValueError:
+        return False
+    return True
+
+
+def glove_dim(first_line: bytes) -> int:
+    """Dimension of a headerless file from its first line (0 if it does not look like vectors).
+
+    Normally every field after the first is a value; if not (the first word contains
+    spaces, as a few GloVe 840B words do), the dimension is the number of numeric
+    fields at the end of the line.
+    """
+    fields = split_fields(first_line)
+    if len(fields) < 2:
+        return 0
+    if all(is_number(f) for f in fields[1:]):
+        return len(fields) - 1
+    d = 0
+    while d < len(fields) - 1 and is_number(fields[-1 - d]):
+        d += 1
+    return d

@@ -1,0 +1,137 @@
+"""Formats read and written through gensim: fastText ``.bin`` and gensim ``KeyedVectors`` (``.kv``).
+
+gensim is imported inside the functions so that ``import embdebias.io`` stays light.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .._atomic import atomic_file
+from ..embedding import Embedding
+from ..errors import EmbdebiasError, VectorFileError
+from ._common import check_finite, check_limit, make_embedding, require_file
+
+
+def _keyed_vectors(emb: Embedding):
+    """A gensim KeyedVectors sharing ``emb``'s vector array (no copy for float32 input)."""
+    from gensim.models import KeyedVectors
+
+    words = emb.words.tolist()
+    kv = KeyedVectors(emb.dim, count=0, dtype=np.float32)
+    kv.index_to_key = list(words)
+    kv.key_to_index = dict(zip(words, range(len(words))))
+    kv.vectors = np.asarray(emb.vectors)
+    return kv
+
+
+# -- fastText .bin -------------------------------------------------------------------------
+def read_fasttext_bin(path, *, limit: int | None = None, name: str | None = None) -> Embedding:
+    """Read the in-vocabulary word vectors of a Facebook fastText ``.bin`` model.
+
+    The vectors are the full word vectors fastText prints (the word's own input
+    vector averaged with its character n-gram vectors), as gensim computes them; the
+    n-gram buckets (for out-of-vocabulary words) are not kept.  gensim reads the
+    whole model, so ``limit`` only trims the result.
+    """
+    from gensim.models.fasttext import load_facebook_vectors
+
+    path = require_file(path)
+    limit = check_limit(limit)
+    try:
+        kv = load_facebook_vectors(os.fspath(path))
+    except Exception as exc:  # gensim raises struct.error, ValueError, AssertionError...
+        raise VectorFileError(path, f"not a readable fastText .bin model ({type(exc).__name__}: {exc})") from None
+    n = len(kv.index_to_key) if limit is None else min(limit, len(kv.index_to_key))
+    vectors = np.asarray(kv.vectors[:n], dtype=np.float32)
+    if not np.isfinite(vectors).all():
+        r = int(np.flatnonzero(~np.isfinite(vectors).all(axis=1))[0])
+        raise VectorFileError(path, f"the vector of {kv.index_to_key[r]!r} has NaN or infinite values")
+    return make_embedding(list(kv.index_to_key[:n]), vectors, path, name)
+
+
+def write_fasttext_bin(emb: Embedding, path, *, inputs=()) -> None:
+    """Write ``emb`` as a Facebook fastText ``.bin`` model holding exactly these word vectors.
+
+    Plain word vectors carry no sub-word information, so the model is written with
+    character n-grams switched off (``minn = maxn = 0``, one unused zero bucket): fastText
+    and gensim then compute each in-vocabulary word's vector as its input vector alone,
+    which is the stored vector, bit for bit.  Out-of-vocabulary words get zero vectors
+    (there are no n-grams), and the output layer is zeros (the model is not trained), so
+    the file is for word-vector lookup, not for ``fasttext predict`` or further training.
+    The word frequencies written are made-up decreasing counts that keep the row order.
+    Memory: gensim's model holds the input matrix and a zero output matrix of the same
+    size, so about three times the matrix while writing.
+    """
+    from gensim.models import FastText
+    from gensim.models.fasttext import save_facebook_model
+
+    target = Path(path)
+    words = emb.words.tolist()
+    if any("\x00" in w or " " in w or "\n" in w for w in words):  # fastText tokens: no whitespace/NUL
+        bad = [w for w in words if "\x00" in w or " " in w or "\n" in w][:5]
+        raise EmbdebiasError(f"{target}: fastText .bin cannot store words containing whitespace or NUL: {bad!r}")
+    check_finite(emb, target)
+    model = FastText(vector_size=emb.dim, min_count=1, min_n=0, max_n=0, bucket=1, workers=1)
+    n = len(words)
+    model.build_vocab_from_freq(dict(zip(words, range(n + 1, 1, -1))))
+    if model.wv.index_to_key != words:  # build_vocab_from_freq sorts by count: must keep our order
+        raise EmbdebiasError(f"{target}: gensim reordered the vocabulary; cannot write fastText .bin")
+    model.wv.vectors_vocab[:] = emb.vectors
+    model.wv.vectors_ngrams[:] = 0.0
+    model.wv.adjust_vectors()
+    inputs = (*inputs, emb.path) if emb.path else inputs
+    with atomic_file(target, inputs=inputs) as tmp:
+        save_facebook_model(model, os.fspath(tmp))
+
+
+# -- gensim KeyedVectors ----------------------------------------------------------------------
+def read_gensim_kv(path, *, limit: int | None = None, mmap: bool = True, name: str | None = None) -> Embedding:
+    """Load a gensim ``KeyedVectors.save`` file (memory-mapped vectors when stored separately).
+
+    A saved full model (Word2Vec, FastText, ...) is accepted too: its ``.wv`` is used.
+    This unpickles the file, so only open files you trust (as with gensim itself).
+    """
+    from gensim import utils
+
+    path = require_file(path)
+    limit = check_limit(limit)
+    try:
+        obj = utils.SaveLoad.load(os.fspath(path), mmap="r" if mmap else None)
+    except Exception as exc:
+        raise VectorFileError(path, f"not a loadable gensim KeyedVectors file ({type(exc).__name__}: {exc})") from None
+    kv = getattr(obj, "wv", obj)
+    if not (hasattr(kv, "index_to_key") and hasattr(kv, "vectors")):
+        raise VectorFileError(path, f"the pickle holds a {type(obj).__name__}, expected gensim KeyedVectors")
+    n = len(kv.index_to_key) if limit is None else min(limit, len(kv.index_to_key))
+    vectors = kv.vectors[:n]
+    if vectors.dtype != np.float32:
+        vectors = vectors.astype(np.float32)
+    return make_embedding(list(kv.index_to_key[:n]), vectors, path, name)
+
+
+def write_gensim_kv(emb: Embedding, path, *, inputs=()) -> None:
+    """Save as gensim ``KeyedVectors`` (``path`` plus ``path.vectors.npy``), loadable with mmap.
+
+    The vectors are always stored in the separate ``.npy`` file so that
+    ``KeyedVectors.load(path, mmap="r")`` maps them.  The ``.npy`` is renamed into
+    place first and the pickle last, so a reader never sees a pickle without its array.
+    """
+    target = Path(path)
+    aux_target = target.with_name(target.name + ".vectors.npy")
+    inputs = (*inputs, emb.path) if emb.path else inputs
+    check_finite(emb, target)
+    kv = _keyed_vectors(emb)
+    with atomic_file(target, inputs=inputs) as tmp:
+        aux_tmp = tmp.with_name(tmp.name + ".vectors.npy")
+        try:
+            kv.save(os.fspath(tmp), separately=["vectors"])
+            os.replace(aux_tmp, aux_target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(aux_tmp)
+            raise
