@@ -93,20 +93,24 @@ def cmd_expand(args, say) -> int:
 
 def cmd_score(args, say) -> int:
     from . import io
-    from .evaluate import evaluate
+    from .evaluate import evaluate, suite_options
 
-    inputs = args.inputs or [DEFAULT]
     embeddings = {}
-    for src in inputs:
+    for src in args.inputs or [DEFAULT]:
         emb = io.load(src, format=args.input_format, limit=args.limit)
         embeddings[_unique_name(emb.name, embeddings)] = emb
-    report = evaluate(embeddings, tests=args.tests, sembias=args.sembias, random_state=args.seed,
-                      max_missing=args.max_missing)
+    options = suite_options(args.tests) if args.tests else {}
+    report = evaluate(embeddings, sembias=args.sembias, random_state=args.seed,
+                      max_missing=args.max_missing, **options)
+    text = json.dumps(report.to_dict(), indent=2) if args.json else report.to_markdown()
     if args.out:
-        report.to_json(args.out) if args.json else report.to_markdown_file(args.out)
+        from ._atomic import atomic_file
+
+        with atomic_file(args.out) as tmp:
+            tmp.write_text(text + "\n", encoding="utf-8")
         say(f"wrote {args.out}")
     else:
-        print(json.dumps(report.to_dict(), indent=2) if args.json else report.to_markdown())
+        print(text)
     return 0
 
 
@@ -204,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="*", metavar="INPUT")
     p.add_argument("--json", action="store_true", help="JSON instead of Markdown tables")
     p.add_argument("--tests", nargs="+", metavar="TEST",
-                   help="metrics or WEAT test ids to run (default: the full suite)")
+                   help="what to run: metric names (weat rnsb ect bat direct_bias similarity analogy), "
+                        "WEAT groups (gender caliskan) or WEAT test ids (default: the full suite)")
     p.add_argument("--sembias", metavar="FILE", help="SemBias-format file for BAT (default: bundled)")
     p.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--max-missing", type=float, default=0.2, metavar="F",

@@ -231,6 +231,39 @@ def _named_embeddings(embeddings) -> dict:
     return out
 
 
+def suite_options(names) -> dict:
+    """Turn a list of metric names, WEAT groups and WEAT test ids into :func:`evaluate` options.
+
+    ``["weat", "bat"]`` -> ``{"suite": ("weat", "bat")}``; ``["caliskan"]`` -> the WEAT
+    metric over that group; ``["weat6", "gender_math_arts"]`` -> those WEAT tests.
+    Unknown names raise :class:`EmbdebiasError` listing what is known.
+    """
+    from . import wordlists
+
+    tests = wordlists.weat_tests()
+    groups = sorted({t.group for t in tests})
+    by_id = {t.id: t for t in tests}
+    suite, weat_groups, weat_tests = [], [], []
+    for name in names:
+        if name in DEFAULT_SUITE:
+            suite.append(name)
+        elif name in groups:
+            weat_groups.append(name)
+        elif name in by_id:
+            weat_tests.append(by_id[name])
+        else:
+            raise EmbdebiasError(f"unknown test {name!r}; known: metrics {', '.join(DEFAULT_SUITE)}; "
+                                 f"WEAT groups {', '.join(groups)}; WEAT tests {', '.join(by_id)}")
+    if (weat_groups or weat_tests) and "weat" not in suite:
+        suite.insert(0, "weat")
+    options = {"suite": tuple(suite)}
+    if weat_tests:
+        options["weat_tests"] = weat_tests + [t for g in weat_groups for t in wordlists.weat_tests(g)]
+    elif weat_groups:
+        options["weat_groups"] = tuple(weat_groups)
+    return options
+
+
 def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_state: int | None = 0,
              max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              weat_groups=("gender",), weat_tests=None, n_permutations: int = 100_000,
