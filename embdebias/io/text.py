@@ -107,7 +107,8 @@ def _parse_block_slow(block: bytes, first_line: int, d: int, path, words_with_sp
             raise VectorFileError(path, f"undecodable UTF-8 in the word {fields[0][:40]!r} "
                                         f"(byte {exc.start}: {exc.reason})", line=line) from None
         try:
-            values = np.array([float(f) for f in fields[1:]], dtype=np.float32)
+            with np.errstate(over="ignore"):  # 1e39 becomes inf and is reported below
+                values = np.array([float(f) for f in fields[1:]], dtype=np.float32)
         except ValueError:
             for j, f in enumerate(fields[1:], start=1):
                 try:
@@ -221,7 +222,7 @@ def read_text(path, *, header: bool, limit: int | None = None, name: str | None 
                 parsed = _parse_block_slow(block, line_no, d, path, words_with_spaces, header)
             block_words, block_vectors = parsed
             k = len(block_words)
-            if n is not None and rows + k > n:
+            if n is not None and rows + k > n and (limit is None or limit > n):
                 extra = _line_of_row(block, line_no, n - rows)
                 raise VectorFileError(path, f"the header says {n} words but there are more rows", line=extra)
             if want is not None:

@@ -186,7 +186,7 @@ def read_word2vec_bin(path, *, limit: int | None = None, name: str | None = None
             last = chain[-1]
             after = int(next_start[last]) if inner[last] else length
             if rows == want:
-                if want == n:  # anything but whitespace after the n-th record is an error
+                if limit is None or limit > n:  # then anything but whitespace after record n is an error
                     tail, _ = src.window(pos + after, 64)
                     if bytes(tail).strip(_WHITESPACE):
                         raise VectorFileError(path, f"the header says {n} words but there are more records",
