@@ -353,3 +353,24 @@ def test_non_convergence_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _psd.solve_fast(random_problem(0))   # converges: no warning
+
+
+def test_definitional_pairs_and_case_variants():
+    emb, pairs, gs = toy_embedding()
+    words = emb.words.tolist()
+    words[50] = "F0"          # a Title-case variant of the gender-specific word "f0"
+    emb2 = Embedding(words, emb.vectors)
+    on = SoftDebias(definitional=pairs, gender_specific=gs).fit(emb2)
+    off = SoftDebias(definitional=pairs, gender_specific=gs, case_variants=False).fit(emb2)
+    assert "F0" in on.gender_specific_ and "F0" not in off.gender_specific_
+    assert on.solve_info_["n_neutral"] == off.solve_info_["n_neutral"] - 1
+    assert on.subspace_.pairs_used_ == pairs
+
+
+def test_make_debiaser_builds_soft():
+    from embdebias.debias.api import make_debiaser
+
+    emb, pairs, gs = toy_embedding()
+    sd = make_debiaser("soft", definitional=pairs, gender_specific=gs, lam=0.3)
+    out = sd.fit(emb).transform(emb, progress=False)
+    assert isinstance(sd, SoftDebias) and sd.lam == 0.3 and out.shape == emb.shape
