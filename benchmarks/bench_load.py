@@ -1,0 +1,213 @@
+"""Benchmark: loading word vectors with embdebias vs gensim's ``load_word2vec_format``.
+
+Generates random word2vec text, word2vec binary and GloVe files of ``--rows`` x
+``--dim`` (vectorized, seeded), converts the text file to the native format, then
+times in the same invocation:
+
+* gensim ``KeyedVectors.load_word2vec_format`` on the text and binary files;
+* ``embdebias.io.load`` on the text, binary and GloVe files, and the native open.
+
+Every load runs in a fresh Python subprocess (so no run warms another's caches in the
+interpreter, and peak memory is per load).  Peak memory is ``resource.getrusage``'s
+``ru_maxrss`` of that subprocess; "over base" subtracts the ``ru_maxrss`` measured
+after the imports and before the load.  For the memory-mapped readers (native, and
+the binary reader that maps its input) ``ru_maxrss`` also counts the mapped file
+pages the load touched.
+
+Usage::
+
+    python benchmarks/bench_load.py --rows 500000 --dim 300 --workdir /tmp/bench_load
+    python benchmarks/bench_load.py --rows 20000 --dim 50 --skip-gensim
+
+``run(rows, dim, workdir, skip_gensim=False)`` returns the table rows as dicts, for
+an all-benchmarks runner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+REPO = Path(__file__).resolve().parents[1]
+VALUE_WIDTH = 9  # "-d.dddddd" / "+d.dddddd"
+SEED = 12345
+
+
+# -- input generation ------------------------------------------------------------------------
+def _words(rows: int) -> list[str]:
+    # Word-like tokens of varied length; a few non-ASCII ones.
+    return [f"w{i}" if i % 97 else f"wö{i}" for i in range(rows)]
+
+
+def _format_values(block: np.ndarray) -> np.ndarray:
+    """(k, d) float32 in (-10, 10) -> (k, d * 10) uint8 of ' ±d.dddddd' fields, vectorized."""
+    k, d = block.shape
+    scaled = np.rint(np.abs(block.astype(np.float64)) * 1e6).astype(np.int64)
+    out = np.empty((k, d, VALUE_WIDTH + 1), dtype=np.uint8)
+    out[:, :, 0] = ord(" ")
+    out[:, :, 1] = np.where(block < 0, ord("-"), ord("+"))
+    out[:, :, 2] = ord("0") + scaled // 1_000_000
+    out[:, :, 3] = ord(".")
+    for pos, div in enumerate((100_000, 10_000, 1_000, 100, 10, 1)):
+        out[:, :, 4 + pos] = ord("0") + (scaled // div) % 10
+    return out.reshape(k, d * (VALUE_WIDTH + 1))
+
+
+def _write_text(path: Path, words: list[str], vectors: np.ndarray, header: bool, chunk: int = 20000) -> None:
+    n, d = vectors.shape
+    with open(path, "wb") as fh:
+        if header:
+            fh.write(f"{n} {d}\n".encode())
+        for start in range(0, n, chunk):
+            stop = min(start + chunk, n)
+            numbers = _format_values(vectors[start:stop])
+            encoded = ("\n".join(words[start:stop]) + "\n").encode()
+            wb = np.frombuffer(encoded, dtype=np.uint8)
+            ends = np.flatnonzero(wb == 10)
+            wstart = np.r_[0, ends[:-1] + 1]
+            wlen = ends - wstart
+            line_len = wlen + numbers.shape[1] + 1
+            line_start = np.cumsum(line_len) - line_len
+            buf = np.empty(int(line_len.sum()), dtype=np.uint8)
+            idx = np.arange(int(wlen.sum())) + np.repeat(line_start - (np.cumsum(wlen) - wlen), wlen)
+            buf[idx] = np.delete(wb, ends)
+            width = numbers.shape[1]
+            windows = as_strided(buf, shape=(len(buf) - width + 1, width), strides=(1, 1), writeable=True)
+            windows[line_start + wlen] = numbers
+            buf[line_start + line_len - 1] = ord("\n")
+            fh.write(buf)
+
+
+def generate(rows: int, dim: int, workdir: Path) -> dict[str, Path]:
+    """Write the random input files (reused when present with the same parameters)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    paths = {"text": workdir / "vectors.txt", "binary": workdir / "vectors.bin",
+             "glove": workdir / "vectors.glove.txt", "native": workdir / "vectors.embd"}
+    stamp = workdir / "params.json"
+    params = {"rows": rows, "dim": dim, "seed": SEED, "version": 1}
+    if stamp.exists() and json.loads(stamp.read_text()) == params and all(p.exists() for p in paths.values()):
+        return paths
+    sys.path.insert(0, str(REPO))
+    from embdebias.embedding import Embedding
+    from embdebias.io import save
+
+    rng = np.random.default_rng(SEED)
+    vectors = np.clip(rng.standard_normal((rows, dim), dtype=np.float32), -9.99, 9.99)
+    words = _words(rows)
+    _write_text(paths["text"], words, vectors, header=True)
+    _write_text(paths["glove"], words, vectors, header=False)
+    emb = Embedding(words, np.round(vectors.astype(np.float64), 6).astype(np.float32))
+    save(emb, paths["binary"], format="word2vec-bin")
+    save(emb, paths["native"], format="native")
+    stamp.write_text(json.dumps(params))
+    return paths
+
+
+# -- measurement in a fresh process ------------------------------------------------------------
+_CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, {repo!r})
+kind, path = sys.argv[1], sys.argv[2]
+if kind.startswith("gensim"):
+    from gensim.models import KeyedVectors
+else:
+    import embdebias.io as eio
+    import pyarrow.csv  # imported by the text reader; keep it out of the timing
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+if kind == "gensim-text":
+    obj = KeyedVectors.load_word2vec_format(path, binary=False)
+    shape = obj.vectors.shape
+elif kind == "gensim-binary":
+    obj = KeyedVectors.load_word2vec_format(path, binary=True)
+    shape = obj.vectors.shape
+else:
+    obj = eio.load(path, format=sys.argv[3])
+    shape = obj.shape
+seconds = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"seconds": seconds, "peak_kb": peak, "base_kb": base, "shape": list(shape)}}))
+"""
+
+
+def _measure(kind: str, path: Path, fmt: str = "") -> dict:
+    code = _CHILD.format(repo=str(REPO))
+    proc = subprocess.run([sys.executable, "-c", code, kind, str(path), fmt],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{kind} on {path} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run(rows: int = 500_000, dim: int = 300, workdir=None, skip_gensim: bool = False) -> list[dict]:
+    """Generate inputs and time every load; returns one dict per measured load."""
+    workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="bench_load_"))
+    t0 = time.perf_counter()
+    paths = generate(rows, dim, workdir)
+    gen_seconds = time.perf_counter() - t0
+    matrix_mb = rows * dim * 4 / 2**20
+    cases = []
+    if not skip_gensim:
+        cases += [("gensim load_word2vec_format text", "gensim-text", "text", ""),
+                  ("gensim load_word2vec_format binary", "gensim-binary", "binary", "")]
+    cases += [("embdebias word2vec text", "ours", "text", "word2vec-text"),
+              ("embdebias word2vec binary", "ours", "binary", "word2vec-bin"),
+              ("embdebias glove (no header)", "ours", "glove", "glove"),
+              ("embdebias native open (mmap)", "ours", "native", "native")]
+    results = []
+    for label, kind, which, fmt in cases:
+        m = _measure(kind, paths[which], fmt)
+        assert m["shape"] == [rows, dim], (label, m["shape"])
+        results.append({"case": label, "input": which, "rows": rows, "dim": dim,
+                        "file_mb": round(_size(paths[which]) / 2**20, 1),
+                        "seconds": m["seconds"], "peak_rss_mb": m["peak_kb"] / 1024,
+                        "rss_over_base_mb": (m["peak_kb"] - m["base_kb"]) / 1024,
+                        "matrix_mb": matrix_mb, "generate_seconds": gen_seconds})
+    baseline = {r["input"]: r["seconds"] for r in results if r["case"].startswith("gensim")}
+    for r in results:
+        base = baseline.get(r["input"])
+        r["speedup_vs_gensim"] = (base / r["seconds"]) if base and not r["case"].startswith("gensim") else None
+    return results
+
+
+def _size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.iterdir())
+    return path.stat().st_size
+
+
+def print_table(results: list[dict]) -> None:
+    r0 = results[0]
+    print(f"\n{r0['rows']:,} x {r0['dim']} float32 (matrix {r0['matrix_mb']:.0f} MiB); "
+          f"inputs generated/reused in {r0['generate_seconds']:.1f} s; python {sys.version.split()[0]}")
+    head = f"{'case':38s} {'file MiB':>9s} {'seconds':>9s} {'vs gensim':>10s} {'peak RSS':>9s} {'over base':>10s}"
+    print(head)
+    print("-" * len(head))
+    for r in results:
+        ratio = f"{r['speedup_vs_gensim']:.1f}x" if r["speedup_vs_gensim"] else "-"
+        print(f"{r['case']:38s} {r['file_mb']:9.1f} {r['seconds']:9.3f} {ratio:>10s} "
+              f"{r['peak_rss_mb']:8.0f}M {r['rss_over_base_mb']:9.0f}M")
+    print("peak RSS = ru_maxrss of a fresh subprocess per load; over base = minus ru_maxrss after imports.")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=500_000)
+    parser.add_argument("--dim", type=int, default=300)
+    parser.add_argument("--workdir", default=None, help="where the generated files go (reused if present)")
+    parser.add_argument("--skip-gensim", action="store_true", help="do not time gensim (it takes minutes)")
+    args = parser.parse_args(argv)
+    print_table(run(args.rows, args.dim, args.workdir, skip_gensim=args.skip_gensim))
+
+
+if __name__ == "__main__":
+    main()
