@@ -115,6 +115,13 @@ def test_closed_form_is_stationary():
 
 def random_problem(seed):
     """Small random problems of varied shape (some with an active PSD constraint)."""
+    W, n_gender, B, lam = random_problem_data(seed)
+    N = W[:, n_gender:]
+    n, k = W.shape[1], B.shape[1]
+    return _psd.SoftProblem.from_moments(W @ W.T, N @ N.T, B, 1 / n**2, lam / (N.shape[1] * k))
+
+
+def random_problem_data(seed):
     rng = np.random.default_rng(seed)
     d = int(rng.integers(2, 8))
     n = int(rng.integers(d + 1, 30))
@@ -122,10 +129,9 @@ def random_problem(seed):
     W = rng.standard_normal((d, n)) * rng.exponential(1, size=(d, 1)) ** 2
     W /= np.linalg.norm(W, axis=0)
     n_gender = int(rng.integers(0, n - 1))
-    N = W[:, n_gender:]
     B = np.linalg.qr(rng.standard_normal((d, k)))[0]
     lam = 10 ** rng.uniform(-2, 5)
-    return _psd.SoftProblem.from_moments(W @ W.T, N @ N.T, B, 1 / n**2, lam / (N.shape[1] * k))
+    return W, n_gender, B, lam
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 143])
@@ -345,14 +351,23 @@ def test_report_mentions_solver_and_objectives():
     assert "fast" in text and "objective before" in text and "objective after" in text
 
 
-def test_non_convergence_warns():
-    prob_seed = 143
-    prob = random_problem(prob_seed)
-    res = _psd.solve_fast(prob, max_iter=3)
-    assert res.status == "max_iter"
+def test_estimator_uses_admm_when_needed_and_warns_on_non_convergence():
+    from sklearn.exceptions import ConvergenceWarning
+
+    W, n_gender, B, lam = random_problem_data(1)     # closed form not PSD for this one
+    words = [f"w{i}" for i in range(W.shape[1])]
+    emb = Embedding(words, W.T)
+    kw = dict(subspace=B.T, gender_specific=words[:n_gender])
+    sd = SoftDebias(lam, **kw).fit(emb)
+    assert "ADMM" in sd.solve_info_["method"] and sd.solve_info_["iterations"] > 0
+    ref = _psd.solve_cvxpy(random_problem(1), solver="CLARABEL")
+    assert sd.solve_info_["objective_after"]["total"] == pytest.approx(
+        random_problem(1).objective(ref.X), rel=1e-6)
+    with pytest.warns(ConvergenceWarning):
+        SoftDebias(lam, max_iter=2, **kw).fit(emb)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _psd.solve_fast(random_problem(0))   # converges: no warning
+        SoftDebias(lam, **kw).fit(emb)
 
 
 def test_definitional_pairs_and_case_variants():

@@ -156,13 +156,6 @@ class SoftProblem:
             G += self.rho * (H + H.T)
         return G
 
-    def lipschitz(self) -> float:
-        if not self.rank:
-            return 2.0
-        mh = float(np.linalg.eigvalsh(self.Mh)[-1]) if self.rank else 0.0
-        qq = float(np.linalg.eigvalsh(self.Q.T @ self.Q)[-1])
-        return 2.0 + 2.0 * self.rho * max(mh, 0.0) * qq
-
     def X_from_Y(self, Y) -> np.ndarray:
         """``X = U S^(-1/2) Y S^(-1/2) U^T`` on the range of C, identity elsewhere."""
         r = self.rank
