@@ -14,9 +14,11 @@ Normalization of the two terms (``normalization``):
   over its entries.  The paper writes both terms as plain sums; but the first sums
   ``n^2`` entries and the second ``|N| k``, so with a real vocabulary and
   ``lam = 0.2`` the plain form weighs the bias term about ``n`` times less than
-  intended and leaves the embedding practically unchanged (on the first 50,000
-  words of GloVe 6B 50d the mean ``|cos|`` of professions with the gender direction
-  stays 0.175 with plain sums and drops to 0.069 with means).
+  intended and leaves the embedding practically unchanged.  Measured on the first
+  50,000 words of GloVe 6B 50d with the bundled lists (289 professions, default
+  subspace and expansion): the mean ``|cos|`` of professions with the gender
+  direction goes 0.173 -> 0.173 with plain sums and 0.173 -> 0.055 with means,
+  while the cosines of random word pairs move by 0.0135 on average.
 * ``"sum"``: ``a = 1``, ``b = lam``, the formula exactly as printed, for fidelity.
 
 How it is solved (details in :mod:`embdebias.debias._psd`): ``W^T W`` (``n x n``) is
