@@ -15,6 +15,12 @@ from pathlib import Path
 from .errors import EmbdebiasError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _check_not_input(target: Path, inputs) -> None:
     for src in inputs or ():
         if src is None:
@@ -35,6 +41,7 @@ def atomic_file(target, *, inputs=()):
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
     try:
         yield Path(tmp)
         os.replace(tmp, target)
@@ -57,6 +64,7 @@ def atomic_dir(target, *, inputs=()):
         raise EmbdebiasError(f"{target}: exists and is not a directory")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    os.chmod(tmp, 0o777 & ~_umask())
     try:
         yield tmp
         old = None

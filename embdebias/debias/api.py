@@ -62,7 +62,7 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
     if out is None:
         return debiaser.transform(emb, progress=progress), debiaser
     out = Path(out)
-    fmt = format or io.guess_output_format(out)
+    fmt = format or io.guess_format_from_path(out)
     if fmt == "native":
         return debiaser.transform(emb, out=out, progress=progress), debiaser
     out.parent.mkdir(parents=True, exist_ok=True)

