@@ -1,0 +1,137 @@
+"""The command line end to end on small generated files."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from embdebias import io
+from embdebias.cli import main
+from embdebias.subspace import BiasSubspace
+from synthetic import synthetic_embedding, write_word2vec_text
+
+
+@pytest.fixture(scope="module")
+def w2v_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "small.txt"
+    write_word2vec_text(synthetic_embedding(), path)
+    return path
+
+
+@pytest.fixture
+def bad_file(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_text("3 4\na 1 2 3 4\nb 1 2 3\nc 1 2 3 4\n", encoding="utf-8")
+    return path
+
+
+def test_debias_hard_writes_native(w2v_file, tmp_path, capsys):
+    out = tmp_path / "hard.embd"
+    assert main(["--quiet", "debias", str(w2v_file), "--method", "hard", "--out", str(out)]) == 0
+    result = io.load(out)
+    original = io.load(w2v_file)
+    assert result.words.tolist() == original.words.tolist()
+    sub = BiasSubspace().fit(original)
+    proj = result[["nurse", "engineer", "teacher"]] @ sub.direction_
+    assert np.abs(proj).max() < 1e-4
+    assert np.allclose(result.norms(), 1, atol=1e-5)
+
+
+def test_debias_soft_to_word2vec_binary(w2v_file, tmp_path):
+    out = tmp_path / "soft.bin"
+    assert main(["--quiet", "debias", str(w2v_file), "--method", "soft", "--lambda", "0.5",
+                 "--out", str(out), "--format", "word2vec-bin"]) == 0
+    assert io.detect_format(out) == "word2vec-bin"
+    result = io.load(out)
+    original = io.load(w2v_file).normalize()
+    sub = BiasSubspace().fit(original)
+    before = np.abs(original[["nurse", "engineer"]] @ sub.direction_).mean()
+    after = np.abs(result[["nurse", "engineer"]] @ sub.direction_).mean()
+    assert after < before
+    assert [p.name for p in tmp_path.iterdir()] == ["soft.bin"]  # no temporary left
+
+
+def test_malformed_input_exits_2_with_one_line(bad_file, tmp_path, capsys):
+    out = tmp_path / "out.embd"
+    code = main(["debias", str(bad_file), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("embdebias: error:")
+    assert "bad.txt" in err[0] and "line 3" in err[0]
+    assert not out.exists()
+
+
+def test_malformed_input_no_traceback_in_subprocess(bad_file, tmp_path):
+    res = subprocess.run([sys.executable, "-m", "embdebias", "info", str(bad_file)],
+                         capture_output=True, text=True)
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_missing_file_exits_2(tmp_path, capsys):
+    assert main(["info", str(tmp_path / "nope.bin")]) == 2
+    assert "nope.bin" in capsys.readouterr().err
+
+
+def test_refuses_to_overwrite_input(w2v_file, capsys):
+    before = w2v_file.read_bytes()
+    assert main(["--quiet", "convert", str(w2v_file), str(w2v_file), "--format", "glove"]) == 2
+    assert w2v_file.read_bytes() == before
+
+
+def test_convert_and_info(w2v_file, tmp_path, capsys):
+    out = tmp_path / "small.glove"
+    assert main(["--quiet", "convert", str(w2v_file), str(out), "--format", "glove", "--limit", "100"]) == 0
+    assert io.detect_format(out) == "glove"
+    assert len(io.load(out)) == 100
+    capsys.readouterr()
+    assert main(["info", str(out), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["count"] == 100 and info["dim"] == 24 and info["format"] == "glove"
+
+
+def test_expand_writes_list(w2v_file, tmp_path):
+    out = tmp_path / "specific.txt"
+    assert main(["--quiet", "expand", str(w2v_file), "--out", str(out), "--n-train", "2000"]) == 0
+    words = out.read_text(encoding="utf-8").split()
+    assert {"she", "he", "queen", "king"} <= set(words)
+
+
+def test_score_json_and_markdown(w2v_file, tmp_path, capsys):
+    assert main(["--quiet", "score", str(w2v_file), "--json", "--tests", "weat", "bat", "direct_bias"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["embeddings"] == ["small.txt"]
+    out = tmp_path / "report.md"
+    assert main(["--quiet", "score", str(w2v_file), str(w2v_file), "--tests", "gender_career_family",
+                 "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "gender_career_family" in text and "small.txt (2)" in text
+
+
+def test_score_unknown_test_exits_2(w2v_file, capsys):
+    assert main(["--quiet", "score", str(w2v_file), "--tests", "no_such_test"]) == 2
+    assert "no_such_test" in capsys.readouterr().err
+
+
+def test_plot_one_panel_per_input(w2v_file, tmp_path):
+    hard = tmp_path / "hard.embd"
+    assert main(["--quiet", "debias", str(w2v_file), "--out", str(hard)]) == 0
+    fig = tmp_path / "occ.png"
+    assert main(["--quiet", "plot", str(w2v_file), str(hard), "--out", str(fig), "--top", "5"]) == 0
+    data = fig.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 5000
+
+    from embdebias.plot import occupation_figure
+
+    figure = occupation_figure({"a": io.load(w2v_file), "b": io.load(hard)}, top=5)
+    assert len(figure.get_axes()) == 2
+
+
+def test_help_everywhere(capsys):
+    for cmd in ([], ["debias"], ["convert"], ["info"], ["expand"], ["score"], ["plot"], ["run"]):
+        with pytest.raises(SystemExit) as ei:
+            main(cmd + ["--help"])
+        assert ei.value.code == 0
+    assert "usage" in capsys.readouterr().out
