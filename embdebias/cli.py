@@ -92,13 +92,9 @@ def cmd_expand(args, say) -> int:
 
 
 def cmd_score(args, say) -> int:
-    from . import io
     from .evaluate import evaluate, suite_options
 
-    embeddings = {}
-    for src in args.inputs or [DEFAULT]:
-        emb = io.load(src, format=args.input_format, limit=args.limit)
-        embeddings[_unique_name(emb.name, embeddings)] = emb
+    embeddings = _load_many(args)
     options = suite_options(args.tests) if args.tests else {}
     report = evaluate(embeddings, sembias=args.sembias, random_state=args.seed,
                       max_missing=args.max_missing, **options)
@@ -115,13 +111,9 @@ def cmd_score(args, say) -> int:
 
 
 def cmd_plot(args, say) -> int:
-    from . import io
     from .plot import plot_occupations
 
-    embeddings = {}
-    for src in args.inputs or [DEFAULT]:
-        emb = io.load(src, format=args.input_format, limit=args.limit)
-        embeddings[_unique_name(emb.name, embeddings)] = emb
+    embeddings = _load_many(args)
     path = plot_occupations(embeddings, args.out, words=args.words, top=args.top)
     say(f"wrote {path}")
     return 0
@@ -137,11 +129,18 @@ def cmd_run(args, say) -> int:
     return 0
 
 
-def _unique_name(name: str, taken) -> str:
-    out, i = name, 2
-    while out in taken:
-        out, i = f"{name} ({i})", i + 1
-    return out
+def _load_many(args) -> dict:
+    """The inputs of ``score``/``plot`` by name (repeated names get " (2)", " (3)", ...)."""
+    from . import io
+
+    embeddings = {}
+    for src in args.inputs or [DEFAULT]:
+        emb = io.load(src, format=args.input_format, limit=args.limit)
+        name, i = emb.name, 2
+        while name in embeddings:
+            name, i = f"{emb.name} ({i})", i + 1
+        embeddings[name] = emb
+    return embeddings
 
 
 # --------------------------------------------------------------------------- parser

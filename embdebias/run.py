@@ -132,6 +132,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         Receives one line per step.
     """
     from . import io
+    from .debias.api import transform_to_file
     from .debias.expand import expand_gender_specific
     from .debias.hard import HardDebias
     from .debias.soft import SoftDebias
@@ -182,7 +183,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     if not steps.done("hard", hard_key):
         t0 = time.perf_counter()
         hd = HardDebias(subspace=subspace, gender_specific=specific).fit(emb)
-        _transform_to(hd, emb, hard_path, format, progress)
+        transform_to_file(hd, emb, hard_path, format, progress=progress)
         steps.record("hard", hard_key, [hard_path.name], time.perf_counter() - t0,
                      {"info": {"equalize_pairs": len(hd.equalize_pairs_),
                                "gender_specific": len(hd.gender_specific_)}})
@@ -195,7 +196,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         t0 = time.perf_counter()
         sd = SoftDebias(lam=lam, subspace=subspace, gender_specific=specific,
                         random_state=random_state).fit(emb)
-        _transform_to(sd, emb, soft_path, format, progress)
+        transform_to_file(sd, emb, soft_path, format, progress=progress)
         steps.record("soft", soft_key, [soft_path.name], time.perf_counter() - t0,
                      {"info": _jsonable(sd.solve_info_)})
     soft = io.load(soft_path, format=format, name="soft")
@@ -243,24 +244,6 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     _write_text(out_dir / "report.md", render_report(meta, evaluation))
     log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
     return out_dir / "report.md"
-
-
-def _transform_to(estimator, emb, path: Path, fmt: str, progress: bool) -> None:
-    """Transform into ``path``: straight into a native directory, else via a temporary one."""
-    import shutil
-    import tempfile
-
-    from . import io
-
-    if fmt == "native":
-        estimator.transform(emb, out=path, progress=progress)
-        return
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".work", dir=path.parent))
-    try:
-        result = estimator.transform(emb, out=tmp / "result.embd", progress=progress)
-        io.save(result, path, format=fmt)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _jsonable(obj):

@@ -61,15 +61,27 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
     debiaser.fit(emb)
     if out is None:
         return debiaser.transform(emb, progress=progress), debiaser
-    out = Path(out)
     fmt = format or io.guess_format_from_path(out)
-    if fmt == "native":
-        return debiaser.transform(emb, out=out, progress=progress), debiaser
+    return transform_to_file(debiaser, emb, out, fmt, progress=progress), debiaser
+
+
+def transform_to_file(debiaser, embedding, out, format: str = "native", *, progress: bool = False) -> Embedding:
+    """``debiaser.transform(embedding)`` written to ``out`` in ``format``, with bounded memory.
+
+    The native format is written chunk by chunk in place; any other format goes
+    through a temporary native directory next to ``out``, converted and removed.
+    Returns the written embedding, opened from ``out``.
+    """
+    from .. import io
+
+    out = Path(out)
+    if format == "native":
+        return debiaser.transform(embedding, out=out, progress=progress)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".work", dir=out.parent))
     try:
-        result = debiaser.transform(emb, out=tmp / "result.embd", progress=progress)
-        io.save(result, out, format=fmt)
+        result = debiaser.transform(embedding, out=tmp / "result.embd", progress=progress)
+        io.save(result, out, format=format)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return io.load(out, format=fmt), debiaser
+    return io.load(out, format=format)
