@@ -8,10 +8,12 @@ times in the same invocation:
 * ``embdebias.io.load`` on the text, binary and GloVe files, and the native open.
 
 Every load runs in a fresh Python subprocess (so no run warms another's caches in the
-interpreter, and peak memory is per load).  Peak memory is ``resource.getrusage``'s
-``ru_maxrss`` of that subprocess; "over base" subtracts the ``ru_maxrss`` measured
-after the imports and before the load.  For the memory-mapped readers (native, and
-the binary reader that maps its input) ``ru_maxrss`` also counts the mapped file
+interpreter, and peak memory is per load).  Peak memory is the subprocess's peak
+resident set: ``VmHWM`` from ``/proc/self/status`` on Linux (``resource.getrusage``'s
+``ru_maxrss`` elsewhere; on Linux that value can carry over the parent's peak through
+fork, which is why it is not used there); "over base" subtracts the same figure
+measured after the imports and before the load.  For the memory-mapped readers
+(native, and the binary reader that maps its input) it also counts the mapped file
 pages the load touched.
 
 Usage::
@@ -116,13 +118,24 @@ def generate(rows: int, dim: int, workdir: Path) -> dict[str, Path]:
 _CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {repo!r})
+
+def peak_kb():
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
 kind, path = sys.argv[1], sys.argv[2]
 if kind.startswith("gensim"):
     from gensim.models import KeyedVectors
 else:
     import embdebias.io as eio
     import pyarrow.csv  # imported by the text reader; keep it out of the timing
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = peak_kb()
 t0 = time.perf_counter()
 if kind == "gensim-text":
     obj = KeyedVectors.load_word2vec_format(path, binary=False)
@@ -134,7 +147,7 @@ else:
     obj = eio.load(path, format=sys.argv[3])
     shape = obj.shape
 seconds = time.perf_counter() - t0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = peak_kb()
 print(json.dumps({{"seconds": seconds, "peak_kb": peak, "base_kb": base, "shape": list(shape)}}))
 """
 
@@ -196,7 +209,7 @@ def print_table(results: list[dict]) -> None:
         ratio = f"{r['speedup_vs_gensim']:.1f}x" if r["speedup_vs_gensim"] else "-"
         print(f"{r['case']:38s} {r['file_mb']:9.1f} {r['seconds']:9.3f} {ratio:>10s} "
               f"{r['peak_rss_mb']:8.0f}M {r['rss_over_base_mb']:9.0f}M")
-    print("peak RSS = ru_maxrss of a fresh subprocess per load; over base = minus ru_maxrss after imports.")
+    print("peak RSS = VmHWM (Linux) of a fresh subprocess per load; over base = minus the same after imports.")
 
 
 def main(argv=None) -> None:

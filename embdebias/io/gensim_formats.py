@@ -72,7 +72,8 @@ def write_fasttext_bin(emb: Embedding, path, *, inputs=()) -> None:
 
     target = Path(path)
     words = emb.words.tolist()
-    if any("\x00" in w or " " in w or "\n" in w for w in words):  # fastText tokens: no whitespace/NUL
+    joined = "\n".join(words)
+    if " " in joined or "\x00" in joined or joined.count("\n") != max(len(words) - 1, 0):  # fastText tokens
         bad = [w for w in words if "\x00" in w or " " in w or "\n" in w][:5]
         raise EmbdebiasError(f"{target}: fastText .bin cannot store words containing whitespace or NUL: {bad!r}")
     check_finite(emb, target)

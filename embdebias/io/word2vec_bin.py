@@ -11,59 +11,61 @@ record would continue if that space ended a word: the vector occupies the next
 after that.  This gives a "next record" pointer for every space, so the chain of real
 records from the first word is a walk ``i = next[i]`` over a plain list of integers
 (one list lookup per record, not a byte-level scan).  Words are then cut out and
-decoded in one call and the vectors copied with one fancy-indexing gather.
+decoded in one call and the vectors copied with one gather straight into the output.
 """
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided, sliding_window_view
+from numpy.lib.stride_tricks import as_strided
 
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import VectorFileError
-from ._common import (check_block_finite, check_limit, encode_words, gather_ranges, is_gzip, make_embedding,
+from ._common import (check_block_finite, check_limit, encode_words, gather_ranges, make_embedding, open_binary,
                       open_output, require_file)
 
 WINDOW_BYTES = 64 << 20
 _WHITESPACE = b" \t\r\n"
 
 
-class _PlainSource:
-    """Windows of a file through a read-only memory map (no copies)."""
+class _Source:
+    """Forward-only windows of a (possibly gzip-decompressed) byte stream.
+
+    One buffer is reused for every window (``readinto``): fresh 64 MiB allocations
+    would page-fault anew each time.  Plain reads rather than a memory map, because
+    mapped file pages count in the process's resident memory on top of the matrix.
+    The array a call returns is only valid until the next call.
+    """
 
     def __init__(self, path):
-        self.size = Path(path).stat().st_size
-        self.arr = np.memmap(path, dtype=np.uint8, mode="r") if self.size else np.zeros(0, np.uint8)
+        self.fh = open_binary(path)
+        self.buf = bytearray()
+        self.base = self.filled = 0
+        self.eof = False
 
     def window(self, pos: int, size: int):
-        end = min(pos + size, self.size)
-        return self.arr[pos:end], end == self.size
-
-    def close(self):
-        self.arr = None
-
-
-class _GzipSource:
-    """Forward-only windows of a gzip stream (keeps the bytes from ``pos`` on)."""
-
-    def __init__(self, path):
-        self.fh = gzip.open(path, "rb")
-        self.base, self.buf, self.eof = 0, b"", False
-
-    def window(self, pos: int, size: int):
-        self.buf = self.buf[pos - self.base:]
-        self.base = pos
-        while len(self.buf) < size and not self.eof:
-            chunk = self.fh.read(max(size - len(self.buf), 1 << 20))
-            if chunk:
-                self.buf += chunk
+        """The bytes from ``pos`` on (at least ``size`` of them unless the stream ends), and eof."""
+        shift = pos - self.base
+        keep = self.filled - shift
+        if len(self.buf) < size:
+            grown = bytearray(size)
+            grown[:keep] = self.buf[shift:self.filled]
+            self.buf = grown
+        elif keep:
+            self.buf[:keep] = self.buf[shift:self.filled]
+        self.base, self.filled = pos, keep
+        view = memoryview(self.buf)
+        while self.filled < size and not self.eof:
+            got = self.fh.readinto(view[self.filled:size])
+            if got:
+                self.filled += got
             else:
                 self.eof = True
-        return np.frombuffer(self.buf, dtype=np.uint8), self.eof
+        view.release()
+        return np.frombuffer(self.buf, dtype=np.uint8, count=self.filled), self.eof
 
     def close(self):
         self.fh.close()
@@ -121,7 +123,7 @@ def read_word2vec_bin(path, *, limit: int | None = None, name: str | None = None
     """
     path = require_file(path)
     limit = check_limit(limit)
-    src = _GzipSource(path) if is_gzip(path) else _PlainSource(path)
+    src = _Source(path)
     try:
         n, d, pos = _read_header(src, path)
         nbytes = 4 * d
@@ -173,14 +175,18 @@ def read_word2vec_bin(path, *, limit: int | None = None, name: str | None = None
             starts[0] = s0
             starts[1:] = next_start[ch[:-1]]
             block_words = _decode_words(a, starts, ends, pos, path)
-            block = sliding_window_view(a, nbytes)[ends + 1].view("<f4")
+            k = len(ch)
+            block = out[rows:rows + k]
+            # Each vector as one opaque nbytes-wide item starting at any byte: gathering k
+            # items copies whole records (memcpy-sized), not byte by byte.
+            records = np.ndarray(shape=(length - nbytes + 1,), dtype=np.dtype((np.void, nbytes)),
+                                 buffer=a, strides=(1,))
+            block.view(records.dtype).reshape(k)[:] = records[ends + 1]
             finite = np.isfinite(block).all(axis=1)
             if not finite.all():
                 k = int(np.flatnonzero(~finite)[0])
                 raise VectorFileError(path, f"the vector of {block_words[k]!r} has NaN or infinite values; "
                                             f"expected finite numbers", offset=pos + int(ends[k]) + 1)
-            k = len(ch)
-            out[rows:rows + k] = block
             words.extend(block_words)
             rows += k
             last = chain[-1]
