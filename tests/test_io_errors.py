@@ -62,6 +62,13 @@ def test_text_more_rows_than_header(tmp_path):
     expect_error(path, line=4, match="header says 2 words but there are more rows")
 
 
+def test_text_more_rows_than_header_in_a_later_block(tmp_path):
+    path = write(tmp_path, "a.txt", b"2 3\na 1 2 3\nb 4 5 6\n\nc 7 8 9\n")
+    with pytest.raises(VectorFileError) as info:
+        read_text(path, header=True, block_bytes=8)
+    assert info.value.line == 5 and "more rows" in str(info.value)
+
+
 def test_text_fewer_rows_than_header(tmp_path):
     path = write(tmp_path, "a.txt", b"3 3\na 1 2 3\nb 4 5 6\n")
     expect_error(path, match="header says 3 words but the file ends after 2")

@@ -216,7 +216,13 @@ def read_text(path, *, header: bool, limit: int | None = None, name: str | None 
         rows = 0
         for block in _blocks(fh, carry, block_bytes):
             if want is not None and rows >= want:
-                break
+                if not (n is not None and rows == n and (limit is None or limit > n)):
+                    break
+                if block.strip():  # all n rows read: anything but blank lines is one too many
+                    raise VectorFileError(path, f"the header says {n} words but there are more rows",
+                                          line=_line_of_row(block, line_no, 0))
+                line_no += block.count(b"\n")
+                continue
             parsed = _parse_block_fast(block, d, trailing)
             if parsed is None:
                 parsed = _parse_block_slow(block, line_no, d, path, words_with_spaces, header)

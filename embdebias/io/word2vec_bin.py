@@ -194,7 +194,7 @@ def read_word2vec_bin(path, *, limit: int | None = None, name: str | None = None
             if rows == want:
                 if limit is None or limit > n:  # then anything but whitespace after record n is an error
                     tail, _ = src.window(pos + after, 64)
-                    if bytes(tail).strip(_WHITESPACE):
+                    if bytes(tail[:4096]).strip(_WHITESPACE):
                         raise VectorFileError(path, f"the header says {n} words but there are more records",
                                               offset=pos + after)
                 break
