@@ -28,6 +28,7 @@ from ._common import (check_block_finite, check_limit, encode_words, gather_rang
                       open_output, require_file)
 
 WINDOW_BYTES = 64 << 20
+_GATHER_BYTES = 8 << 20
 _WHITESPACE = b" \t\r\n"
 
 
@@ -132,11 +133,15 @@ def read_word2vec_bin(path, *, limit: int | None = None, name: str | None = None
         words: list[str] = []
         rows = 0
         size = max(window_bytes, 16 * (nbytes + 256))
+        # Buffers reused across windows: fresh 64 MiB temporaries would page-fault every time.
+        is_space = np.empty(0, dtype=bool)
         while rows < want:
             a, eof = src.window(pos, size)
             length = len(a)
             s0 = 1 if length and a[0] == 10 else 0  # the optional newline ending the previous record
-            spaces = np.flatnonzero(a == 32)
+            if len(is_space) < length:
+                is_space = np.empty(length, dtype=bool)
+            spaces = np.flatnonzero(np.equal(a, 32, out=is_space[:length]))
             first = int(np.searchsorted(spaces, s0))
             vec_end = spaces + 1 + nbytes
             complete = (vec_end < length) | ((vec_end == length) & eof)
@@ -177,11 +182,15 @@ def read_word2vec_bin(path, *, limit: int | None = None, name: str | None = None
             block_words = _decode_words(a, starts, ends, pos, path)
             k = len(ch)
             block = out[rows:rows + k]
-            # Each vector as one opaque nbytes-wide item starting at any byte: gathering k
-            # items copies whole records (memcpy-sized), not byte by byte.
+            # Each vector as one opaque nbytes-wide item starting at any byte: gathering
+            # items copies whole records (memcpy-sized), not byte by byte; in slices whose
+            # temporaries stay small enough for malloc to reuse them.
             records = np.ndarray(shape=(length - nbytes + 1,), dtype=np.dtype((np.void, nbytes)),
                                  buffer=a, strides=(1,))
-            block.view(records.dtype).reshape(k)[:] = records[ends + 1]
+            target = block.view(records.dtype).reshape(k)
+            step = max(1, _GATHER_BYTES // nbytes)
+            for lo in range(0, k, step):
+                target[lo:lo + step] = records[ends[lo:lo + step] + 1]
             finite = np.isfinite(block).all(axis=1)
             if not finite.all():
                 k = int(np.flatnonzero(~finite)[0])
