@@ -185,6 +185,12 @@ def test_binary_undecodable_word(tmp_path):
     expect_error(path, offset=19, match="undecodable UTF-8")
 
 
+def test_binary_word_with_newline_inside(tmp_path):
+    body = record("a", [1, 2, 3]) + record("b\nc", [4, 5, 6])
+    path = write(tmp_path, "a.bin", b"2 3\n" + body)
+    expect_error(path, offset=19, match="newline")
+
+
 def test_binary_bad_header(tmp_path):
     path = write(tmp_path, "a.bin", b"2 three\n" + record("a", [1, 2, 3]))
     expect_error(path, offset=0, match="header", format="word2vec-bin")

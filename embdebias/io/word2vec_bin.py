@@ -94,13 +94,10 @@ def _decode_words(a: np.ndarray, starts: np.ndarray, ends: np.ndarray, base: int
         k = int(np.flatnonzero(lengths <= 0)[0])
         raise VectorFileError(path, "empty word: expected a word before the space that starts a vector",
                               offset=base + int(starts[k]))
-    # Words separated by newlines, decoded in one call.
-    joined = np.full(int(lengths.sum()) + len(lengths), 10, dtype=np.uint8)
+    # Each word with the space that ends it, the spaces turned into newlines: one decode.
+    joined = gather_ranges(a, starts, lengths + 1)
     out_starts = np.cumsum(lengths + 1) - (lengths + 1)
-    word_bytes = gather_ranges(a, starts, lengths)
-    dest = np.arange(len(word_bytes), dtype=np.int64) + np.repeat(out_starts - (np.cumsum(lengths) - lengths),
-                                                                  lengths)
-    joined[dest] = word_bytes
+    joined[out_starts + lengths] = 10
     try:
         words = bytes(joined[:-1]).decode("utf-8").split("\n")
     except UnicodeDecodeError as exc:
@@ -109,7 +106,8 @@ def _decode_words(a: np.ndarray, starts: np.ndarray, ends: np.ndarray, base: int
         raise VectorFileError(path, f"undecodable UTF-8 in the word {raw[:40]!r} ({exc.reason}); "
                                     f"expected UTF-8 text", offset=base + int(starts[k])) from None
     if len(words) != len(lengths):
-        k = next(i for i, w in enumerate(words) if "\n" in w)
+        inside = np.setdiff1d(np.flatnonzero(joined == 10), out_starts + lengths)[0]
+        k = int(np.searchsorted(out_starts, inside, side="right")) - 1
         raise VectorFileError(path, "a word contains a newline", offset=base + int(starts[k]))
     return words
 
