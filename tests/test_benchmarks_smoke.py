@@ -1,0 +1,134 @@
+"""Smoke tests of the benchmark runner's table and of reproduce.py on a tiny embedding.
+
+No timings are asserted: the table is built from synthetic rows, and reproduce.py runs
+the whole pipeline on a 2,000-word random embedding that holds the bundled word lists.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import _table  # noqa: E402
+import reproduce  # noqa: E402
+import run_all  # noqa: E402
+
+
+def test_normalise_and_format_every_row_shape():
+    hard = [{"benchmark": "hard debias, in memory", "size": "10 x 3", "ours_s": 0.5, "baseline": "loop",
+             "baseline_s": 2.0, "ratio": 4.0, "note": "n"},
+            {"benchmark": "hard file", "size": "10 x 3", "ours_s": 1.0, "baseline": "", "baseline_s": None,
+             "ratio": None, "peak_mb": 12.0, "note": ""}]
+    load = [{"case": "gensim load_word2vec_format text", "input": "text", "rows": 10, "dim": 3, "file_mb": 1.0,
+             "seconds": 3.0, "peak_rss_mb": 50.0, "rss_over_base_mb": 40.0, "matrix_mb": 0.1},
+            {"case": "embdebias word2vec text", "input": "text", "rows": 10, "dim": 3, "file_mb": 1.0,
+             "seconds": 1.5, "peak_rss_mb": 30.0, "rss_over_base_mb": 20.0, "matrix_mb": 0.1},
+            {"case": "embdebias glove (no header)", "input": "glove", "rows": 10, "dim": 3, "file_mb": 1.0,
+             "seconds": 1.0, "peak_rss_mb": 30.0, "rss_over_base_mb": 20.0, "matrix_mb": 0.1},
+            {"case": "embdebias native open (mmap)", "input": "native", "rows": 10, "dim": 3, "file_mb": 1.0,
+             "seconds": 0.001, "peak_rss_mb": 10.0, "rss_over_base_mb": 0.5, "matrix_mb": 0.1}]
+    weat = [{"case": "load default embedding", "ours_s": 0.1, "note": "400,000 x 50 via x"},
+            {"case": "WEAT 8x8 exact", "ours_s": 0.01, "baseline_s": 0.001, "baseline_scaled_s": 0.1,
+             "ratio": 10.0, "note": "p=0.03"},
+            {"case": "  suite: weat", "ours_s": 0.2, "note": ""}]
+    rows = (_table.normalise("hard", hard) + _table.normalise("load", load) + _table.normalise("weat", weat))
+
+    assert [r.group for r in rows] == ["hard"] * 2 + ["load"] * 3 + ["weat"] * 2
+    text, glove, native = rows[2:5]
+    # gensim rows are baselines, not rows of their own; ratio = gensim / ours.
+    assert text.benchmark == "load word2vec text" and text.ratio == pytest.approx(2.0)
+    assert text.baseline_s == 3.0 and text.peak_mb == 20.0
+    assert glove.baseline_s is None and glove.ratio is None
+    assert native.ratio == pytest.approx(3000.0)  # against gensim's fastest load
+    assert rows[5].size == "400,000 x 50" and rows[5].baseline_s == 0.1 and rows[5].ratio == 10.0
+    assert rows[6].benchmark == "suite: weat" and rows[6].baseline_s is None
+
+    out = _table.format_table(rows)
+    lines = out.splitlines()
+    assert lines[0].split(" | ")[0].strip() == "benchmark"
+    assert [c.strip() for c in lines[0].split("|")] == list(_table.COLUMNS)
+    assert len(lines) == 2 + len(rows)
+    assert "4.0x" in lines[2] and "12 MiB" in lines[3] and "2.0x" in out and "3,000.0x" in out
+    assert "1.00 ms" in out  # the native open, in milliseconds
+
+
+def test_markdown_table_and_failed_row():
+    md = _table.markdown_table(["a", "b", "c"], [["x|y", "1", "2"]])
+    assert md.splitlines()[1] == "| --- | --- | ---: |"
+    assert "x\\|y" in md
+    row = _table.Row("run", "run: FAILED", note="boom")
+    assert "boom" in _table.format_table([row])
+
+
+def test_run_all_parser_and_unknown_benchmark():
+    # An unknown name makes a FAILED row instead of stopping the others.
+    rows = run_all.collect(["nope"], log=lambda m: None)
+    assert len(rows) == 1 and rows[0].benchmark == "nope: FAILED"
+    with pytest.raises(SystemExit):
+        run_all.main(["--only", "nope"])
+
+
+def _tiny_vocabulary(n: int) -> list[str]:
+    """Every word the pipeline and the reproduced tables look up, then filler words."""
+    from embdebias import wordlists
+    from embdebias.metrics.bat import read_sembias
+    from embdebias.metrics.rnsb import sentiment_lexicon
+
+    words = [w for p in wordlists.definitional_pairs() for w in p]
+    words += [w for p in wordlists.equalize_pairs() for w in p] + wordlists.gender_specific()
+    words += wordlists.professions()
+    for t in wordlists.weat_tests("gender"):
+        for ws in (t.X, t.Y, t.A, t.B):
+            words += list(ws.words)
+    words += [w for inst in read_sembias(wordlists.sembias_path()) for p in inst.pairs for w in p]
+    pos, neg = sentiment_lexicon()
+    words += list(pos[:40]) + list(neg[:40])
+    words = list(dict.fromkeys(words))
+    assert len(words) < n
+    return words + [f"filler{i}" for i in range(n - len(words))]
+
+
+def test_reproduce_on_a_tiny_embedding(tmp_path):
+    from embdebias import io
+    from embdebias.embedding import Embedding
+
+    words = _tiny_vocabulary(2000)
+    rng = np.random.default_rng(0)
+    src = tmp_path / "tiny.txt"
+    io.save(Embedding(words, rng.standard_normal((len(words), 20), dtype=np.float32)), src,
+            format="word2vec-text")
+    kwargs = dict(n_train=600, evaluate_kwargs={"suite": ("weat", "rnsb", "ect", "bat"),
+                                                "n_permutations": 500, "rnsb_runs": 2}, rnsb_runs=2,
+                  log=lambda m: None)
+    out = reproduce.reproduce(src, tmp_path / "out", **kwargs)
+
+    run_dir = tmp_path / "out" / "tiny.txt"
+    assert (run_dir / "report.json").is_file() and (run_dir / "occupations.png").is_file()
+    assert str((run_dir / "occupations.png").resolve()) in out
+    for title in ("### WEAT", "### RNSB per test", "### ECT per attribute set", "### BAT"):
+        assert title in out
+    # Every table has the three columns, and one row per test / attribute set / answer.
+    assert out.count("| original | soft | hard |") == 4
+    from embdebias import wordlists
+
+    tests = wordlists.weat_tests("gender")
+    for t in tests:
+        assert f"| {t.id} | effect size |" in out
+    assert out.count("| RNSB (VADER) |") == len(tests)
+    assert "professions (" in out and "arts, gender_math_arts" in out
+    assert "| Definition |" in out and "| Sub (40 instances) | Definition |" in out
+    # The seven tests share their target sets: said under the table.
+    assert "1 distinct target set" in out
+    # Every WEAT cell is a number (no set lost too many words).
+    weat_line = next(line for line in out.splitlines() if line.startswith(f"| {tests[0].id} | effect size"))
+    assert "n/a" not in weat_line
+
+    # A re-run reuses the finished steps and prints the same tables.
+    again = reproduce.reproduce(src, tmp_path / "out", **kwargs)
+    assert again == out
