@@ -162,9 +162,14 @@ def build_parser() -> argparse.ArgumentParser:
                     f"INPUT is a vector file ({formats}) or '{DEFAULT}' (the built-in GloVe 6B 50d).")
     parser.add_argument("--version", action="version", version=f"embdebias {__version__}")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars or messages")
+    # --quiet is accepted before or after the subcommand; SUPPRESS keeps a subcommand
+    # that was not given it from resetting the top-level value.
+    quiet = argparse.ArgumentParser(add_help=False)
+    quiet.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                       help="no progress bars or messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("debias", help="debias a vector file (hard or soft)",
+    p = sub.add_parser("debias", parents=[quiet], help="debias a vector file (hard or soft)",
                        description="Debias an embedding and write the result atomically.")
     p.add_argument("input", nargs="?", default=DEFAULT, help=f"vector file or '{DEFAULT}' (default)")
     p.add_argument("--method", choices=["hard", "soft"], default="hard")
@@ -181,19 +186,19 @@ def build_parser() -> argparse.ArgumentParser:
     _input_opts(p)
     p.set_defaults(func=cmd_debias)
 
-    p = sub.add_parser("convert", help="convert a vector file to another format")
+    p = sub.add_parser("convert", parents=[quiet], help="convert a vector file to another format")
     p.add_argument("input")
     p.add_argument("output")
     p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {formats}")
     _input_opts(p)
     p.set_defaults(func=cmd_convert)
 
-    p = sub.add_parser("info", help="format, size, dimension and norms of a vector file")
+    p = sub.add_parser("info", parents=[quiet], help="format, size, dimension and norms of a vector file")
     p.add_argument("input", nargs="?", default=DEFAULT)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_info)
 
-    p = sub.add_parser("expand", help="expand the gender-specific word list with a linear SVM")
+    p = sub.add_parser("expand", parents=[quiet], help="expand the gender-specific word list with a linear SVM")
     p.add_argument("input", nargs="?", default=DEFAULT)
     p.add_argument("--out", required=True, help="output word list (one word per line)")
     p.add_argument("--specific", metavar="FILE", help="seed list (default: bundled)")
@@ -203,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     _input_opts(p)
     p.set_defaults(func=cmd_expand)
 
-    p = sub.add_parser("score", help="bias and quality metrics for one or more embeddings")
+    p = sub.add_parser("score", parents=[quiet], help="bias and quality metrics for one or more embeddings")
     p.add_argument("inputs", nargs="*", metavar="INPUT")
     p.add_argument("--json", action="store_true", help="JSON instead of Markdown tables")
     p.add_argument("--tests", nargs="+", metavar="TEST",
@@ -217,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     _input_opts(p)
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("plot", help="occupations projected on the gender direction, one panel per input")
+    p = sub.add_parser("plot", parents=[quiet], help="occupations projected on the gender direction, one panel per input")
     p.add_argument("inputs", nargs="*", metavar="INPUT")
     p.add_argument("--out", required=True, help="figure path (.png, .svg or .pdf)")
     p.add_argument("--words", metavar="FILE", help="occupation list (default: bundled professions)")
@@ -226,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     _input_opts(p)
     p.set_defaults(func=cmd_plot)
 
-    p = sub.add_parser("run", help="the main job: debias both ways, evaluate, plot, report")
+    p = sub.add_parser("run", parents=[quiet], help="the main job: debias both ways, evaluate, plot, report")
     p.add_argument("input", nargs="?", default=DEFAULT)
     p.add_argument("--out-dir", required=True)
     p.add_argument("--format", default="native", metavar="FMT", help="format of the debiased embeddings")

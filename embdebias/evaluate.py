@@ -94,6 +94,30 @@ class Report:
         value = None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
         self.values[key][embedding] = value if value is None or isinstance(value, (int, bool)) else float(value)
 
+    @classmethod
+    def combine(cls, reports) -> "Report":
+        """The columns of several reports side by side, in the order given.
+
+        Rows are the union of the reports' rows in first-seen order; a cell a report
+        does not have stays empty. Column names must be distinct.
+        """
+        reports = list(reports)
+        if not reports:
+            raise EmbdebiasError("Report.combine: no reports given")
+        out = cls([], params=dict(reports[0].params))
+        for rep in reports:
+            clash = set(out.embeddings) & set(rep.embeddings)
+            if clash:
+                raise EmbdebiasError(f"Report.combine: column(s) {', '.join(sorted(clash))} in two reports")
+            out.embeddings.extend(rep.embeddings)
+            for key in rep.rows:
+                if key not in out.values:
+                    out.rows.append(key)
+                    out.values[key] = {}
+                out.values[key].update(rep.values[key])
+            out.details.update(rep.details)
+        return out
+
     # -- access ----------------------------------------------------------------------
     def value(self, metric: str, test: str, statistic: str, embedding: str | None = None):
         """One cell; ``embedding`` may be omitted when there is only one column."""

@@ -136,7 +136,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     from .debias.expand import expand_gender_specific
     from .debias.hard import HardDebias
     from .debias.soft import SoftDebias
-    from .evaluate import evaluate
+    from .evaluate import Report, evaluate
     from .plot import plot_occupations
     from .subspace import BiasSubspace
 
@@ -161,7 +161,17 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     log(f"[subspace] k={n_components}, explained variance "
         f"{', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:n_components])}")
 
-    # 3. SVM expansion of the gender-specific words
+    # 3. the original is evaluated first, so a word set that the vocabulary misses
+    #    fails the run before any debiasing is done.
+    eval_kwargs = dict(subspace=subspace, random_state=random_state, **(evaluate_kwargs or {}))
+    orig_key = _key(base_key, "evaluate", n_components, random_state, evaluate_kwargs or {})
+    if not steps.done("evaluate_original", orig_key):
+        t0 = time.perf_counter()
+        report = evaluate({"original": emb}, **eval_kwargs)
+        _write_json(out_dir / "evaluation_original.json", report.to_dict())
+        steps.record("evaluate_original", orig_key, ["evaluation_original.json"], time.perf_counter() - t0)
+
+    # 4. SVM expansion of the gender-specific words
     exp_file = "gender_specific_expanded.txt"
     exp_key = _key(base_key, "expand", n_train, random_state)
     expansion_info = steps.state.get("expand", {}).get("info")
@@ -177,7 +187,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
 
         specific = load_words(out_dir / exp_file)
 
-    # 4. hard debias
+    # 5. hard debias
     hard_path = out_dir / _output_name("hard", format)
     hard_key = _key(exp_key, "hard", n_components, format)
     if not steps.done("hard", hard_key):
@@ -189,7 +199,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
                                "gender_specific": len(hd.gender_specific_)}})
     hard = io.load(hard_path, format=format, name="hard")
 
-    # 5. soft debias
+    # 6. soft debias
     soft_path = out_dir / _output_name("soft", format)
     soft_key = _key(exp_key, "soft", n_components, lam, random_state, format)
     if not steps.done("soft", soft_key):
@@ -201,24 +211,26 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
                      {"info": _jsonable(sd.solve_info_)})
     soft = io.load(soft_path, format=format, name="soft")
 
-    # 6. evaluation of original / soft / hard
+    # 7. evaluation of soft and hard, beside the original's
     embeddings = {"original": emb, "soft": soft, "hard": hard}
-    eval_key = _key(hard_key, soft_key, "evaluate", random_state, evaluate_kwargs or {})
-    if not steps.done("evaluate", eval_key):
+    eval_key = _key(orig_key, hard_key, soft_key)
+    if not steps.done("evaluate_debiased", eval_key):
         t0 = time.perf_counter()
-        report = evaluate(embeddings, subspace=subspace, random_state=random_state, **(evaluate_kwargs or {}))
-        _write_json(out_dir / "evaluation.json", report.to_dict())
-        steps.record("evaluate", eval_key, ["evaluation.json"], time.perf_counter() - t0)
-    evaluation = json.loads((out_dir / "evaluation.json").read_text(encoding="utf-8"))
+        report = evaluate({"soft": soft, "hard": hard}, **eval_kwargs)
+        _write_json(out_dir / "evaluation_debiased.json", report.to_dict())
+        steps.record("evaluate_debiased", eval_key, ["evaluation_debiased.json"], time.perf_counter() - t0)
+    evaluation = Report.combine(
+        Report.from_json(out_dir / name) for name in ("evaluation_original.json", "evaluation_debiased.json")
+    ).to_dict()
 
-    # 7. occupation plot
+    # 8. occupation plot
     plot_key = _key(hard_key, soft_key, "plot")
     if not steps.done("plot", plot_key):
         t0 = time.perf_counter()
         plot_occupations(embeddings, out_dir / "occupations.png", subspace=subspace)
         steps.record("plot", plot_key, ["occupations.png"], time.perf_counter() - t0)
 
-    # 8. report
+    # 9. report
     timings.update(steps.timings)
     timings["total"] = time.perf_counter() - t_start
     meta = {

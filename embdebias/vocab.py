@@ -87,7 +87,7 @@ class Vocabulary(Sequence):
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self._word_at(j) for j in range(*i.indices(self._n))]
+            return self.tolist()[i]
         if isinstance(i, (int, np.integer)):
             i = int(i)
             if i < 0:

@@ -129,6 +129,15 @@ def test_plot_one_panel_per_input(w2v_file, tmp_path):
     assert len(figure.get_axes()) == 2
 
 
+def test_quiet_before_or_after_the_command(w2v_file, capsys):
+    assert main(["info", str(w2v_file), "--quiet"]) == 0
+    assert main(["--quiet", "info", str(w2v_file)]) == 0
+    from embdebias.cli import build_parser
+
+    assert build_parser().parse_args(["info", "x", "-q"]).quiet is True
+    assert build_parser().parse_args(["info", "x"]).quiet is False
+
+
 def test_help_everywhere(capsys):
     for cmd in ([], ["debias"], ["convert"], ["info"], ["expand"], ["score"], ["plot"], ["run"]):
         with pytest.raises(SystemExit) as ei:
