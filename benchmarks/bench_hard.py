@@ -59,19 +59,11 @@ def write_random_native(path: Path, rows: int, dim: int, seed: int = 0, chunk: i
 
 
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, {root!r})
 
-def peak_kb():
-    # VmHWM: ru_maxrss carries the parent's peak over through fork/exec on Linux.
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+sys.path.insert(0, {root!r} + "/benchmarks")
+from _measure import peak_kb
 
 from embdebias.debias.api import debias_file
 import embdebias.io, embdebias.debias.hard, numpy

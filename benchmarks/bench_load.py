@@ -116,18 +116,11 @@ def generate(rows: int, dim: int, workdir: Path) -> dict[str, Path]:
 
 # -- measurement in a fresh process ------------------------------------------------------------
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, {repo!r})
 
-def peak_kb():
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+sys.path.insert(0, {repo!r} + "/benchmarks")
+from _measure import peak_kb
 
 kind, path = sys.argv[1], sys.argv[2]
 if kind.startswith("gensim"):

@@ -169,19 +169,11 @@ def write_structured_native(path: Path, rows: int, dim: int, seed: int = 0,
 
 
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, {root!r})
 
-def peak_kb():
-    # VmHWM: ru_maxrss carries the parent's peak over through fork/exec on Linux.
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+sys.path.insert(0, {root!r} + "/benchmarks")
+from _measure import peak_kb
 
 import numpy, sklearn.svm, cvxpy
 from embdebias.io.native import read_native

@@ -66,19 +66,11 @@ QUICK = {"rows": 20_000, "dim": 50, "soft_rows": 20_000, "soft_glove_rows": 20_0
 # -- the full `embdebias run` ------------------------------------------------------------------
 
 _RUN_CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, {repo!r})
 
-def peak_kb():
-    # VmHWM is reset by exec; ru_maxrss can carry the parent's peak over on Linux.
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+sys.path.insert(0, {repo!r} + "/benchmarks")
+from _measure import peak_kb
 
 from embdebias.cli import main
 t0 = time.perf_counter()
