@@ -25,17 +25,20 @@ def check_dim(embedding: Embedding, n_features: int, who: str) -> None:
                              f"{embedding.name} has {embedding.dim}-d vectors")
 
 
-def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray], np.ndarray], *,
+def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.ndarray], None], *,
                out=None, chunk_rows: int = DEFAULT_CHUNK_ROWS, name: str | None = None,
                finish: Callable[[np.ndarray], None] | None = None, progress: bool = False) -> Embedding:
-    """Apply ``func(start, stop, block) -> new_block`` over the rows into a new embedding.
+    """Apply ``func(start, stop, block, out)`` over the rows into a new embedding.
 
     Parameters
     ----------
     embedding : Embedding
         The input; it is only read.
     func : callable
-        Maps a float32 ``(m, d)`` block of rows ``start:stop`` to its new ``(m, d)`` rows.
+        Writes the new rows ``start:stop`` into ``out`` (the destination's float32
+        ``(m, d)`` slice) from ``block`` (the input rows, possibly read-only). Working
+        in the destination itself avoids chunk-sized temporaries, whose page faults
+        cost more than the arithmetic on large inputs.
     out : None, ndarray or path
         None: the result lives in memory. An ndarray: a ``(n, d)`` float32 destination
         (e.g. a writable memory map). A path: a native-format directory written chunk by
@@ -57,7 +60,7 @@ def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray], np.n
             total = -(-len(embedding) // chunk_rows)
             chunks = tqdm(chunks, total=total, desc=f"debias {name}", unit="chunk")
         for start, stop, block in chunks:
-            dest[start:stop] = func(start, stop, block)
+            func(start, stop, block, dest[start:stop])
         if finish is not None:
             finish(dest)
 
@@ -82,3 +85,21 @@ def unit_rows(block: np.ndarray) -> np.ndarray:
     norms = np.sqrt(np.einsum("ij,ij->i", block, block))[:, None]
     np.divide(block, norms, out=block, where=norms > 0)
     return block
+
+
+def subtract_projection(rows: np.ndarray, coords: np.ndarray, basis: np.ndarray) -> None:
+    """``rows -= coords @ basis`` in place, without an ``(m, d)`` temporary.
+
+    ``rows`` is a C-contiguous float32 ``(m, d)`` array, ``coords`` ``(m, k)`` and
+    ``basis`` ``(k, d)``. BLAS ``sger`` applies each rank-one update to ``rows.T``
+    (Fortran order) in place.
+    """
+    from scipy.linalg.blas import sger
+
+    if rows.shape[0] == 0:
+        return
+    target = rows.T
+    for j in range(basis.shape[0]):
+        updated = sger(-1.0, basis[j], np.ascontiguousarray(coords[:, j]), a=target, overwrite_a=True)
+        if not np.shares_memory(updated, rows):  # BLAS could not work in place
+            rows[...] = updated.T

@@ -9,7 +9,7 @@ import numpy as np
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..subspace import BiasSubspace, MissingWordsWarning
-from ._base import case_variants, check_dim, map_chunks, unit_rows
+from ._base import case_variants, check_dim, map_chunks, subtract_projection, unit_rows
 
 
 def _resolve_words(words, default):
@@ -193,14 +193,13 @@ class HardDebias:
         basis = self.subspace_.components_.astype(np.float32)
         specific = self._specific_mask(emb)
 
-        def neutralize(start, stop, block):
-            unit = unit_rows(np.array(block, dtype=np.float32))
-            proj = unit @ basis.T
-            proj[specific[start:stop]] = 0.0  # gender-specific rows keep their direction
-            # (m, k) x (k, d) as a sum of k rank-one updates: cheaper than a thin matmul.
-            for j in range(basis.shape[0]):
-                unit -= proj[:, j:j + 1] * basis[j]
-            return unit_rows(unit)
+        def neutralize(start, stop, block, out):
+            out[...] = block
+            unit_rows(out)
+            coords = out @ basis.T
+            coords[specific[start:stop]] = 0.0  # gender-specific rows keep their direction
+            subtract_projection(out, coords, basis)
+            unit_rows(out)
 
         pairs = self.equalize_pairs_
         rows_a = np.array([emb.index(a) for a, _ in pairs], dtype=np.int64)

@@ -49,7 +49,7 @@ import numpy as np
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import DimensionError, EmbdebiasError, NonFiniteError
 from . import _psd
-from ._base import case_variants, check_dim, map_chunks
+from ._base import case_variants, check_dim, map_chunks, unit_rows
 from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_specific
 
 NORMALIZATIONS = ("mean", "sum")
@@ -316,10 +316,9 @@ class SoftDebias:
         check_dim(emb, self.n_features_in_, "SoftDebias")
         T = self.transform_matrix_.astype(np.float32)
 
-        def apply(start, stop, block):
-            y = block @ T                    # T is symmetric: each row x becomes T x
-            norms = np.sqrt(np.einsum("ij,ij->i", y, y))[:, None]
-            return np.divide(y, norms, out=y, where=norms > 0)
+        def apply(start, stop, block, out):
+            np.matmul(block, T, out=out)     # T is symmetric: each row x becomes T x
+            unit_rows(out)
 
         if isinstance(out, np.ndarray) and out.dtype != np.float32:
             raise DimensionError(f"out must be float32, got {out.dtype}")
