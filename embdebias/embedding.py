@@ -33,6 +33,8 @@ def drop_duplicates(words: Sequence[str], source: str | None = None,
     Warns with :class:`DuplicateWordWarning` naming the duplicated words and, when
     ``line_of`` (row -> line number) is given, where they stand in ``source``.
     """
+    if len(set(words)) == len(words):  # the usual case, checked at C speed
+        return None
     seen: dict[str, int] = {}
     dup_rows = []
     for i, w in enumerate(words):
