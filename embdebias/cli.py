@@ -124,7 +124,7 @@ def cmd_run(args, say) -> int:
 
     report = run_pipeline(args.input, args.out_dir, format=args.format, input_format=args.input_format,
                           limit=args.limit, lam=args.lam, n_components=args.components,
-                          random_state=args.seed, force=args.force, log=say, progress=not args.quiet)
+                          n_train=args.n_train, random_state=args.seed, force=args.force, log=say, progress=not args.quiet)
     say(f"done: {report}")
     return 0
 
@@ -238,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--components", type=int, default=1, metavar="K")
     p.add_argument("--lambda", dest="lam", type=float, default=0.2, metavar="L")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-train", type=int, default=50_000, metavar="N",
+                   help="SVM expansion: train on the N most frequent words (default 50000)")
     p.add_argument("--force", action="store_true", help="recompute every step")
     _input_opts(p)
     p.set_defaults(func=cmd_run)

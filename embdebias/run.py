@@ -295,9 +295,14 @@ def render_report(meta: dict, evaluation: dict) -> str:
                  + (f" (reused: {', '.join(meta['reused_steps'])})" if meta["reused_steps"] else ""))
     lines.append("- versions: " + ", ".join(f"{k2} {v}" for k2, v in meta["versions"].items()))
     src = meta["input"]["source"]
-    lines.append(f"- reproduce: `embdebias run {src if src != 'glove-6b-50d' else ''} --out-dir DIR "
-                 f"--components {k} --lambda {p['lambda']} --seed {meta['seeds']['random_state']}"
-                 + (f" --limit {p['limit']}" if p["limit"] else "") + "`")
+    command = ["embdebias", "run"] + ([src] if src != "glove-6b-50d" else []) + [
+        "--out-dir", "DIR", "--components", str(k), "--lambda", str(p["lambda"]),
+        "--seed", str(meta["seeds"]["random_state"]), "--n-train", str(p["n_train"])]
+    if p["limit"]:
+        command += ["--limit", str(p["limit"])]
+    if p["output_format"] != "native":
+        command += ["--format", p["output_format"]]
+    lines.append(f"- reproduce: `{' '.join(command)}`")
     return "\n".join(lines) + "\n"
 
 
