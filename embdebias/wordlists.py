@@ -55,9 +55,13 @@ def wordlist_path(name_or_path) -> Path:
     raise WordListError(f"{s}: word list file not found")
 
 
-def _lines(path: Path) -> list[tuple[int, str]]:
+def data_lines(path) -> list[tuple[int, str]]:
+    """``(line number, stripped line)`` of a word-list-style file, without blank and ``#`` lines."""
+    path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WordListError(f"{path}: file not found") from None
     except UnicodeDecodeError as exc:
         raise WordListError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     out = []
@@ -71,7 +75,7 @@ def _lines(path: Path) -> list[tuple[int, str]]:
 @lru_cache(maxsize=64)
 def _load_words_cached(path: Path) -> tuple[str, ...]:
     words = []
-    for lineno, line in _lines(path):
+    for lineno, line in data_lines(path):
         parts = line.split()
         if len(parts) != 1:
             raise WordListError(f"{path}:{lineno}: expected one word per line, got {line!r}")
@@ -87,7 +91,7 @@ def load_words(name_or_path) -> list[str]:
 @lru_cache(maxsize=64)
 def _load_pairs_cached(path: Path) -> tuple[tuple[str, str], ...]:
     pairs = []
-    for lineno, line in _lines(path):
+    for lineno, line in data_lines(path):
         parts = line.split()
         if len(parts) != 2:
             raise WordListError(f"{path}:{lineno}: expected two words (female male), got {line!r}")

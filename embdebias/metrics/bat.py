@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DimensionError, MissingWordsError, WordListError
+from ..wordlists import data_lines
 from ._common import (DEFAULT_MAX_MISSING, as_emb, check_max_missing, lookup, to_builtin, unit,
                       unit_rows)
 
@@ -49,17 +50,8 @@ class SemBiasInstance:
 def read_sembias(path) -> list[SemBiasInstance]:
     """Parse a SemBias-format file (see the module docstring)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise WordListError(f"{path}: SemBias file not found") from None
-    except UnicodeDecodeError as exc:
-        raise WordListError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     out = []
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
+    for lineno, line in data_lines(path):
         fields = [f.strip() for f in line.split("\t")]
         if len(fields) != 4:
             fields = line.split()
