@@ -265,6 +265,12 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("embdebias: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``embdebias info x | head``): not an error of ours.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

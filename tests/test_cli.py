@@ -144,3 +144,9 @@ def test_help_everywhere(capsys):
             main(cmd + ["--help"])
         assert ei.value.code == 0
     assert "usage" in capsys.readouterr().out
+
+
+def test_closed_pipe_is_not_an_error(w2v_file):
+    res = subprocess.run(f"{sys.executable} -m embdebias info {w2v_file} | head -1",
+                         shell=True, capture_output=True, text=True)
+    assert res.stdout.startswith("name") and "Traceback" not in res.stderr
