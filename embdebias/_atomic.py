@@ -21,13 +21,19 @@ def _umask() -> int:
     return mask
 
 
-def _check_not_input(target: Path, inputs) -> None:
+def check_output(target, inputs=()) -> None:
+    """Refuse a target that is an input, lies inside an input directory, or contains an input."""
+    target = Path(target)
+    where = target.resolve()
     for src in inputs or ():
-        if src is None:
+        if src is None or not isinstance(src, (str, os.PathLike)):
             continue
         src = Path(src)
-        if src.exists() and target.exists() and os.path.samefile(src, target):
-            raise EmbdebiasError(f"{target}: refusing to overwrite an input file; choose another output path")
+        if not src.exists():
+            continue
+        src = src.resolve()
+        if where == src or where.is_relative_to(src) or src.is_relative_to(where):
+            raise EmbdebiasError(f"{target}: refusing to write over the input {src}; choose another output path")
 
 
 @contextlib.contextmanager
@@ -37,7 +43,7 @@ def atomic_file(target, *, inputs=()):
     ``inputs`` lists files being read: writing over one of them is refused.
     """
     target = Path(target)
-    _check_not_input(target, inputs)
+    check_output(target, inputs)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -52,16 +58,21 @@ def atomic_file(target, *, inputs=()):
 
 
 @contextlib.contextmanager
-def atomic_dir(target, *, inputs=()):
+def atomic_dir(target, *, inputs=(), replaceable: str = "embdebias.json"):
     """Yield a temporary directory next to ``target``; swap it in on success.
 
-    An existing ``target`` directory is moved aside first and deleted only after the
-    new one is in place.
+    An existing ``target`` directory is replaced only when it is empty or holds the
+    file ``replaceable`` (the marker of a directory embdebias wrote); it is moved aside
+    first and deleted only after the new one is in place.
     """
     target = Path(target)
-    _check_not_input(target, inputs)
+    check_output(target, inputs)
     if target.exists() and not target.is_dir():
         raise EmbdebiasError(f"{target}: exists and is not a directory")
+    if target.is_dir() and any(target.iterdir()) and not (target / replaceable).is_file():
+        # Only a directory we wrote ourselves is replaced; anything else may hold a user's files.
+        raise EmbdebiasError(f"{target}: an existing directory that is not an embdebias output; "
+                             f"refusing to replace it (choose a new path or remove it)")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     os.chmod(tmp, 0o777 & ~_umask())

@@ -18,6 +18,32 @@ from .errors import EmbdebiasError
 DEFAULT = "glove-6b-50d"
 
 
+def _seed(text: str) -> int:
+    """argparse type of --seed: what numpy's generators accept."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2**32 - 1, got {value}")
+    return value
+
+
+def _count(text: str, least: int = 0) -> int:
+    """argparse type of counts that must be >= ``least``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be >= {least}, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    return _count(text, 1)
+
+
 class _Printer:
     def __init__(self, quiet: bool):
         self.quiet = quiet
@@ -46,10 +72,8 @@ def cmd_debias(args, say) -> int:
     sub = debiaser.subspace_
     say(f"bias subspace: {len(sub.pairs_used_)} definitional pairs, k={sub.components_.shape[0]}, "
         f"explained variance {', '.join(f'{r:.3f}' for r in sub.explained_variance_ratio_[:sub.components_.shape[0]])}")
-    info = getattr(debiaser, "solve_info_", None)
-    if info:
-        say("soft debias solve: " + ", ".join(f"{k}={v}" for k, v in info.items()
-                                             if not isinstance(v, (dict, list))))
+    if hasattr(debiaser, "report"):  # soft: solver, status, objective terms, expansion
+        say(debiaser.report())
     say(f"{args.method}-debiased {len(result)} x {result.dim} -> {args.out} "
         f"({time.perf_counter() - t0:.1f} s)")
     return 0
@@ -86,7 +110,7 @@ def cmd_expand(args, say) -> int:
     emb = io.load(args.input, format=args.input_format, limit=args.limit)
     result = expand_gender_specific(emb, seed=args.specific, n_train=args.n_train,
                                     random_state=args.seed)
-    result.save(args.out)
+    result.save(args.out, inputs=(args.input,))
     say(result.summary())
     return 0
 
@@ -96,13 +120,17 @@ def cmd_score(args, say) -> int:
 
     embeddings = _load_many(args)
     options = suite_options(args.tests) if args.tests else {}
+    if args.direction == "first":
+        from .subspace import BiasSubspace
+
+        options["subspace"] = BiasSubspace().fit(next(iter(embeddings.values())))
     report = evaluate(embeddings, sembias=args.sembias, random_state=args.seed,
                       max_missing=args.max_missing, **options)
     text = json.dumps(report.to_dict(), indent=2) if args.json else report.to_markdown()
     if args.out:
         from ._atomic import atomic_file
 
-        with atomic_file(args.out) as tmp:
+        with atomic_file(args.out, inputs=args.inputs) as tmp:
             tmp.write_text(text + "\n", encoding="utf-8")
         say(f"wrote {args.out}")
     else:
@@ -124,7 +152,9 @@ def cmd_run(args, say) -> int:
 
     report = run_pipeline(args.input, args.out_dir, format=args.format, input_format=args.input_format,
                           limit=args.limit, lam=args.lam, n_components=args.components,
-                          n_train=args.n_train, random_state=args.seed, force=args.force, log=say, progress=not args.quiet)
+                          n_train=args.n_train, random_state=args.seed, force=args.force, log=say,
+                          progress=not args.quiet,
+                          evaluate_kwargs={"max_missing": args.max_missing, "sembias": args.sembias})
     say(f"done: {report}")
     return 0
 
@@ -148,7 +178,7 @@ def _input_opts(p, *, limit=True):
     p.add_argument("--input-format", default="auto", metavar="FMT",
                    help="format of the input (default: detected from the content)")
     if limit:
-        p.add_argument("--limit", type=int, default=None, metavar="N",
+        p.add_argument("--limit", type=_positive, default=None, metavar="N",
                        help="keep only the first N words (file order is frequency order)")
 
 
@@ -179,10 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--definitional", metavar="FILE", help="definitional pairs file (default: bundled)")
     p.add_argument("--equalize", metavar="FILE", help="equalize pairs file (hard only; default: bundled)")
     p.add_argument("--specific", metavar="FILE", help="gender-specific words file (default: bundled seed list)")
-    p.add_argument("--components", type=int, default=1, metavar="K", help="dimension of the bias subspace")
+    p.add_argument("--components", type=_positive, default=1, metavar="K", help="dimension of the bias subspace")
     p.add_argument("--lambda", dest="lam", type=float, default=0.2, metavar="L",
                    help="soft debias: weight of the bias term (default 0.2)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (soft debias expansion)")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed (soft debias expansion)")
     _input_opts(p)
     p.set_defaults(func=cmd_debias)
 
@@ -202,9 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", nargs="?", default=DEFAULT)
     p.add_argument("--out", required=True, help="output word list (one word per line)")
     p.add_argument("--specific", metavar="FILE", help="seed list (default: bundled)")
-    p.add_argument("--n-train", type=int, default=50_000, metavar="N",
+    p.add_argument("--n-train", type=_positive, default=50_000, metavar="N",
                    help="train on the N most frequent words (default 50000)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     _input_opts(p)
     p.set_defaults(func=cmd_expand)
 
@@ -215,10 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what to run: metric names (weat rnsb ect bat direct_bias similarity analogy), "
                         "WEAT groups (gender caliskan) or WEAT test ids (default: the full suite)")
     p.add_argument("--sembias", metavar="FILE", help="SemBias-format file for BAT (default: bundled)")
+    p.add_argument("--direction", choices=["first", "own"], default="first",
+                   help="gender direction for direct bias: the first input's for every column, so "
+                        "original / soft / hard are measured alike (default), or each input's own")
     p.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--max-missing", type=float, default=0.2, metavar="F",
                    help="fail when a word set loses more than this fraction to OOV (default 0.2)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     _input_opts(p)
     p.set_defaults(func=cmd_score)
 
@@ -226,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="*", metavar="INPUT")
     p.add_argument("--out", required=True, help="figure path (.png, .svg or .pdf)")
     p.add_argument("--words", metavar="FILE", help="occupation list (default: bundled professions)")
-    p.add_argument("--top", type=int, default=20, metavar="N",
+    p.add_argument("--top", type=_count, default=20, metavar="N",
                    help="show the N most she-leaning and N most he-leaning occupations (default 20)")
     _input_opts(p)
     p.set_defaults(func=cmd_plot)
@@ -235,11 +268,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", nargs="?", default=DEFAULT)
     p.add_argument("--out-dir", required=True)
     p.add_argument("--format", default="native", metavar="FMT", help="format of the debiased embeddings")
-    p.add_argument("--components", type=int, default=1, metavar="K")
+    p.add_argument("--components", type=_positive, default=1, metavar="K")
     p.add_argument("--lambda", dest="lam", type=float, default=0.2, metavar="L")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--n-train", type=int, default=50_000, metavar="N",
+    p.add_argument("--seed", type=_seed, default=0)
+    p.add_argument("--n-train", type=_positive, default=50_000, metavar="N",
                    help="SVM expansion: train on the N most frequent words (default 50000)")
+    p.add_argument("--max-missing", type=float, default=0.2, metavar="F",
+                   help="fail when a word set loses more than this fraction to OOV (default 0.2)")
+    p.add_argument("--sembias", metavar="FILE", help="SemBias-format file for BAT (default: bundled)")
     p.add_argument("--force", action="store_true", help="recompute every step")
     _input_opts(p)
     p.set_defaults(func=cmd_run)
@@ -259,18 +295,19 @@ def main(argv=None) -> int:
     except EmbdebiasError as exc:
         print(f"embdebias: error: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"embdebias: error: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("embdebias: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         # The reader went away (``embdebias info x | head``): not an error of ours.
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # missing files, permissions, a full disk, ...
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"embdebias: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("embdebias: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import DimensionError, MissingWordsError
+from .errors import DimensionError, MissingWordsError, NonFiniteError
 from .vocab import Vocabulary
 
 #: Rows per chunk for whole-vocabulary passes: 65,536 x 300 float32 is 75 MiB.
@@ -102,6 +102,10 @@ class Embedding:
         self.path = os.fspath(path) if path is not None else None
         self.name = name or (Path(self.path).name if self.path else "embedding")
         self._norms: np.ndarray | None = None
+        # Set after one full pass of iter_chunks found every value finite. The text and
+        # binary readers check as they parse; memory-mapped formats (native, gensim) are
+        # checked lazily, chunk by chunk, so that opening them stays instant.
+        self._finite = False
 
     # -- basic properties ----------------------------------------------------------
     @property
@@ -142,18 +146,40 @@ class Embedding:
     def __getitem__(self, key):
         """``emb["word"]`` gives a vector, ``emb[["a", "b"]]`` a ``(2, d)`` matrix."""
         if isinstance(key, str):
-            return np.array(self._vectors[self.index(key)])
+            return self.take([self.index(key)])[0]
         rows, missing = self.rows(key)
         if missing:
             raise MissingWordsError(
                 f"{len(missing)} word(s) not in the vocabulary of {self.name}: "
                 f"{', '.join(map(repr, missing[:20]))}", missing)
-        return np.asarray(self._vectors[rows])
+        return self.take(rows)
 
     def get(self, word: str, default=None):
         """Vector of ``word`` or ``default``."""
         row = self._vocab.get(word)
-        return default if row < 0 else np.array(self._vectors[row])
+        return default if row < 0 else self.take([row])[0]
+
+    def take(self, rows, dtype=np.float32) -> np.ndarray:
+        """A copy of the given rows (indices or a slice) as ``dtype``.
+
+        Raises :class:`NonFiniteError` naming the word if a row holds NaN or infinity.
+        """
+        block = np.array(self._vectors[rows], dtype=dtype)
+        if not self._finite:
+            self._check_finite(block, rows)
+        return block
+
+    def _check_finite(self, block: np.ndarray, rows) -> None:
+        ok = np.isfinite(block).all(axis=-1)
+        if ok.all():
+            return
+        bad = int(np.flatnonzero(~np.atleast_1d(ok))[0])
+        if isinstance(rows, slice):
+            row = (rows.start or 0) + bad
+        else:
+            row = int(np.atleast_1d(np.asarray(rows))[bad])
+        raise NonFiniteError(f"{self.path or self.name}: row {row} ({self._vocab[row]!r}) has NaN or "
+                             f"infinite values; expected finite numbers")
 
     def rows(self, words: Iterable[str]) -> tuple[np.ndarray, list[str]]:
         """Rows of the in-vocabulary ``words`` (in the given order) and the missing ones."""
@@ -175,7 +201,11 @@ class Embedding:
         n = len(self)
         for start in range(0, n, chunk_rows):
             stop = min(start + chunk_rows, n)
-            yield start, stop, np.asarray(self._vectors[start:stop], dtype=np.float32)
+            block = np.asarray(self._vectors[start:stop], dtype=np.float32)
+            if not self._finite:
+                self._check_finite(block, slice(start, stop))
+            yield start, stop, block
+        self._finite = True
 
     def norms(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> np.ndarray:
         """Euclidean norm of every row (computed once, in chunks, then cached)."""

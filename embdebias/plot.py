@@ -37,12 +37,18 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
     if subspace is None:
         subspace = BiasSubspace().fit(first)
     direction = subspace.direction_
+    if not words:
+        raise EmbdebiasError("occupations: the word list is empty")
     present = [w for w in words if all(w in e for e in embeddings.values())]
-    missing = [w for w in words if w not in set(present)]
+    present_set = set(present)
+    missing = [w for w in words if w not in present_set]
     if len(missing) > max_missing * len(words):
         raise MissingWordsError(
             f"occupations: {len(missing)} of {len(words)} words are missing from at least one "
             f"embedding (more than {max_missing:.0%}): {', '.join(missing[:20])}", missing)
+    if not present:
+        raise MissingWordsError(f"occupations: none of the {len(words)} words is in every embedding",
+                                missing)
     if missing:
         warnings.warn(f"occupations: {len(missing)} word(s) left out (not in every embedding): "
                       f"{', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}",
@@ -106,10 +112,14 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None):
 def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=None) -> Path:
     """Draw :func:`occupation_figure` and save it atomically to ``out`` (PNG, SVG or PDF)."""
     out = Path(out)
+    if top < 0:
+        raise EmbdebiasError(f"top must be >= 0, got {top}")
     fmt = FORMATS.get(out.suffix.lower())
     if fmt is None:
         raise EmbdebiasError(f"{out}: unknown figure format {out.suffix!r}; use .png, .svg or .pdf")
     fig = occupation_figure(embeddings, words, top=top, subspace=subspace)
-    with atomic_file(out) as tmp:
+    values = embeddings.values() if isinstance(embeddings, dict) else embeddings
+    inputs = [getattr(e, "path", None) for e in values]
+    with atomic_file(out, inputs=inputs) as tmp:
         fig.savefig(tmp, format=fmt, dpi=120)
     return out

@@ -26,6 +26,8 @@ from ._atomic import atomic_file
 from .errors import EmbdebiasError
 
 STATE = "run_state.json"
+#: The input file of the run in progress: no output may be written over it.
+_INPUTS: list = []
 
 
 def _versions() -> dict:
@@ -54,13 +56,29 @@ def _key(*parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _check_options(*, format, lam, n_components, n_train, random_state, limit) -> None:
+    """Bad options fail here, before anything is loaded or written."""
+    import math
+
+    if format not in EXTENSIONS:
+        raise EmbdebiasError(f"unknown output format {format!r}; choose one of {', '.join(EXTENSIONS)}")
+    if not (isinstance(lam, (int, float)) and math.isfinite(lam) and lam >= 0):
+        raise EmbdebiasError(f"lambda must be a finite number >= 0, got {lam!r}")
+    for name, value, least in (("n_components", n_components, 1), ("n_train", n_train, 2),
+                               ("limit", 1 if limit is None else limit, 1)):
+        if int(value) != value or value < least:
+            raise EmbdebiasError(f"{name} must be an integer >= {least}, got {value!r}")
+    if not (isinstance(random_state, int) and 0 <= random_state < 2**32):
+        raise EmbdebiasError(f"random_state must be an integer in [0, 2**32), got {random_state!r}")
+
+
 def _write_json(path: Path, obj) -> None:
-    with atomic_file(path) as tmp:
+    with atomic_file(path, inputs=_INPUTS) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 def _write_text(path: Path, text: str) -> None:
-    with atomic_file(path) as tmp:
+    with atomic_file(path, inputs=_INPUTS) as tmp:
         tmp.write_text(text, encoding="utf-8")
 
 
@@ -133,7 +151,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     """
     from . import io
     from .debias.api import transform_to_file
-    from .debias.expand import expand_gender_specific
+    from .debias.expand import expand_gender_specific, read_expanded
     from .debias.hard import HardDebias
     from .debias.soft import SoftDebias
     from .evaluate import Report, evaluate
@@ -141,6 +159,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     from .subspace import BiasSubspace
 
     out_dir = Path(out_dir)
+    _check_options(format=format, lam=lam, n_components=n_components, n_train=n_train,
+                   random_state=random_state, limit=limit)
     t_start = time.perf_counter()
     timings = {}
 
@@ -148,6 +168,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     t0 = time.perf_counter()
     emb = io.load(source, format=input_format, limit=limit)
     ident = input_identity(source if source is not None else io.DEFAULT_NAME)
+    _INPUTS[:] = [emb.path] if emb.path else []
     timings["load"] = time.perf_counter() - t0
     log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -178,14 +199,16 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     if not steps.done("expand", exp_key):
         t0 = time.perf_counter()
         result = expand_gender_specific(emb, n_train=n_train, random_state=random_state)
-        result.save(out_dir / exp_file)
-        expansion_info = result.to_dict() if hasattr(result, "to_dict") else {"summary": result.summary()}
+        result.save(out_dir / exp_file, inputs=_INPUTS)
+        expansion_info = {"seed_found": len(result.seed_found), "seed_missing": result.seed_missing,
+                          "seed_coverage": result.seed_coverage, "seeds_in_training": result.seed_in_training,
+                          "n_train": result.n_train, "cv_accuracy": result.cv_accuracy, "cv_f1": result.cv_f1,
+                          "predicted": result.n_predicted, "added": result.n_added,
+                          "expanded_size": len(result.words)}
         steps.record("expand", exp_key, [exp_file], time.perf_counter() - t0, {"info": expansion_info})
         specific = result.words
     else:
-        from .wordlists import load_words
-
-        specific = load_words(out_dir / exp_file)
+        specific = read_expanded(out_dir / exp_file)
 
     # 5. hard debias
     hard_path = out_dir / _output_name("hard", format)
@@ -239,6 +262,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
         "parameters": {"limit": limit, "input_format": input_format, "output_format": format,
                        "n_components": n_components, "lambda": lam, "n_train": n_train,
+                       "evaluate": evaluate_kwargs or {},
                        "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
         "seeds": {"random_state": random_state},
         "subspace": {"explained_variance_ratio": subspace.explained_variance_ratio_.tolist(),
@@ -285,11 +309,17 @@ def render_report(meta: dict, evaluation: dict) -> str:
     exp = meta.get("expansion") or {}
     if exp:
         shown = {k2: v for k2, v in exp.items() if not isinstance(v, (list, dict))}
-        lines.append("- expansion: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in shown.items()))
+        lines.append("- SVM expansion: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in shown.items())
+                     + (f"; seeds not in the vocabulary: {', '.join(exp['seed_missing'])}"
+                        if exp.get("seed_missing") else ""))
     soft = meta.get("soft_solve") or {}
     if soft:
         shown = {k2: v for k2, v in soft.items() if not isinstance(v, (list, dict))}
         lines.append("- soft debias solve: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in shown.items()))
+        for when in ("before", "after"):
+            terms = soft.get(f"objective_{when}")
+            if isinstance(terms, dict):
+                lines.append(f"  - objective {when}: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in terms.items()))
     t = meta["timings_s"]
     lines.append("- timings (s): " + ", ".join(f"{k2} {v:.1f}" for k2, v in t.items())
                  + (f" (reused: {', '.join(meta['reused_steps'])})" if meta["reused_steps"] else ""))
@@ -302,6 +332,11 @@ def render_report(meta: dict, evaluation: dict) -> str:
         command += ["--limit", str(p["limit"])]
     if p["output_format"] != "native":
         command += ["--format", p["output_format"]]
+    ev = p.get("evaluate") or {}
+    if ev.get("max_missing") not in (None, 0.2):
+        command += ["--max-missing", str(ev["max_missing"])]
+    if ev.get("sembias"):
+        command += ["--sembias", str(ev["sembias"])]
     lines.append(f"- reproduce: `{' '.join(command)}`")
     return "\n".join(lines) + "\n"
 

@@ -72,8 +72,14 @@ def data_lines(path) -> list[tuple[int, str]]:
     return out
 
 
+def _stamp(path: Path) -> tuple[Path, int, int]:
+    """Cache key of a file: a rewritten file is read again."""
+    st = path.stat()
+    return path.resolve(), st.st_mtime_ns, st.st_size
+
+
 @lru_cache(maxsize=64)
-def _load_words_cached(path: Path) -> tuple[str, ...]:
+def _load_words_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple[str, ...]:
     words = []
     for lineno, line in data_lines(path):
         parts = line.split()
@@ -85,11 +91,11 @@ def _load_words_cached(path: Path) -> tuple[str, ...]:
 
 def load_words(name_or_path) -> list[str]:
     """A word list (duplicates removed, order kept)."""
-    return list(_load_words_cached(wordlist_path(name_or_path)))
+    return list(_load_words_cached(*_stamp(wordlist_path(name_or_path))))
 
 
 @lru_cache(maxsize=64)
-def _load_pairs_cached(path: Path) -> tuple[tuple[str, str], ...]:
+def _load_pairs_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple[tuple[str, str], ...]:
     pairs = []
     for lineno, line in data_lines(path):
         parts = line.split()
@@ -101,7 +107,7 @@ def _load_pairs_cached(path: Path) -> tuple[tuple[str, str], ...]:
 
 def load_pairs(name_or_path) -> list[tuple[str, str]]:
     """A list of ``(female, male)`` pairs."""
-    return list(_load_pairs_cached(wordlist_path(name_or_path)))
+    return list(_load_pairs_cached(*_stamp(wordlist_path(name_or_path))))
 
 
 def definitional_pairs() -> list[tuple[str, str]]:

@@ -153,3 +153,48 @@ def test_closed_pipe_is_not_an_error(w2v_file):
     assert len(full.stdout) > 1 << 17
     res = subprocess.run(cmd + " | head -1", shell=True, capture_output=True, text=True)
     assert res.stdout.strip() == "{" and "Traceback" not in res.stderr
+
+
+def test_outputs_never_replace_inputs_or_user_directories(w2v_file, tmp_path, capsys):
+    before = w2v_file.read_bytes()
+    assert main(["-q", "score", str(w2v_file), "--tests", "direct_bias", "--out", str(w2v_file)]) == 2
+    assert main(["-q", "expand", str(w2v_file), "--out", str(w2v_file), "--n-train", "500"]) == 2
+    assert main(["-q", "debias", str(w2v_file), "--out", str(w2v_file), "--format", "word2vec-text"]) == 2
+    assert w2v_file.read_bytes() == before
+    user_dir = tmp_path / "mine"
+    user_dir.mkdir()
+    (user_dir / "notes.txt").write_text("keep")
+    assert main(["-q", "convert", str(w2v_file), str(user_dir), "--format", "native"]) == 2
+    assert (user_dir / "notes.txt").read_text() == "keep"
+
+
+@pytest.mark.parametrize("argv", [
+    ["debias", "{f}", "--out", "{d}/o.x", "--format", "bogus"],
+    ["run", "{f}", "--out-dir", "{d}/run", "--format", "bogus"],
+    ["run", "{f}", "--out-dir", "{d}/run", "--lambda", "-1"],
+    ["run", "{f}", "--out-dir", "{d}/run", "--lambda", "nan"],
+])
+def test_bad_options_fail_before_any_work(w2v_file, tmp_path, capsys, argv):
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = [a.format(f=w2v_file, d=work) for a in argv]
+    assert main(["-q"] + argv) == 2
+    assert list(work.iterdir()) == []
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv", [["score", "--seed", "-1"], ["run", "--out-dir", "x", "--seed", "2**40"],
+                                  ["plot", "--out", "x.png", "--top", "-3"], ["debias", "--out", "x", "--limit", "0"]])
+def test_out_of_range_numbers_are_usage_errors(argv, capsys):
+    with pytest.raises(SystemExit) as ei:
+        main(argv)
+    assert ei.value.code == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_plot_with_empty_word_list_exits_2(w2v_file, tmp_path, capsys):
+    empty = tmp_path / "none.txt"
+    empty.write_text("# nothing\n")
+    assert main(["-q", "plot", str(w2v_file), "--out", str(tmp_path / "p.png"), "--words", str(empty)]) == 2
+    assert "empty" in capsys.readouterr().err
+    assert not (tmp_path / "p.png").exists()

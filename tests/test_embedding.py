@@ -122,3 +122,47 @@ def test_native_refuses_to_overwrite_its_input(emb, tmp_path):
     with pytest.raises(EmbdebiasError, match="input"):
         write_native(opened, target)
     assert np.array_equal(read_native(target).vectors, emb.vectors)
+
+
+def test_atomic_dir_keeps_a_users_directory(emb, tmp_path):
+    victim = tmp_path / "results"
+    victim.mkdir()
+    (victim / "important.txt").write_text("keep me")
+    with pytest.raises(EmbdebiasError, match="not an embdebias output"):
+        write_native(emb, victim)
+    assert (victim / "important.txt").read_text() == "keep me"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    write_native(emb, empty)  # an empty directory may be filled
+    assert len(read_native(empty)) == len(emb)
+
+
+def test_outputs_never_inside_or_around_an_input(emb, tmp_path):
+    from embdebias._atomic import atomic_file
+
+    src = tmp_path / "in.embd"
+    write_native(emb, src)
+    opened = read_native(src)
+    with pytest.raises(EmbdebiasError, match="input"):
+        with atomic_file(src / "vectors.npy", inputs=[src]):
+            pass
+    with pytest.raises(EmbdebiasError, match="input"):
+        write_native(opened, tmp_path)  # the target would contain the input
+    assert np.array_equal(read_native(src).vectors, emb.vectors)
+
+
+def test_non_finite_values_in_a_memory_map_are_found_lazily(tmp_path):
+    from embdebias.errors import NonFiniteError
+
+    vecs = np.ones((5, 3), dtype=np.float32)
+    vecs[3, 1] = np.nan
+    with NativeWriter(tmp_path / "nan.embd", ["a", "b", "c", "bad", "e"], vecs.shape) as w:
+        w.vectors[:] = vecs
+    e = read_native(tmp_path / "nan.embd")  # opening does not read the matrix
+    assert np.array_equal(e["a"], [1, 1, 1])
+    with pytest.raises(NonFiniteError, match=r"row 3 \('bad'\)"):
+        e["bad"]
+    with pytest.raises(NonFiniteError, match="nan.embd"):
+        e.normalize(chunk_rows=2)
+    with pytest.raises(NonFiniteError):
+        e[["a", "bad"]]

@@ -8,7 +8,7 @@ import pytest
 from embdebias.debias.expand import (ExpansionResult, GenderSpecificExpander,
                                      expand_gender_specific)
 from embdebias.embedding import Embedding
-from embdebias.errors import MissingWordsError
+from embdebias.errors import EmbdebiasError, MissingWordsError
 
 
 def planted(n=600, d=10, n_specific=60, seed=0):
@@ -104,3 +104,27 @@ def test_estimator_and_save(tmp_path):
     from embdebias.wordlists import load_words
 
     assert load_words(path) == est.words_
+
+
+def test_expanded_list_round_trips_verbatim(tmp_path):
+    from embdebias.debias.expand import ExpansionResult, read_expanded
+
+    words = ["#she", "he", " padded", "w1"]
+    res = ExpansionResult(words=words, seed_found=words, seed_missing=[], seed_in_training=4, n_train=10,
+                          n_predicted=4, n_added=0, cv_accuracy=None, cv_f1=None, cv_folds=0, classifier=None)
+    res.save(tmp_path / "x.txt")
+    assert read_expanded(tmp_path / "x.txt") == words
+    with pytest.raises(EmbdebiasError, match="input"):
+        res.save(tmp_path / "x.txt", inputs=[tmp_path / "x.txt"])
+
+
+def test_lowercase_seed_fallback_and_warning_when_nothing_is_added():
+    from embdebias.debias.expand import ExpansionWarning
+
+    rng = np.random.default_rng(0)
+    words = ["mary", "john"] + [f"w{i}" for i in range(200)]
+    emb = Embedding(words, rng.normal(size=(len(words), 8)))
+    with pytest.warns(ExpansionWarning, match="no word outside the seed list"):
+        res = expand_gender_specific(emb, seed=["Mary", "John"], n_train=202, cv=None)
+    assert res.seed_found == ["mary", "john"] and res.seed_missing == []
+    assert res.words == ["mary", "john"]

@@ -55,13 +55,19 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
         debiaser, whose learned attributes describe what was done.
     """
     from .. import io
+    from .._atomic import check_output
 
+    fmt = None
+    if out is not None:  # bad output settings fail before any work
+        fmt = format or io.guess_format_from_path(out)
+        if fmt not in io.FORMATS:
+            raise EmbdebiasError(f"unknown output format {fmt!r}; choose one of {', '.join(io.FORMATS)}")
+        check_output(out, inputs=(source,))
     debiaser = make_debiaser(method, **params)
     emb = io.load(source, format=input_format, limit=limit)
     debiaser.fit(emb)
     if out is None:
         return debiaser.transform(emb, progress=progress), debiaser
-    fmt = format or io.guess_format_from_path(out)
     return transform_to_file(debiaser, emb, out, fmt, progress=progress), debiaser
 
 
@@ -81,7 +87,7 @@ def transform_to_file(debiaser, embedding, out, format: str = "native", *, progr
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".work", dir=out.parent))
     try:
         result = debiaser.transform(embedding, out=tmp / "result.embd", progress=progress)
-        io.save(result, out, format=format)
+        io.save(result, out, format=format, inputs=(embedding.path,) if embedding.path else ())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return io.load(out, format=format)

@@ -25,13 +25,40 @@ F1 of the positive class is the figure to watch (Bolukbasi et al. report 0.627).
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
+
+
+class ExpansionWarning(UserWarning):
+    """The SVM expansion added no word to the seed list."""
+
+
+def _fmt_score(v) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+EXPANDED_HEADER = "# gender-specific words: seed list expanded by a linear SVM (embdebias)"
+
+
+def read_expanded(path) -> list[str]:
+    """The words of a file written by :meth:`ExpansionResult.save`, verbatim.
+
+    Unlike :func:`embdebias.wordlists.load_words` no line but the header is taken
+    for a comment, so vocabulary words that start with ``#`` survive the round trip.
+    """
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    if lines and lines[0] == EXPANDED_HEADER:
+        lines = lines[1:]
+    if lines and lines[-1] == "":
+        lines = lines[:-1]
+    return lines
 
 
 @dataclass
@@ -100,11 +127,16 @@ class ExpansionResult:
         ]
         return "\n".join(lines)
 
-    def save(self, path) -> None:
-        """Write the expanded list, one word per line (UTF-8, atomically)."""
-        with atomic_file(path) as tmp:
+    def save(self, path, *, inputs=()) -> None:
+        """Write the expanded list, one word per line (UTF-8, atomically).
+
+        The first line is a ``#`` header; every other line is a word, verbatim (read
+        it back with :func:`read_expanded`). ``inputs`` are files that must not be
+        overwritten.
+        """
+        with atomic_file(path, inputs=inputs) as tmp:
             with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write("# gender-specific words: seed list expanded by a linear SVM (embdebias)\n")
+                fh.write(EXPANDED_HEADER + "\n")
                 for w in self.words:
                     fh.write(w)
                     fh.write("\n")
@@ -174,6 +206,13 @@ def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000, C: fl
     emb = as_embedding(embedding)
     seeds = _seed_words(seed)
     seed_rows_all = emb.words.rows(seeds)
+    # As for the bias subspace: a seed missing in its exact case stands for its
+    # lower-case form ("Mary" -> "mary" in GloVe 6B), which must not become a
+    # negative training example.
+    lower_rows = emb.words.rows([w.lower() for w in seeds])
+    use_lower = (seed_rows_all < 0) & (lower_rows >= 0)
+    seeds = [w.lower() if lo else w for w, lo in zip(seeds, use_lower)]
+    seed_rows_all = np.where(use_lower, lower_rows, seed_rows_all)
     seed_found = [w for w, r in zip(seeds, seed_rows_all) if r >= 0]
     seed_missing = [w for w, r in zip(seeds, seed_rows_all) if r < 0]
     seed_rows = seed_rows_all[seed_rows_all >= 0]
@@ -181,7 +220,7 @@ def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000, C: fl
     n_train = min(int(n_train), len(emb))
     if n_train < 2:
         raise EmbdebiasError(f"n_train must be at least 2, got {n_train}")
-    X = _unit_rows(np.asarray(emb.vectors[:n_train], dtype=np.float32))
+    X = _unit_rows(emb.take(slice(0, n_train)))
     y = np.zeros(n_train, dtype=np.int8)
     y[seed_rows[seed_rows < n_train]] = 1
     n_pos = int(y.sum())
@@ -230,6 +269,11 @@ def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000, C: fl
     vocab = emb.words
     words = [vocab[int(i)] for i in keep]
     seconds["label"] = time.perf_counter() - t0
+    if n_added == 0:
+        warnings.warn(f"SVM expansion on {emb.name}: the classifier labels no word outside the seed "
+                      f"list (CV F1 {_fmt_score(cv_f1)}); the expanded list is the seed list. "
+                      f"class_weight='balanced' trades precision for recall.", ExpansionWarning,
+                      stacklevel=2)
 
     return ExpansionResult(words=words, seed_found=seed_found, seed_missing=seed_missing,
                            seed_in_training=n_pos, n_train=n_train, n_predicted=n_predicted,

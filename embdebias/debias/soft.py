@@ -381,7 +381,7 @@ def unit_moments(emb: Embedding, special_rows=None, *, chunk_rows: int = DEFAULT
     M = C.copy()
     if special_rows is not None and len(special_rows):
         rows = np.unique(np.asarray(special_rows, dtype=np.int64))
-        g = np.asarray(emb.vectors[rows], dtype=np.float64)
+        g = emb.take(rows, np.float64)
         norms = np.linalg.norm(g, axis=1, keepdims=True)
         g = np.divide(g, norms, out=np.zeros_like(g), where=norms > 0)
         M -= g.T @ g

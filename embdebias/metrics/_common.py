@@ -103,7 +103,7 @@ def lookup(emb: Embedding, words, *, name: str = "words", lowercase: bool = True
 
 def unit_rows(emb: Embedding, rows) -> np.ndarray:
     """Rows of ``emb`` as unit-length float64 vectors (zero rows stay zero)."""
-    x = np.asarray(emb.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float64)
+    x = emb.take(np.asarray(rows, dtype=np.int64), np.float64)
     return unit(x)
 
 

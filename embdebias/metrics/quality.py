@@ -126,8 +126,8 @@ def word_similarity(embedding, dataset="wordsim353", *, restrict_vocab: int | No
     missing = sorted({w for (_, a, b, _) in rows for w in (a, b) if get(w) < 0})
     if ok.sum() < 3:
         raise EmbdebiasError(f"{path.name}: only {int(ok.sum())} word pairs are in the vocabulary of {emb.name}")
-    u1 = unit(np.asarray(emb.vectors[r1[ok]], dtype=np.float64))
-    u2 = unit(np.asarray(emb.vectors[r2[ok]], dtype=np.float64))
+    u1 = unit(emb.take(r1[ok], np.float64))
+    u2 = unit(emb.take(r2[ok], np.float64))
     sims = np.einsum("ij,ij->i", u1, u2)
     human = np.array([s for (_, _, _, s), k in zip(rows, ok) if k])
     return SimilarityResult(

@@ -206,8 +206,8 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
         raise EmbdebiasError(f"RNSB: only {pos_rows.size} positive and {neg_rows.size} negative "
                              f"sentiment words are in the vocabulary of {emb.name}; need at least 10 each")
     rows = np.concatenate([pos_rows, neg_rows])
-    feats = np.asarray(emb.vectors[rows], dtype=np.float64)
-    ident_feats = np.asarray(emb.vectors[ident.rows], dtype=np.float64)
+    feats = emb.take(rows, np.float64)
+    ident_feats = emb.take(ident.rows, np.float64)
     if normalize:
         feats, ident_feats = unit(feats), unit(ident_feats)
     labels = np.concatenate([np.zeros(pos_rows.size, int), np.ones(neg_rows.size, int)])  # 1 = negative
