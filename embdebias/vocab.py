@@ -61,15 +61,28 @@ class Vocabulary(Sequence):
 
         Words are sorted by code point, which is also UTF-8 byte order, so lookups can
         binary-search the sorted permutation.
+
+        Raises
+        ------
+        EmbdebiasError
+            A word contains a newline (``vocab.txt`` holds one word per line).  A
+            carriage return is stored as it is: only ``"\\n"`` ends a line here.
         """
         directory = Path(directory)
         encoded = [w.encode("utf-8") for w in words]
+        joined = b"\n".join(encoded)
+        if joined.count(b"\n") != max(len(encoded) - 1, 0):
+            from .errors import EmbdebiasError
+
+            r = next(i for i, w in enumerate(words) if "\n" in w)
+            raise EmbdebiasError(f"the native format cannot store words containing a newline: {words[r]!r} "
+                                 f"(row {r}); drop or rename it, or use 'gensim-kv'")
         lengths = np.fromiter((len(b) + 1 for b in encoded), dtype=np.int64, count=len(encoded))
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         with open(directory / "vocab.txt", "wb") as fh:
             if encoded:
-                fh.write(b"\n".join(encoded))
+                fh.write(joined)
                 fh.write(b"\n")
         np.save(directory / "vocab_offsets.npy", offsets)
         order = np.array(sorted(range(len(words)), key=words.__getitem__), dtype=np.int64)

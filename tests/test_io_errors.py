@@ -253,3 +253,164 @@ def test_writers_refuse_non_finite_and_unrepresentable_words(tmp_path):
         with pytest.raises(EmbdebiasError, match="newline"):
             save(emb, tmp_path / name)
     assert list(tmp_path.iterdir()) == []
+
+
+# -- NaN / infinity in gensim KeyedVectors --------------------------------------------------
+@pytest.mark.parametrize("mmap", [True, False])
+def test_gensim_kv_non_finite_names_file_word_and_row(tmp_path, monkeypatch, mmap):
+    from gensim.models import KeyedVectors
+
+    import embdebias.io.gensim_formats as gensim_formats
+
+    monkeypatch.setattr(gensim_formats, "DEFAULT_CHUNK_ROWS", 4)  # the bad row is in a later chunk
+    kv = KeyedVectors(3, count=0, dtype=np.float32)
+    words = [f"w{i}" for i in range(10)]
+    vectors = np.ones((10, 3), np.float32)
+    vectors[6, 1] = np.nan
+    kv.add_vectors(words, vectors)
+    path = tmp_path / "nan.kv"
+    kv.save(str(path), separately=["vectors"])  # our own writer refuses NaN
+    err = expect_error(path, match="NaN or infinite", mmap=mmap)
+    assert "'w6'" in str(err) and "row 6" in str(err)
+    assert len(load(path, limit=6, mmap=mmap)) == 6  # rows past the limit are not looked at
+
+
+# -- truncated / damaged gzip -----------------------------------------------------------------
+def _big_gzip_pair(tmp_path, rng):
+    """A .txt.gz and a .bin.gz of random vectors, each decompressing to far more than detection reads."""
+    n, d = 3000, 12
+    vectors = rng.standard_normal((n, d)).astype(np.float32)
+    emb = Embedding([f"w{i}" for i in range(n)], vectors)
+    save(emb, tmp_path / "big.txt.gz")
+    save(emb, tmp_path / "big.bin.gz")
+    return tmp_path / "big.txt.gz", tmp_path / "big.bin.gz"
+
+
+@pytest.mark.parametrize("kind", ["text", "binary"])
+@pytest.mark.parametrize("damage", ["truncated-late", "truncated-early", "corrupt", "bad-crc", "bad-deflate"])
+@pytest.mark.parametrize("fmt", ["auto", "given"])
+def test_damaged_gzip_is_a_vector_file_error(tmp_path, kind, damage, fmt):
+    from embdebias.io import describe
+
+    txt, binary = _big_gzip_pair(tmp_path, np.random.default_rng(0))
+    src = txt if kind == "text" else binary
+    data = bytearray(src.read_bytes())
+    if damage == "truncated-late":
+        data = data[:len(data) * 2 // 3]  # past what detection reads: the reader hits the end
+    elif damage == "truncated-early":
+        data = data[:200]
+    elif damage == "corrupt":
+        data[len(data) // 2:len(data) // 2 + 64] = bytes(range(64))
+    elif damage == "bad-crc":
+        data[-8] ^= 0xFF  # the CRC-32 in the trailer
+    else:
+        data[10] = 0x07  # first deflate block of the reserved type 3: zlib.error
+    path = write(tmp_path, "damaged" + "".join(src.suffixes), bytes(data))
+    given = {"word2vec-bin" if kind == "binary" else "word2vec-text"} if fmt == "given" else set()
+    err = expect_error(path, match="truncated or damaged gzip data", format=given.pop() if given else "auto")
+    assert "Traceback" not in str(err)
+    with pytest.raises(VectorFileError, match="damaged"):
+        describe(path)
+
+
+# -- empty words --------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt,data,line", [
+    ("word2vec-text", b"2 2\n 1 2\nb 3 4\n", 2),
+    ("word2vec-text", b"2 2\na 1 2\n\t3 4\n", 3),
+    ("glove", b" 1 2 3\nb 3 4 5\n", 1),  # (" 1 2" alone would be a word2vec header)
+    ("glove", b"a 1 2\nb 3 4\n\n 5 6\n", 4),
+])
+def test_text_empty_word_names_the_line(tmp_path, fmt, data, line):
+    path = write(tmp_path, "e.txt", data)
+    assert detect_format(path) == fmt
+    expect_error(path, line=line, match="empty word")
+
+
+def test_writers_refuse_empty_words_native_keeps_them(tmp_path):
+    emb = Embedding(["a", ""], np.ones((2, 2)))
+    for name in ("x.txt", "x.vec", "x.glove", "x.bin", "x.bin.gz", "x.ftbin"):
+        fmt = "fasttext-bin" if name.endswith("ftbin") else None
+        with pytest.raises(EmbdebiasError, match="empty word") as info:
+            save(emb, tmp_path / name, format=fmt)
+        assert str(tmp_path / name) in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+    save(emb, tmp_path / "n.embd")
+    assert load(tmp_path / "n.embd").words.tolist() == ["a", ""]
+
+
+# -- newlines / carriage returns in words --------------------------------------------------------
+def test_native_refuses_words_with_newlines_naming_the_row(tmp_path):
+    from embdebias.vocab import Vocabulary
+
+    emb = Embedding(["a", "b\nc", "d"], np.ones((3, 2)))
+    with pytest.raises(EmbdebiasError, match="newline") as info:
+        save(emb, tmp_path / "n.embd")
+    assert "row 1" in str(info.value) and "'b\\nc'" in str(info.value)
+    assert str(tmp_path / "n.embd") in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "raw").mkdir()
+    with pytest.raises(EmbdebiasError, match="row 1"):
+        Vocabulary.write_native(["a", "b\nc"], tmp_path / "raw")
+    # gensim-kv, named in the message as the way out, does store them
+    save(emb, tmp_path / "n.kv")
+    assert load(tmp_path / "n.kv").words.tolist() == ["a", "b\nc", "d"]
+
+
+def test_carriage_return_refused_by_text_kept_by_native_and_binary(tmp_path):
+    emb = Embedding(["a\rb", "c"], np.arange(4.0).reshape(2, 2))
+    for name in ("x.txt", "x.glove"):
+        with pytest.raises(EmbdebiasError, match="carriage return"):
+            save(emb, tmp_path / name)
+    for name in ("x.embd", "x.bin"):
+        save(emb, tmp_path / name)
+        assert load(tmp_path / name).words.tolist() == ["a\rb", "c"]
+
+
+# -- empty embeddings ------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt,name", [("glove", "e.glove"), ("fasttext-bin", "e.ftbin")])
+def test_empty_embedding_refused_where_it_cannot_round_trip(tmp_path, fmt, name):
+    emb = Embedding([], np.zeros((0, 4), np.float32))
+    with pytest.raises(EmbdebiasError, match="0 words") as info:
+        save(emb, tmp_path / name, format=fmt)
+    assert str(tmp_path / name) in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt,name", [("word2vec-text", "e.txt"), ("word2vec-bin", "e.bin"),
+                                      ("word2vec-bin", "e.bin.gz"), ("native", "e.embd"),
+                                      ("gensim-kv", "e.kv")])
+def test_empty_embedding_round_trips_elsewhere(tmp_path, fmt, name):
+    save(Embedding([], np.zeros((0, 4), np.float32)), tmp_path / name, format=fmt)
+    back = load(tmp_path / name)
+    assert back.shape == (0, 4)
+
+
+# -- tabs ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("data,fmt", [
+    (b"2 2\na\t1\t2\nb\t3\t4\n", "word2vec-text"),
+    (b"2\t2\na\t1 2\t\nb 3\t4\t\n", "word2vec-text"),  # mixed, trailing tab
+    (b"a\t1\t2\nb\t3\t4\n", "glove"),
+    (b"a\t1 2\nb\t3 4", "glove"),
+])
+def test_tabs_separate_fields_like_spaces(tmp_path, data, fmt, monkeypatch):
+    import embdebias.io.text as text
+
+    path = write(tmp_path, "t.txt", data)
+    assert detect_format(path) == fmt
+    for fast in (True, False):
+        if not fast:  # the line-by-line parser agrees
+            monkeypatch.setattr(text, "_parse_block_fast", lambda *a: None)
+        emb = load(path)
+        assert emb.words.tolist() == ["a", "b"]
+        np.testing.assert_array_equal(emb.vectors, [[1, 2], [3, 4]])
+
+
+def test_tab_inside_words(tmp_path):
+    emb = Embedding(["x\ty", "z"], np.arange(4.0).reshape(2, 2))
+    with pytest.raises(EmbdebiasError, match="tab"):
+        save(emb, tmp_path / "x.txt")
+    for name in ("x.glove", "x.bin", "x.embd"):  # GloVe keeps everything before the last d fields
+        save(emb, tmp_path / name)
+        assert load(tmp_path / name).words.tolist() == ["x\ty", "z"]
+    # word2vec text: a tab ends the word, so an extra field is a clear error on that line
+    expect_error(write(tmp_path, "w.txt", b"2 2\nz 1 2\nx\ty 3 4\n"), line=3, match="expected 2 values")

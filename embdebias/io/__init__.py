@@ -18,6 +18,13 @@ gensim-kv      gensim ``KeyedVectors.save`` pickle (``.kv``), memory-mapped when
 :func:`detect_format` looks at the content, not the extension.  Text and binary
 readers return in-memory float32 arrays; native and gensim-kv files are memory-mapped
 (``mmap=True``).  All writers are chunked over the rows and atomic.
+
+In the text formats a tab separates fields like a space.  Every reader rejects NaN
+and infinity except the native one (it opens without reading the vectors; the
+writers never store them); a truncated or damaged ``.gz`` is a
+:class:`~embdebias.errors.VectorFileError`.  Writers refuse what their reader would
+reject (empty words, words with separators or line breaks, non-finite values, an
+empty embedding in GloVe or fastText ``.bin``).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import numpy as np
 
 from ..embedding import Embedding, as_embedding
 from ..errors import EmbdebiasError, UnknownFormatError, VectorFileError
-from ._common import GZIP_MAGIC, is_number, check_limit, glove_dim
+from ._common import GZIP_ERRORS, GZIP_MAGIC, check_limit, glove_dim, gzip_errors, is_number, split_fields
 from .default import DEFAULT_NAME, cache_dir, load_default
 from .native import is_native, read_native, write_native
 
@@ -75,7 +82,7 @@ def _detect_bytes(head: bytes, path: Path, compressed: bool) -> str:
         # Text iff the first record is a line of a word and numbers (the reader checks
         # their count); a binary record's raw bytes practically never parse that way.
         record = payload.split(b"\n", 1)[0]
-        fields = record.rstrip(b" \r").split(b" ")
+        fields = split_fields(record)  # a tab separates fields like a space
         if len(fields) >= 2 and all(is_number(f) for f in fields[1:]):
             return "fasttext-vec" if ".vec" in suffixes else "word2vec-text"
         return "word2vec-bin"
@@ -122,8 +129,8 @@ def detect_format(path) -> str:
         try:
             with gzip.open(path, "rb") as fh:
                 head = fh.read(_SNIFF_BYTES)
-        except (OSError, EOFError) as exc:
-            raise VectorFileError(path, f"damaged gzip file ({exc})") from None
+        except (OSError, *GZIP_ERRORS) as exc:
+            raise VectorFileError(path, f"truncated or damaged gzip data: {exc or type(exc).__name__}") from None
     if not head.strip():
         raise VectorFileError(path, "empty file: expected word vectors", line=1)
     return _detect_bytes(head, path, compressed)
@@ -148,6 +155,13 @@ def _check_format(format: str) -> str:
 
 
 def _read(path, fmt: str, limit, mmap: bool, name) -> Embedding:
+    # One place for every reader: a truncated or corrupt .gz surfaces as EOFError,
+    # zlib.error or BadGzipFile from deep inside the reader's loop.
+    with gzip_errors(path):
+        return _read_format(path, fmt, limit, mmap, name)
+
+
+def _read_format(path, fmt: str, limit, mmap: bool, name) -> Embedding:
     if fmt == "native":
         return read_native(path, limit=limit, mmap=mmap, name=name)
     if fmt == "word2vec-bin":

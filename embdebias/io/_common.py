@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,10 @@ from ..errors import EmbdebiasError, NonFiniteError, VectorFileError
 from ..vocab import Vocabulary
 
 GZIP_MAGIC = b"\x1f\x8b"
+#: Maps a tab to a space: text formats take a tab as a field separator, like a space.
+TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
+#: What a truncated or damaged gzip stream raises while it is read.
+GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
 def is_gzip(path) -> bool:
@@ -38,6 +43,15 @@ def open_output(tmp: Path, target: Path):
     else:
         with open(tmp, "wb") as fh:
             yield fh
+
+
+@contextlib.contextmanager
+def gzip_errors(path):
+    """Turn the errors of a truncated or damaged gzip stream into a :class:`VectorFileError`."""
+    try:
+        yield
+    except GZIP_ERRORS as exc:
+        raise VectorFileError(path, f"truncated or damaged gzip data: {exc or type(exc).__name__}") from None
 
 
 def check_limit(limit) -> int | None:
@@ -73,9 +87,9 @@ def make_embedding(words: list[str], vectors: np.ndarray, path, name, line_of=No
 def encode_words(words, path, *, allow_space: bool, format_name: str) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 encode ``words`` at once: the bytes (uint8) and the (n + 1,) start offsets.
 
-    Words are joined with newlines and encoded in one call; a word that contains a
-    newline (or a space when ``allow_space`` is false) cannot be stored in the
-    word2vec/GloVe formats and raises :class:`EmbdebiasError`.
+    Words are joined with newlines and encoded in one call; an empty word or a word
+    that contains a newline (or a space when ``allow_space`` is false) cannot be
+    stored in the word2vec formats and raises :class:`EmbdebiasError`.
     """
     words = words if isinstance(words, list) else list(words)
     if not words:
@@ -84,17 +98,26 @@ def encode_words(words, path, *, allow_space: bool, format_name: str) -> tuple[n
     ends = np.flatnonzero(joined == 10)
     if len(ends) != len(words):
         bad = [w for w in words if "\n" in w][:5]
-        raise EmbdebiasError(f"{path}: cannot write word(s) containing a newline in {format_name} "
-                             f"format: {bad!r}; use the native format")
+        raise EmbdebiasError(f"{path}: {format_name} format cannot store words containing a newline: "
+                             f"{bad!r}; use 'gensim-kv' (no text format and not 'native' can)")
+    starts = np.empty(len(words) + 1, np.int64)
+    starts[0] = 0
+    starts[1:] = ends + 1
+    check_no_empty_word(np.diff(starts) == 1, path, format_name)
     if not allow_space and np.any(joined == 32):
         bad = [w for w in words if " " in w][:5]
         raise EmbdebiasError(f"{path}: {format_name} format cannot store words containing a space "
                              f"(readers split the word at the first space): {bad!r}; "
                              f"use 'glove' or 'native'")
-    starts = np.empty(len(words) + 1, np.int64)
-    starts[0] = 0
-    starts[1:] = ends + 1
     return joined, starts
+
+
+def check_no_empty_word(is_empty: np.ndarray, path, format_name: str) -> None:
+    """Refuse to write empty words (the text and word2vec readers reject them)."""
+    if np.any(is_empty):
+        r = int(np.flatnonzero(is_empty)[0])
+        raise EmbdebiasError(f"{path}: {format_name} format cannot store an empty word (row {r}); "
+                             f"use 'native'")
 
 
 def gather_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -127,7 +150,8 @@ def check_finite(emb: Embedding, target) -> None:
 
 
 def split_fields(raw: bytes) -> list[bytes]:
-    return raw.rstrip(b" \r\n").split(b" ")
+    """The fields of a text line: separated by one space or tab each."""
+    return raw.translate(TAB_TO_SPACE).rstrip(b" \r\n").split(b" ")
 
 
 def is_number(field: bytes) -> bool:

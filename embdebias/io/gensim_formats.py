@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .._atomic import atomic_file
-from ..embedding import Embedding
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import EmbdebiasError, VectorFileError
 from ._common import check_finite, check_limit, make_embedding, require_file
 
@@ -75,7 +75,13 @@ def write_fasttext_bin(emb: Embedding, path, *, inputs=()) -> None:
 
     target = Path(path)
     words = emb.words.tolist()
+    if not words:
+        # gensim (and fastText) cannot load a model without words.
+        raise EmbdebiasError(f"{target}: cannot write an empty embedding (0 words) as a fastText .bin model; "
+                             f"use 'word2vec-bin' or 'native'")
     joined = "\n".join(words)
+    if "" in words:
+        raise EmbdebiasError(f"{target}: fastText .bin cannot store an empty word (row {words.index('')})")
     if " " in joined or "\x00" in joined or joined.count("\n") != max(len(words) - 1, 0):  # fastText tokens
         bad = [w for w in words if "\x00" in w or " " in w or "\n" in w][:5]
         raise EmbdebiasError(f"{target}: fastText .bin cannot store words containing whitespace or NUL: {bad!r}")
@@ -99,6 +105,8 @@ def read_gensim_kv(path, *, limit: int | None = None, mmap: bool = True, name: s
 
     A saved full model (Word2Vec, FastText, ...) is accepted too: its ``.wv`` is used.
     This unpickles the file, so only open files you trust (as with gensim itself).
+    The vectors are checked for NaN and infinity in chunks of ``DEFAULT_CHUNK_ROWS``
+    rows (one pass over the memory map; memory stays one chunk).
     """
     from gensim import utils
 
@@ -115,6 +123,14 @@ def read_gensim_kv(path, *, limit: int | None = None, mmap: bool = True, name: s
     vectors = kv.vectors[:n]
     if vectors.dtype != np.float32:
         vectors = vectors.astype(np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != n:
+        raise VectorFileError(path, f"expected a 2-d array of {n} vectors, found shape {vectors.shape}")
+    for start in range(0, n, DEFAULT_CHUNK_ROWS):
+        finite = np.isfinite(vectors[start:start + DEFAULT_CHUNK_ROWS]).all(axis=1)
+        if not finite.all():
+            r = start + int(np.flatnonzero(~finite)[0])
+            raise VectorFileError(path, f"the vector of {kv.index_to_key[r]!r} (row {r}) has NaN or infinite "
+                                        f"values; expected finite numbers")
     return make_embedding(list(kv.index_to_key[:n]), vectors, path, name)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._atomic import atomic_dir
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
-from ..errors import VectorFileError
+from ..errors import EmbdebiasError, VectorFileError
 from ..vocab import Vocabulary
 
 MAGIC = "embdebias-native"
@@ -86,6 +86,12 @@ class NativeWriter:
     def __enter__(self) -> "NativeWriter":
         if len(self.words) != self.shape[0]:
             raise ValueError(f"{len(self.words)} words for {self.shape[0]} rows")
+        # Checked before any vector is copied (Vocabulary.write_native checks again).
+        self._word_list = self.words.tolist() if isinstance(self.words, Vocabulary) else list(self.words)
+        if "\n" in "".join(self._word_list):
+            r = next(i for i, w in enumerate(self._word_list) if "\n" in w)
+            raise EmbdebiasError(f"{self.path}: the native format cannot store words containing a newline: "
+                                 f"{self._word_list[r]!r} (row {r}); drop or rename it, or use 'gensim-kv'")
         self._ctx = atomic_dir(self.path, inputs=self.inputs)
         tmp = self._ctx.__enter__()
         self._tmp = tmp
@@ -97,8 +103,7 @@ class NativeWriter:
         try:
             if exc_type is None:
                 self.vectors.flush()
-                words = self.words.tolist() if isinstance(self.words, Vocabulary) else list(self.words)
-                Vocabulary.write_native(words, self._tmp)
+                Vocabulary.write_native(self._word_list, self._tmp)
                 meta = {"format": MAGIC, "version": VERSION, "count": self.shape[0],
                         "dim": self.shape[1], "dtype": "float32"}
                 (self._tmp / META).write_text(json.dumps(meta), encoding="utf-8")

@@ -2,7 +2,8 @@
 
 Reading is block-wise: the file is read in blocks of whole lines (8 MiB), each
 block is parsed at once by pyarrow's multi-threaded CSV reader (space-delimited, no
-quoting; column 0 is the word as raw bytes, the others float32), and the numbers go
+quoting, tabs turned into spaces first; column 0 is the word as raw bytes, the
+others float32), and the numbers go
 straight into a preallocated ``(n, d)`` float32 array: the header gives ``n``; for a
 headerless GloVe file the lines are counted first (a ``bytes.count`` pass, far
 cheaper than parsing), except for gzip input, whose parsed blocks are concatenated
@@ -15,6 +16,13 @@ which either accepts it (GloVe words with spaces: the last ``d`` fields are the
 numbers, the rest is the word) or raises a :class:`~embdebias.errors.VectorFileError`
 naming the exact line.  Blank lines are skipped.  A line may end with spaces (the
 word2vec C tool writes one after the last value) and ``\\r\\n`` line ends are accepted.
+
+Fields are separated by one space or one tab each (tab-separated files are common;
+gensim's own reader splits at spaces only and rejects them).  So in word2vec text a
+word cannot contain a tab, and the writer refuses one; in GloVe the word is
+everything before the last ``d`` separators, tabs and spaces inside it kept as
+they are.  An empty word (a line starting with a separator) is an error: the
+word2vec binary format cannot store it, and it is almost always a damaged line.
 """
 
 from __future__ import annotations
@@ -29,8 +37,8 @@ import pyarrow.csv as pacsv
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import EmbdebiasError, VectorFileError
-from ._common import (check_block_finite, check_limit, glove_dim, is_gzip, make_embedding, open_binary,
-                      open_output, require_file, split_fields)
+from ._common import (TAB_TO_SPACE, check_block_finite, check_limit, check_no_empty_word, glove_dim, is_gzip,
+                      make_embedding, open_binary, open_output, require_file)
 
 #: Bytes of whole lines parsed at once (8 MiB measured faster than 32 MiB: cache-friendlier).
 BLOCK_BYTES = 8 << 20
@@ -56,6 +64,8 @@ def _parse_header(first: bytes, path) -> tuple[int, int]:
 def _parse_block_fast(block: bytes, d: int, trailing: bool):
     """Parse a block with pyarrow; None when anything is irregular (the slow path decides)."""
     ncols = d + 2 if trailing else d + 1
+    if b"\t" in block:
+        block = block.translate(TAB_TO_SPACE)
     names = [str(i) for i in range(ncols)]
     types = {"0": pa.binary(), **{str(i): pa.float32() for i in range(1, d + 1)}}
     if trailing:
@@ -70,6 +80,8 @@ def _parse_block_fast(block: bytes, d: int, trailing: bool):
                                                  quoted_strings_can_be_null=False))
         if trailing and table.num_rows and pc.max(pc.binary_length(table.column(d + 1))).as_py() != 0:
             return None
+        if table.num_rows and pc.min(pc.binary_length(table.column(0))).as_py() == 0:
+            return None  # an empty word: the slow path names its line
         words = table.column(0).cast(pa.string()).to_pylist()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
@@ -89,7 +101,7 @@ def _parse_block_slow(block: bytes, first_line: int, d: int, path, words_with_sp
                                               " (the number of values on the first line)")
     for k, raw in enumerate(block.split(b"\n")):
         line = first_line + k
-        stripped = raw.rstrip(b" \r\n")
+        stripped = raw.translate(TAB_TO_SPACE).rstrip(b" \r\n")
         if not stripped.strip():
             continue
         if words_with_spaces:
@@ -97,6 +109,7 @@ def _parse_block_slow(block: bytes, first_line: int, d: int, path, words_with_sp
             if len(fields) != d + 1:
                 raise VectorFileError(path, f"expected a word and {expected}, found "
                                             f"{len(fields)} field(s)", line=line)
+            fields[0] = raw[:len(fields[0])]  # the word as written: its tabs stay tabs
         else:
             fields = stripped.split(b" ")
             if len(fields) != d + 1:
@@ -106,6 +119,9 @@ def _parse_block_slow(block: bytes, first_line: int, d: int, path, words_with_sp
         except UnicodeDecodeError as exc:
             raise VectorFileError(path, f"undecodable UTF-8 in the word {fields[0][:40]!r} "
                                         f"(byte {exc.start}: {exc.reason})", line=line) from None
+        if not word:
+            raise VectorFileError(path, "empty word: the line starts with a space or tab; expected "
+                                        "'word v1 ... vd'", line=line)
         try:
             with np.errstate(over="ignore"):  # 1e39 becomes inf and is reported below
                 values = np.array([float(f) for f in fields[1:]], dtype=np.float32)
@@ -206,7 +222,7 @@ def read_text(path, *, header: bool, limit: int | None = None, name: str | None 
             n_alloc = None if is_gzip(path) else _count_lines(path, limit)
             if limit is not None and n_alloc is not None:
                 n_alloc = min(n_alloc, limit)
-        trailing = first_data.rstrip(b"\r\n").endswith(b" ")
+        trailing = first_data.rstrip(b"\r\n").endswith((b" ", b"\t"))
         want = n_alloc if n_alloc is not None else limit
         if want is not None:  # do not read far past the rows wanted
             block_bytes = min(block_bytes, max(1 << 16, int(want * len(first_data) * 1.5)))
@@ -260,13 +276,21 @@ def write_text(emb: Embedding, path, *, header: bool, format_name: str,
     """
     target = Path(path)
     words = emb.words.tolist()
-    for bad_char, what in (("\n", "a newline"), (" ", "a space")):
-        if bad_char == " " and not header:
-            continue  # GloVe readers take the last d fields as numbers: spaces are fine
-        if pc.any(pc.match_substring(pa.array(words, pa.string()), bad_char)).as_py():
+    if not header and len(words) == 0:
+        # A GloVe file's dimension is the number of values on its first line.
+        raise EmbdebiasError(f"{target}: cannot write an empty embedding (0 words) in {format_name} format: "
+                             f"it has no header to keep the dimension; use 'word2vec-text' or 'native'")
+    array = pa.array(words, pa.string())
+    check_no_empty_word(pc.equal(pc.binary_length(array), 0).to_numpy(zero_copy_only=False), target,
+                        format_name)
+    for bad_char, what, instead in (("\n", "a newline", "'gensim-kv'"), ("\r", "a carriage return", "'native'"),
+                                    (" ", "a space", "'glove' or 'native'"), ("\t", "a tab", "'glove' or 'native'")):
+        if bad_char in " \t" and not header:
+            continue  # GloVe readers take the last d fields as numbers: spaces and tabs are fine
+        if pc.any(pc.match_substring(array, bad_char)).as_py():
             bad = [w for w in words if bad_char in w][:5]
             raise EmbdebiasError(f"{target}: {format_name} format cannot store words containing "
-                                 f"{what}: {bad!r}; use 'native'")
+                                 f"{what}: {bad!r}; use {instead}")
     inputs = (*inputs, emb.path) if emb.path else inputs
     with atomic_file(target, inputs=inputs) as tmp, open_output(tmp, target) as fh:
         if header:
