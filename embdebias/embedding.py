@@ -169,6 +169,11 @@ class Embedding:
             self._check_finite(block, rows)
         return block
 
+    def assume_finite(self) -> "Embedding":
+        """Skip the lazy NaN/infinity checks: for readers that validated every value."""
+        self._finite = True
+        return self
+
     def _check_finite(self, block: np.ndarray, rows) -> None:
         ok = np.isfinite(block).all(axis=-1)
         if ok.all():

@@ -158,7 +158,15 @@ def _read(path, fmt: str, limit, mmap: bool, name) -> Embedding:
     # One place for every reader: a truncated or corrupt .gz surfaces as EOFError,
     # zlib.error or BadGzipFile from deep inside the reader's loop.
     with gzip_errors(path):
-        return _read_format(path, fmt, limit, mmap, name)
+        emb = _read_format(path, fmt, limit, mmap, name)
+    if fmt in _VALIDATING_FORMATS:
+        emb.assume_finite()
+    return emb
+
+
+#: Formats whose readers reject NaN and infinity as they parse; the others (native,
+#: fastText .bin) are checked lazily by the Embedding, chunk by chunk.
+_VALIDATING_FORMATS = frozenset({"word2vec-bin", "word2vec-text", "fasttext-vec", "glove", "gensim-kv"})
 
 
 def _read_format(path, fmt: str, limit, mmap: bool, name) -> Embedding:
