@@ -132,11 +132,9 @@ def run(rows: int = 500_000, dim: int = 300, workdir=None, baseline_rows: int = 
 
 
 def print_rows(rows: list[dict]) -> None:
-    for r in rows:
-        base = f"{r['baseline_s']:.2f} s" if r.get("baseline_s") is not None else "-"
-        ratio = f"{r['ratio']:.1f}x" if r.get("ratio") is not None else "-"
-        print(f"{r['benchmark']:<42} {r['size']:>16}  ours {r['ours_s']:7.2f} s  "
-              f"baseline {base:>9} {ratio:>7}  {r.get('baseline', '')}  {r.get('note', '')}")
+    from _table import format_table, normalise  # benchmarks/ is on sys.path when run as a script
+
+    print(format_table(normalise("hard", rows)))
 
 
 def main(argv=None) -> None:

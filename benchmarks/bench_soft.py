@@ -266,13 +266,9 @@ def run(glove_rows: int = 50_000, rows: int = 400_000, dim: int = 300, lam: floa
 
 
 def print_rows(rows: list[dict]) -> None:
-    for r in rows:
-        base = f"{r['baseline_s']:.2f} s" if r.get("baseline_s") is not None else "-"
-        ratio = f"{r['ratio']:.1f}x" if r.get("ratio") is not None else "-"
-        print(f"{r['benchmark']:<52} {r['size']:>16}  ours {r['ours_s']:8.3f} s  "
-              f"baseline {base:>9} {ratio:>8}")
-        if r.get("note"):
-            print(f"    {r['note']}")
+    from _table import format_table, normalise  # benchmarks/ is on sys.path when run as a script
+
+    print(format_table(normalise("soft", rows)))
 
 
 def main(argv=None) -> None:

@@ -26,8 +26,6 @@ from ._atomic import atomic_file
 from .errors import EmbdebiasError
 
 STATE = "run_state.json"
-#: The input file of the run in progress: no output may be written over it.
-_INPUTS: list = []
 
 
 def _versions() -> dict:
@@ -72,21 +70,22 @@ def _check_options(*, format, lam, n_components, n_train, random_state, limit) -
         raise EmbdebiasError(f"random_state must be an integer in [0, 2**32), got {random_state!r}")
 
 
-def _write_json(path: Path, obj) -> None:
-    with atomic_file(path, inputs=_INPUTS) as tmp:
+def _write_json(path: Path, obj, inputs=()) -> None:
+    with atomic_file(path, inputs=inputs) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n", encoding="utf-8")
 
 
-def _write_text(path: Path, text: str) -> None:
-    with atomic_file(path, inputs=_INPUTS) as tmp:
+def _write_text(path: Path, text: str, inputs=()) -> None:
+    with atomic_file(path, inputs=inputs) as tmp:
         tmp.write_text(text, encoding="utf-8")
 
 
 class _Steps:
     """Bookkeeping of finished steps in ``run_state.json``."""
 
-    def __init__(self, out_dir: Path, force: bool, log):
+    def __init__(self, out_dir: Path, force: bool, log, inputs=()):
         self.path = out_dir / STATE
+        self.inputs = inputs
         self.out_dir = out_dir
         self.log = log
         self.state = {}
@@ -112,7 +111,7 @@ class _Steps:
     def record(self, name: str, key: str, outputs: list[str], seconds: float, extra=None) -> None:
         self.timings[name] = seconds
         self.state[name] = {"key": key, "outputs": outputs, "seconds": seconds, **(extra or {})}
-        _write_json(self.path, {"steps": self.state})
+        _write_json(self.path, {"steps": self.state}, self.inputs)
         self.log(f"[{name}] done in {seconds:.1f} s")
 
 
@@ -168,11 +167,11 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     t0 = time.perf_counter()
     emb = io.load(source, format=input_format, limit=limit)
     ident = input_identity(source if source is not None else io.DEFAULT_NAME)
-    _INPUTS[:] = [emb.path] if emb.path else []
+    inputs = (emb.path,) if emb.path else ()  # no output may be written over the input
     timings["load"] = time.perf_counter() - t0
     log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
     out_dir.mkdir(parents=True, exist_ok=True)
-    steps = _Steps(out_dir, force, log)
+    steps = _Steps(out_dir, force, log, inputs)
     base_key = _key(ident, limit, input_format)
 
     # 2. subspace
@@ -189,7 +188,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     if not steps.done("evaluate_original", orig_key):
         t0 = time.perf_counter()
         report = evaluate({"original": emb}, **eval_kwargs)
-        _write_json(out_dir / "evaluation_original.json", report.to_dict())
+        _write_json(out_dir / "evaluation_original.json", report.to_dict(), inputs)
         steps.record("evaluate_original", orig_key, ["evaluation_original.json"], time.perf_counter() - t0)
 
     # 4. SVM expansion of the gender-specific words
@@ -199,7 +198,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     if not steps.done("expand", exp_key):
         t0 = time.perf_counter()
         result = expand_gender_specific(emb, n_train=n_train, random_state=random_state)
-        result.save(out_dir / exp_file, inputs=_INPUTS)
+        result.save(out_dir / exp_file, inputs=inputs)
         expansion_info = {"seed_found": len(result.seed_found), "seed_missing": result.seed_missing,
                           "seed_coverage": result.seed_coverage, "seeds_in_training": result.seed_in_training,
                           "n_train": result.n_train, "cv_accuracy": result.cv_accuracy, "cv_f1": result.cv_f1,
@@ -240,7 +239,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     if not steps.done("evaluate_debiased", eval_key):
         t0 = time.perf_counter()
         report = evaluate({"soft": soft, "hard": hard}, **eval_kwargs)
-        _write_json(out_dir / "evaluation_debiased.json", report.to_dict())
+        _write_json(out_dir / "evaluation_debiased.json", report.to_dict(), inputs)
         steps.record("evaluate_debiased", eval_key, ["evaluation_debiased.json"], time.perf_counter() - t0)
     evaluation = Report.combine(
         Report.from_json(out_dir / name) for name in ("evaluation_original.json", "evaluation_debiased.json")
@@ -276,8 +275,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         "outputs": {"hard": hard_path.name, "soft": soft_path.name, "plot": "occupations.png",
                     "gender_specific": exp_file},
     }
-    _write_json(out_dir / "report.json", {**meta, "evaluation": evaluation})
-    _write_text(out_dir / "report.md", render_report(meta, evaluation))
+    _write_json(out_dir / "report.json", {**meta, "evaluation": evaluation}, inputs)
+    _write_text(out_dir / "report.md", render_report(meta, evaluation), inputs)
     log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
     return out_dir / "report.md"
 

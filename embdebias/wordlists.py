@@ -110,6 +110,28 @@ def load_pairs(name_or_path) -> list[tuple[str, str]]:
     return list(_load_pairs_cached(*_stamp(wordlist_path(name_or_path))))
 
 
+def _is_path_like(obj) -> bool:
+    return isinstance(obj, (str, bytes)) or hasattr(obj, "__fspath__")
+
+
+def resolve_words(words, default) -> list[str]:
+    """A word list given as None (``default()``), a bundled name or path, or any iterable."""
+    if words is None:
+        return default()
+    if _is_path_like(words):
+        return load_words(words)
+    return list(dict.fromkeys(str(w) for w in words))
+
+
+def resolve_pairs(pairs, default) -> list[tuple[str, str]]:
+    """A pair list given as None (``default()``), a bundled name or path, or any iterable."""
+    if pairs is None:
+        return default()
+    if _is_path_like(pairs):
+        return load_pairs(pairs)
+    return [tuple(p) for p in pairs]
+
+
 def definitional_pairs() -> list[tuple[str, str]]:
     """The ten definitional pairs of Bolukbasi et al. (2016), female word first."""
     return load_pairs("definitional_pairs")

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import DimensionError
+from ..subspace import BiasSubspace
 
 
 def case_variants(words: Iterable[str]) -> list[str]:
@@ -23,6 +24,16 @@ def check_dim(embedding: Embedding, n_features: int, who: str) -> None:
     if embedding.dim != n_features:
         raise DimensionError(f"{who} was fitted on {n_features}-d vectors, "
                              f"{embedding.name} has {embedding.dim}-d vectors")
+
+
+def fit_bias_subspace(subspace, definitional, n_components, emb) -> BiasSubspace:
+    """A fitted :class:`BiasSubspace`: ``subspace`` if already fitted, else fitted on ``emb``."""
+    if subspace is not None:
+        if not hasattr(subspace, "components_"):
+            subspace = subspace.fit(emb)
+        check_dim(emb, subspace.components_.shape[1], "the bias subspace")
+        return subspace
+    return BiasSubspace(definitional, n_components).fit(emb)
 
 
 def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.ndarray], None], *,

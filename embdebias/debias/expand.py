@@ -34,6 +34,7 @@ import numpy as np
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
+from ._base import unit_rows
 
 
 class ExpansionWarning(UserWarning):
@@ -145,19 +146,10 @@ class ExpansionResult:
 def _seed_words(seed) -> list[str]:
     from .. import wordlists
 
-    if seed is None:
-        return wordlists.gender_specific()
-    if isinstance(seed, (str, bytes)) or hasattr(seed, "__fspath__"):
-        return wordlists.load_words(seed)
-    words = list(dict.fromkeys(str(w) for w in seed))
+    words = wordlists.resolve_words(seed, wordlists.gender_specific)
     if not words:
         raise WordListError("the seed list of gender-specific words is empty")
     return words
-
-
-def _unit_rows(block: np.ndarray) -> np.ndarray:
-    norms = np.sqrt(np.einsum("ij,ij->i", block, block))
-    return np.divide(block, norms[:, None], out=np.zeros_like(block), where=norms[:, None] > 0)
 
 
 def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000, C: float = 1.0,
@@ -220,7 +212,7 @@ def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000, C: fl
     n_train = min(int(n_train), len(emb))
     if n_train < 2:
         raise EmbdebiasError(f"n_train must be at least 2, got {n_train}")
-    X = _unit_rows(emb.take(slice(0, n_train)))
+    X = unit_rows(emb.take(slice(0, n_train)))
     y = np.zeros(n_train, dtype=np.int8)
     y[seed_rows[seed_rows < n_train]] = 1
     n_pos = int(y.sum())
@@ -260,7 +252,7 @@ def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000, C: fl
     b = np.float32(clf.intercept_[0])
     positive = np.zeros(len(emb), dtype=bool)
     for start, stop, block in emb.iter_chunks(chunk_rows):
-        positive[start:stop] = _unit_rows(block) @ w + b > 0
+        positive[start:stop] = unit_rows(np.array(block)) @ w + b > 0
     n_predicted = int(positive.sum())
     is_seed = np.zeros(len(emb), dtype=bool)
     is_seed[seed_rows] = True
@@ -311,7 +303,7 @@ class GenderSpecificExpander:
 
     def decision_function(self, vectors) -> np.ndarray:
         """Signed SVM score of unit-normalized ``vectors`` (positive: gender-specific)."""
-        x = _unit_rows(np.atleast_2d(np.asarray(vectors, dtype=np.float32)))
+        x = unit_rows(np.array(vectors, dtype=np.float32, ndmin=2))  # a copy: the input stays
         return x @ self.classifier_.coef_.ravel().astype(np.float32) + np.float32(
             self.classifier_.intercept_[0])
 

@@ -8,34 +8,8 @@ import numpy as np
 
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
-from ..subspace import BiasSubspace, MissingWordsWarning
-from ._base import case_variants, check_dim, map_chunks, subtract_projection, unit_rows
-
-
-def _resolve_words(words, default):
-    if words is None:
-        return default()
-    if isinstance(words, str) or hasattr(words, "__fspath__"):
-        return wordlists.load_words(words)
-    return list(words)
-
-
-def _resolve_pairs(pairs, default):
-    if pairs is None:
-        return default()
-    if isinstance(pairs, str) or hasattr(pairs, "__fspath__"):
-        return wordlists.load_pairs(pairs)
-    return [tuple(p) for p in pairs]
-
-
-def fit_bias_subspace(subspace, definitional, n_components, emb) -> BiasSubspace:
-    """A fitted :class:`BiasSubspace`: ``subspace`` if already fitted, else fitted on ``emb``."""
-    if subspace is not None:
-        if not hasattr(subspace, "components_"):
-            subspace = subspace.fit(emb)
-        check_dim(emb, subspace.components_.shape[1], "the bias subspace")
-        return subspace
-    return BiasSubspace(definitional, n_components).fit(emb)
+from ..subspace import MissingWordsWarning
+from ._base import case_variants, check_dim, fit_bias_subspace, map_chunks, subtract_projection, unit_rows
 
 
 def equalize_rows(vectors: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray, basis: np.ndarray) -> np.ndarray:
@@ -137,11 +111,11 @@ class HardDebias:
         """Learn the bias subspace and resolve the word lists against ``embedding``."""
         emb = as_embedding(embedding)
         self.subspace_ = fit_bias_subspace(self.subspace, self.definitional, self.n_components, emb)
-        specific = _resolve_words(self.gender_specific, wordlists.gender_specific)
+        specific = wordlists.resolve_words(self.gender_specific, wordlists.gender_specific)
         if self.case_variants:
             specific = case_variants(specific)
 
-        pairs = _resolve_pairs(self.equalize, wordlists.equalize_pairs)
+        pairs = wordlists.resolve_pairs(self.equalize, wordlists.equalize_pairs)
         found, missing, used = [], [], set()
         for f, m in pairs:
             forms = [(f, m)]

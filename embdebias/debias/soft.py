@@ -46,10 +46,12 @@ import warnings
 
 import numpy as np
 
+from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import DimensionError, EmbdebiasError, NonFiniteError
+from ..subspace import BiasSubspace
 from . import _psd
-from ._base import case_variants, check_dim, map_chunks, unit_rows
+from ._base import case_variants, check_dim, fit_bias_subspace, map_chunks, unit_rows
 from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_specific
 
 NORMALIZATIONS = ("mean", "sum")
@@ -231,21 +233,18 @@ class SoftDebias:
             raise EmbdebiasError(f"lam must be a finite number >= 0, got {self.lam!r}")
 
     def _basis(self, emb: Embedding) -> np.ndarray:
-        from ..subspace import BiasSubspace
-
         sub = self.subspace
-        if isinstance(sub, BiasSubspace) or hasattr(sub, "components_"):
-            if not hasattr(sub, "components_"):
-                sub = sub.fit(emb)
-            comps = np.asarray(sub.components_, dtype=np.float64)
-            self.subspace_ = sub
-        elif isinstance(sub, np.ndarray):
+        if isinstance(sub, np.ndarray):
             comps = np.atleast_2d(np.asarray(sub, dtype=np.float64))
             self.subspace_ = None
         else:
-            pairs = sub if sub is not None else self.definitional
-            self.subspace_ = BiasSubspace(pairs, n_components=self.n_components).fit(emb)
-            comps = self.subspace_.components_
+            if not (isinstance(sub, BiasSubspace) or hasattr(sub, "components_")):
+                # None, or definitional pairs given as `subspace`
+                sub, pairs = None, (sub if sub is not None else self.definitional)
+            else:
+                pairs = None
+            self.subspace_ = fit_bias_subspace(sub, pairs, self.n_components, emb)
+            comps = np.asarray(self.subspace_.components_, dtype=np.float64)
         if comps.shape[1] != emb.dim:
             raise DimensionError(f"bias subspace has dimension {comps.shape[1]}, "
                                  f"embedding {emb.name} has {emb.dim}")
@@ -271,12 +270,8 @@ class SoftDebias:
             expansion = spec.result_
         if expansion is not None:
             words = list(expansion.words)
-        elif isinstance(spec, (str, bytes)) or hasattr(spec, "__fspath__"):
-            from .. import wordlists
-
-            words = wordlists.load_words(spec)
         else:
-            words = list(dict.fromkeys(str(w) for w in spec))
+            words = wordlists.resolve_words(spec, wordlists.gender_specific)
         known, missing = emb.split_known(words)
         if self.case_variants:
             # variants are extras: only the listed spellings count as missing
