@@ -35,9 +35,12 @@ class BiasSubspace:
     ----------
     pairs : list of (str, str) or str, optional
         ``(female, male)`` definitional pairs, or the name/path of a pair list.
-        Default: the ten pairs of Bolukbasi et al. (2016).
+        Default: the ten pairs of Bolukbasi et al. (2016) from ``lists``.
     n_components : int, default 1
         Number of principal components ``k`` that span the subspace.
+    lists : {"published", "curated"}, default "published"
+        The bundled list set that supplies the default pairs (both sets hold the same
+        ten pairs; see :mod:`embdebias.wordlists`).
     lowercase_fallback : bool, default True
         Use a word's lower-case form when the word itself is not in the vocabulary
         but its lower-case form is ("Mary" -> "mary" in the lower-case GloVe 6B), so a
@@ -62,17 +65,15 @@ class BiasSubspace:
         Words replaced by their lower-case form (see ``lowercase_fallback``).
     """
 
-    def __init__(self, pairs=None, n_components: int = 1, *, lowercase_fallback: bool = True):
+    def __init__(self, pairs=None, n_components: int = 1, *, lists: str = wordlists.DEFAULT_LISTS,
+                 lowercase_fallback: bool = True):
         self.pairs = pairs
         self.n_components = n_components
+        self.lists = lists
         self.lowercase_fallback = lowercase_fallback
 
     def _pairs(self) -> list[tuple[str, str]]:
-        if self.pairs is None:
-            return wordlists.definitional_pairs()
-        if isinstance(self.pairs, (str, bytes)) or hasattr(self.pairs, "__fspath__"):
-            return wordlists.load_pairs(self.pairs)
-        return [tuple(p) for p in self.pairs]
+        return wordlists.resolve_pairs(self.pairs, "definitional_pairs", self.lists)
 
     def fit(self, embedding, y=None) -> "BiasSubspace":
         """Fit the subspace on ``embedding`` (an Embedding or gensim KeyedVectors)."""
@@ -147,6 +148,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return np.divide(x, n, out=np.zeros_like(x), where=n > 0)
 
 
-def fit_subspace(embedding: Embedding, pairs=None, n_components: int = 1) -> BiasSubspace:
-    """Shorthand for ``BiasSubspace(pairs, n_components).fit(embedding)``."""
-    return BiasSubspace(pairs, n_components).fit(embedding)
+def fit_subspace(embedding: Embedding, pairs=None, n_components: int = 1, *,
+                 lists: str = wordlists.DEFAULT_LISTS) -> BiasSubspace:
+    """Shorthand for ``BiasSubspace(pairs, n_components, lists=lists).fit(embedding)``."""
+    return BiasSubspace(pairs, n_components, lists=lists).fit(embedding)

@@ -1,23 +1,53 @@
 """Access to the bundled word lists (``wordlists/`` in the repository).
 
-File formats (all UTF-8; ``#`` starts a comment line; blank lines are ignored):
+Two **list sets** are bundled, and every function that needs a list takes
+``lists="published"`` (the default) or ``lists="curated"``:
 
-* word lists (``*.txt``): one word per line;
-* pair lists (``*_pairs.txt``): two words per line separated by white space, the
-  female word first, then the male word;
-* WEAT tests (``weat_tests.json``): a JSON list of tests, each an object with
-  ``id``, ``title``, ``group``, ``source``, and four sets ``X``, ``Y``, ``A``, ``B``
-  (each ``{"name": ..., "words": [...]}``);
-* SemBias (``sembias.txt``): the SemBias format of Zhao et al. (2018), see
-  :mod:`embdebias.metrics.bat`.
+``published``
+    The lists that published numbers were computed with, bundled verbatim with their
+    licences: Bolukbasi et al. (2016)'s ten definitional pairs, 52 equalize pairs,
+    218 seed words, 1,441 "full" gender-specific words (their SVM expansion of the
+    seeds on word2vec GoogleNews) and 320 professions with two crowd scores; Zhao et
+    al. (2018)'s SemBias (440 lines). Use these to compare with the literature.
+``curated``
+    The embdebias authors' own lists (``wordlists/curated/``): 10 definitional pairs,
+    79 lower-case equalize pairs, 348 seed words, 337 gender-neutral professions and
+    a 260-line SemBias-format set whose "Sub" subset is held out of every list. See
+    ``wordlists/README.md`` for how they differ.
 
-A name without a path separator or suffix names a bundled list; anything else is
-read as a path, so users can pass their own files in the same formats.
+The **roles** a list can play are the keys of :data:`ROLES`. A role's list in a set is
+named ``"ROLE"`` (in the set chosen by ``lists``) or ``"SET:ROLE"`` (in that set).
+
+**Names and paths.** A string made only of letters, digits, ``_`` and at most one ``:``
+is a bundled name and never a file (a file called ``professions`` in the working
+directory is not read by accident); anything else, and every :class:`os.PathLike`,
+is a path, so users pass their own files as ``./professions`` or ``my_lists/x.txt``.
+
+File formats (UTF-8):
+
+* text word lists: one word per line; ``#`` starts a comment line; blank lines are
+  ignored;
+* text pair lists: two words per line separated by white space; the female word
+  first in the curated lists and in users' files by convention (it matters only for
+  definitional pairs, which orient the gender direction);
+* JSON, as in Bolukbasi et al.'s release: a list of words, a list of ``[word, ...]``
+  entries (the professions carry two scores), or a list of ``[a, b]`` pairs. The
+  published equalize pairs are mostly male-first (``["he", "she"]``) but not all
+  (``["wives", "husbands"]``); equalizing is symmetric, so they are kept as given;
+* SemBias: see :mod:`embdebias.metrics.bat`;
+* WEAT tests (``weat_tests.json``, shared by both sets): a JSON list of tests, each
+  an object with ``id``, ``title``, ``group``, ``source``, and four sets ``X``,
+  ``Y``, ``A``, ``B`` (each ``{"name": ..., "words": [...]}``).
+
+A malformed entry raises :class:`~embdebias.errors.WordListError` naming the file
+and line.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +55,42 @@ from pathlib import Path
 from .errors import WordListError
 
 _HERE = Path(__file__).resolve().parent
+
+#: The list sets, in the order they are offered; the first is the default.
+LIST_SETS = ("published", "curated")
+DEFAULT_LISTS = "published"
+
+#: What each role's list is for.
+ROLES = {
+    "definitional_pairs": "pairs that define the gender direction (PCA)",
+    "equalize_pairs": "pairs equalized by hard debias",
+    "gender_specific": "words kept out of neutralization by hard and soft debias",
+    "gender_specific_seed": "seed words of the SVM expansion",
+    "professions": "occupations: direct bias, ECT and the occupation plot",
+    "sembias": "the analogy set of BAT",
+}
+
+_BOLUKBASI = "Bolukbasi et al. (2016), published"
+_FILES = {
+    "published": {
+        "definitional_pairs": ("bolukbasi2016/definitional_pairs.json", _BOLUKBASI),
+        "equalize_pairs": ("bolukbasi2016/equalize_pairs.json", _BOLUKBASI),
+        "gender_specific": ("bolukbasi2016/gender_specific_full.json", _BOLUKBASI + " (full list)"),
+        "gender_specific_seed": ("bolukbasi2016/gender_specific_seed.json", _BOLUKBASI + " (seed list)"),
+        "professions": ("bolukbasi2016/professions.json", _BOLUKBASI),
+        "sembias": ("sembias/SemBias", "SemBias, Zhao et al. (2018), published"),
+    },
+    "curated": {
+        "definitional_pairs": ("curated/definitional_pairs.txt", "Bolukbasi et al. (2016)'s ten pairs, embdebias text file"),
+        "equalize_pairs": ("curated/equalize_pairs.txt", "embdebias curated"),
+        "gender_specific": ("curated/gender_specific_seed.txt", "embdebias curated (seed list)"),
+        "gender_specific_seed": ("curated/gender_specific_seed.txt", "embdebias curated (seed list)"),
+        "professions": ("curated/professions.txt", "embdebias curated"),
+        "sembias": ("curated/sembias.txt", "embdebias curated, SemBias format"),
+    },
+}
+_SHARED = {"weat_tests": ("weat_tests.json", "Caliskan et al. (2017) and embdebias curated")}
+_NAME = re.compile(r"[A-Za-z0-9_]+(:[A-Za-z0-9_]+)?")
 
 
 def data_dir() -> Path:
@@ -39,36 +105,133 @@ def data_dir() -> Path:
     raise WordListError("the bundled word lists are missing: reinstall embdebias")
 
 
-def wordlist_path(name_or_path) -> Path:
-    """Resolve a bundled list name (``"professions"``) or a file path."""
-    s = str(name_or_path)
-    p = Path(s)
-    if p.exists():
-        return p
-    if "/" not in s and "\\" not in s:
-        base = data_dir()
-        for candidate in (base / s, base / f"{s}.txt", base / f"{s}.json"):
-            if candidate.is_file():
-                return candidate
-        known = sorted(q.stem for q in base.iterdir() if q.suffix in (".txt", ".json"))
-        raise WordListError(f"no bundled word list named {s!r}; known: {', '.join(known)}")
-    raise WordListError(f"{s}: word list file not found")
+def check_lists(lists) -> str:
+    """``lists`` if it names a list set, else a :class:`WordListError` naming the sets."""
+    if lists not in LIST_SETS:
+        raise WordListError(f"unknown list set {lists!r}; choose one of {', '.join(LIST_SETS)}")
+    return lists
+
+
+def bundled_names() -> list[str]:
+    """Every bundled list name, qualified by its set (``"curated:professions"``)."""
+    return [f"{s}:{r}" for s in LIST_SETS for r in _FILES[s]] + list(_SHARED)
+
+
+def is_bundled_name(name_or_path) -> bool:
+    """True for a string that names a bundled list (never a file; see the module docstring)."""
+    return isinstance(name_or_path, str) and _NAME.fullmatch(name_or_path) is not None
+
+
+def _bundled(name: str, lists: str) -> tuple[str, str, str]:
+    """``(relative file, source, qualified name)`` of a bundled name."""
+    if name in _SHARED:
+        return (*_SHARED[name], name)
+    set_name, _, role = name.rpartition(":")
+    set_name = set_name or check_lists(lists)
+    if set_name in _FILES and role in _FILES[set_name]:
+        return (*_FILES[set_name][role], f"{set_name}:{role}")
+    raise WordListError(f"no bundled word list named {name!r}; known: roles {', '.join(ROLES)} "
+                        f"(optionally as SET:ROLE with SET one of {', '.join(LIST_SETS)}), "
+                        f"and {', '.join(_SHARED)}; a file needs a path such as ./{name}")
+
+
+def wordlist_path(name_or_path, lists: str = DEFAULT_LISTS) -> Path:
+    """The file of a bundled list name (``"professions"``, ``"curated:professions"``) or a path."""
+    if is_bundled_name(name_or_path):
+        return data_dir() / _bundled(name_or_path, lists)[0]
+    path = Path(os.fsdecode(name_or_path) if isinstance(name_or_path, bytes) else name_or_path)
+    if not path.exists():
+        raise WordListError(f"{path}: word list file not found")
+    if not path.is_file():
+        raise WordListError(f"{path}: not a regular file (a word list must be a file)")
+    return path
+
+
+def describe(name_or_path, lists: str = DEFAULT_LISTS) -> dict:
+    """Where a list comes from: ``{"name", "source", "path"}`` (for reports)."""
+    if is_bundled_name(name_or_path):
+        rel, source, qualified = _bundled(name_or_path, lists)
+        return {"name": qualified, "source": source, "path": f"wordlists/{rel}"}
+    return {"name": str(name_or_path), "source": "user file", "path": str(name_or_path)}
+
+
+def _read_text(path: Path) -> str:
+    if not path.is_file():
+        raise WordListError(f"{path}: not a regular file (a word list must be a file)")
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WordListError(f"{path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise WordListError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def data_lines(path) -> list[tuple[int, str]]:
     """``(line number, stripped line)`` of a word-list-style file, without blank and ``#`` lines."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise WordListError(f"{path}: file not found") from None
-    except UnicodeDecodeError as exc:
-        raise WordListError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     out = []
-    for i, line in enumerate(text.splitlines(), 1):
+    for i, line in enumerate(_read_text(path).splitlines(), 1):
         line = line.strip()
         if line and not line.startswith("#"):
             out.append((i, line))
+    return out
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _json_entries(path: Path) -> list[tuple[int, object]]:
+    """``(line number, element)`` of a JSON file holding one list."""
+    text = _read_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise WordListError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    if not isinstance(data, list):
+        raise WordListError(f"{path}:1: expected a JSON list, got a JSON {type(data).__name__}")
+    return list(zip(_element_lines(text), data))
+
+
+def _element_lines(text: str):
+    """Line number of every element of the (valid) JSON list ``text``, in order."""
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"[ \t\n\r]*")
+    pos = ws.match(text, text.index("[") + 1).end()
+    while pos < len(text) and text[pos] != "]":
+        yield text.count("\n", 0, pos) + 1
+        pos = ws.match(text, decoder.raw_decode(text, pos)[1]).end()
+        pos = ws.match(text, pos + (text[pos] == ",")).end()
+
+
+def _check_word(word, path: Path, line: int) -> str:
+    if not isinstance(word, str) or not word or any(ch.isspace() for ch in word):
+        raise WordListError(f"{path}:{line}: expected a word (a non-empty string without "
+                            f"white space), got {_quote(json.dumps(word, ensure_ascii=False))}")
+    return word
+
+
+def _entries(path: Path, width: int) -> list[tuple[int, list]]:
+    """``(line, fields)`` of a word list (``width`` 1) or pair list (2), text or JSON."""
+    if path.suffix.lower() == ".json":
+        out = []
+        for line, item in _json_entries(path):
+            if width == 1 and isinstance(item, list) and item:
+                item = item[0]  # [word, score, ...] as in the published professions
+            fields = [item] if width == 1 else item
+            if not isinstance(fields, list) or len(fields) != width:
+                what = "a word" if width == 1 else "a pair [a, b]"
+                raise WordListError(f"{path}:{line}: expected {what}, got "
+                                    f"{_quote(json.dumps(item, ensure_ascii=False))}")
+            out.append((line, [_check_word(w, path, line) for w in fields]))
+        return out
+    out = []
+    for line, text in data_lines(path):
+        fields = text.split()
+        if len(fields) != width:
+            what = "one word per line" if width == 1 else "two words per line (female male)"
+            raise WordListError(f"{path}:{line}: expected {what}, got {_quote(text)}")
+        out.append((line, fields))
     return out
 
 
@@ -80,76 +243,113 @@ def _stamp(path: Path) -> tuple[Path, int, int]:
 
 @lru_cache(maxsize=64)
 def _load_words_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple[str, ...]:
-    words = []
-    for lineno, line in data_lines(path):
-        parts = line.split()
-        if len(parts) != 1:
-            raise WordListError(f"{path}:{lineno}: expected one word per line, got {line!r}")
-        words.append(parts[0])
-    return tuple(dict.fromkeys(words))
+    return tuple(dict.fromkeys(fields[0] for _, fields in _entries(path, 1)))
 
 
-def load_words(name_or_path) -> list[str]:
-    """A word list (duplicates removed, order kept)."""
-    return list(_load_words_cached(*_stamp(wordlist_path(name_or_path))))
+def load_words(name_or_path, lists: str = DEFAULT_LISTS) -> list[str]:
+    """A word list (duplicates removed, order kept), bundled or from a file."""
+    return list(_load_words_cached(*_stamp(wordlist_path(name_or_path, lists))))
 
 
 @lru_cache(maxsize=64)
 def _load_pairs_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple[tuple[str, str], ...]:
     pairs = []
-    for lineno, line in data_lines(path):
-        parts = line.split()
-        if len(parts) != 2:
-            raise WordListError(f"{path}:{lineno}: expected two words (female male), got {line!r}")
-        pairs.append((parts[0], parts[1]))
+    for line, (a, b) in _entries(path, 2):
+        if a == b:
+            raise WordListError(f"{path}:{line}: the pair names {a!r} twice")
+        pairs.append((a, b))
     return tuple(pairs)
 
 
-def load_pairs(name_or_path) -> list[tuple[str, str]]:
-    """A list of ``(female, male)`` pairs."""
-    return list(_load_pairs_cached(*_stamp(wordlist_path(name_or_path))))
+def load_pairs(name_or_path, lists: str = DEFAULT_LISTS) -> list[tuple[str, str]]:
+    """A list of word pairs, bundled or from a file (a pair naming one word twice is an error)."""
+    return list(_load_pairs_cached(*_stamp(wordlist_path(name_or_path, lists))))
 
 
 def _is_path_like(obj) -> bool:
     return isinstance(obj, (str, bytes)) or hasattr(obj, "__fspath__")
 
 
-def resolve_words(words, default) -> list[str]:
-    """A word list given as None (``default()``), a bundled name or path, or any iterable."""
+def resolve_words(words, role: str, lists: str = DEFAULT_LISTS) -> list[str]:
+    """A word list given as None (the ``role``'s list in ``lists``), a name or path, or words."""
     if words is None:
-        return default()
+        return load_words(role, lists)
     if _is_path_like(words):
-        return load_words(words)
+        return load_words(words, lists)
     return list(dict.fromkeys(str(w) for w in words))
 
 
-def resolve_pairs(pairs, default) -> list[tuple[str, str]]:
-    """A pair list given as None (``default()``), a bundled name or path, or any iterable."""
+def resolve_pairs(pairs, role: str, lists: str = DEFAULT_LISTS) -> list[tuple[str, str]]:
+    """A pair list given as None (the ``role``'s list in ``lists``), a name or path, or pairs."""
     if pairs is None:
-        return default()
+        return load_pairs(role, lists)
     if _is_path_like(pairs):
-        return load_pairs(pairs)
-    return [tuple(p) for p in pairs]
+        return load_pairs(pairs, lists)
+    out = [tuple(p) for p in pairs]
+    bad = [p for p in out if len(p) != 2 or p[0] == p[1]]
+    if bad:
+        raise WordListError(f"{role}: every pair needs two different words, got {bad[0]!r}")
+    return out
 
 
-def definitional_pairs() -> list[tuple[str, str]]:
+def source_of(value, role: str, lists: str = DEFAULT_LISTS, n_used: int | None = None) -> dict:
+    """What a report says about a list argument: name, source, size and how many were used."""
+    if value is None:
+        value = role
+    if _is_path_like(value):
+        info = describe(value, lists)
+        size = len(_reader(role)(value, lists))
+    else:
+        size = len(list(value))
+        info = {"name": "given in Python", "source": "user list", "path": None}
+    info["size"] = size
+    if n_used is not None:
+        info["used"] = int(n_used)
+    return info
+
+
+def _reader(role: str):
+    if role == "sembias":
+        from .metrics.bat import read_sembias
+
+        return lambda value, lists: read_sembias(wordlist_path(value, lists))
+    return load_pairs if role.endswith("_pairs") else load_words
+
+
+def definitional_pairs(lists: str = DEFAULT_LISTS) -> list[tuple[str, str]]:
     """The ten definitional pairs of Bolukbasi et al. (2016), female word first."""
-    return load_pairs("definitional_pairs")
+    return load_pairs("definitional_pairs", lists)
 
 
-def equalize_pairs() -> list[tuple[str, str]]:
-    """Pairs that differ only by gender, to be equalized by hard debiasing."""
-    return load_pairs("equalize_pairs")
+def equalize_pairs(lists: str = DEFAULT_LISTS) -> list[tuple[str, str]]:
+    """Pairs that differ only by gender, equalized by hard debias (published: 52, as given)."""
+    return load_pairs("equalize_pairs", lists)
 
 
-def gender_specific() -> list[str]:
-    """Seed list of words whose meaning is gender-specific (kept by debiasing)."""
-    return load_words("gender_specific_seed")
+def gender_specific(lists: str = DEFAULT_LISTS) -> list[str]:
+    """Words debiasing keeps (published: Bolukbasi et al.'s full list of 1,441 words)."""
+    return load_words("gender_specific", lists)
 
 
-def professions() -> list[str]:
-    """Occupation words, the default neutral set for direct bias and the plot."""
-    return load_words("professions")
+def gender_specific_seed(lists: str = DEFAULT_LISTS) -> list[str]:
+    """Seed words of the SVM expansion (published: Bolukbasi et al.'s 218)."""
+    return load_words("gender_specific_seed", lists)
+
+
+def professions(lists: str = DEFAULT_LISTS) -> list[str]:
+    """Occupation words, the default neutral set for direct bias, ECT and the plot."""
+    return load_words("professions", lists)
+
+
+def profession_scores() -> dict[str, tuple[float, float]]:
+    """Bolukbasi et al.'s crowd scores: ``{word: (definitional, stereotypical)}`` (positive = male)."""
+    path = wordlist_path("published:professions")
+    return {item[0]: (float(item[1]), float(item[2])) for _, item in _json_entries(path)}
+
+
+def sembias_path(lists: str = DEFAULT_LISTS) -> Path:
+    """Path of the SemBias file of a list set (published: Zhao et al.'s 440 lines)."""
+    return wordlist_path("sembias", lists)
 
 
 @dataclass(frozen=True)
@@ -183,14 +383,10 @@ def _wordset(obj, path, test_id, key) -> WordSet:
 def load_weat_tests(name_or_path="weat_tests") -> list[WeatTest]:
     """All WEAT tests in a ``weat_tests.json``-format file."""
     path = wordlist_path(name_or_path)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise WordListError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
-    if not isinstance(raw, list):
-        raise WordListError(f"{path}: expected a JSON list of tests")
     tests = []
-    for t in raw:
+    for line, t in _json_entries(path):
+        if not isinstance(t, dict):
+            raise WordListError(f"{path}:{line}: expected a test object with id, X, Y, A and B")
         tid = t.get("id", "?")
         sets = {k: _wordset(t.get(k), path, tid, k) for k in "XYAB"}
         extra = {k: v for k, v in t.items() if k not in {"id", "title", "group", "source", *"XYAB"}}
@@ -214,6 +410,3 @@ def weat_test(test_id: str) -> WeatTest:
                         f"{', '.join(t.id for t in load_weat_tests())}")
 
 
-def sembias_path() -> Path:
-    """Path of the bundled, project-authored SemBias-format file."""
-    return wordlist_path("sembias")

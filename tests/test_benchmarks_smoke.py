@@ -81,7 +81,7 @@ def _tiny_vocabulary(n: int) -> list[str]:
     from embdebias.metrics.rnsb import sentiment_lexicon
 
     words = [w for p in wordlists.definitional_pairs() for w in p]
-    words += [w for p in wordlists.equalize_pairs() for w in p] + wordlists.gender_specific()
+    words += [w for p in wordlists.equalize_pairs() for w in p] + wordlists.gender_specific_seed()
     words += wordlists.professions()
     for t in wordlists.weat_tests("gender"):
         for ws in (t.X, t.Y, t.A, t.B):
