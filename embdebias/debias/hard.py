@@ -8,11 +8,17 @@ import numpy as np
 
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
+from ..errors import MissingWordsError
 from ..subspace import MissingWordsWarning
 from ._base import case_variants, check_dim, fit_bias_subspace, map_chunks, subtract_projection, unit_rows
 
 
-def equalize_rows(vectors: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray, basis: np.ndarray) -> np.ndarray:
+#: Below this norm a pair's gender part counts as absent (both words neutralized).
+EQUALIZE_TOL = 1e-5
+
+
+def equalize_rows(vectors: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray, basis: np.ndarray,
+                  original_diff: np.ndarray | None = None) -> np.ndarray:
     """Equalize pairs of unit vectors about the subspace spanned by ``basis`` (k, d).
 
     For a pair ``(a, b)`` with mean ``mu``, let ``nu = mu - mu_B`` be the mean's part
@@ -20,6 +26,14 @@ def equalize_rows(vectors: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray, b
     (Bolukbasi et al., Equalize step): they share ``nu``, so every vector orthogonal to
     the subspace has the same inner product with both, and their parts in the
     subspace are opposite, so the pair is symmetric about it; both stay unit length.
+    With ``k = 1`` this is the authors' code: ``a = y + z g``, ``b = y - z g`` with
+    ``y`` the mean without its gender part, ``z = sqrt(1 - |y|^2)`` signed by
+    ``(a - b) . g``.
+
+    ``original_diff`` (m, k), optional: the subspace coordinates of ``a - b`` before
+    neutralization. It orients a pair whose two words were both neutralized (neither
+    is in the gender-specific list), where the current difference is rounding noise;
+    the authors' code takes the sign of that noise, which makes the result arbitrary.
 
     ``vectors[rows_a]`` and ``vectors[rows_b]`` are overwritten. Returns a boolean mask of
     the pairs that were left alone because both words have the same part in the
@@ -29,40 +43,66 @@ def equalize_rows(vectors: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray, b
     a = vectors[rows_a].astype(np.float64)
     b = vectors[rows_b].astype(np.float64)
     mu = (a + b) / 2.0
-    mu_b = (mu @ B.T) @ B
-    nu = mu - mu_b
+    nu = mu - (mu @ B.T) @ B
     scale = np.sqrt(np.clip(1.0 - np.einsum("ij,ij->i", nu, nu), 0.0, None))[:, None]
-    out = []
-    degenerate = np.zeros(len(rows_a), dtype=bool)
-    for w in (a, b):
-        diff = (w @ B.T) @ B - mu_b
-        norm = np.linalg.norm(diff, axis=1, keepdims=True)
-        degenerate |= norm[:, 0] <= 1e-6
-        out.append(nu + scale * np.divide(diff, norm, out=np.zeros_like(diff), where=norm > 1e-6))
+    half = (a - b) @ B.T / 2.0          # coordinates of a_B - mu_B (and -(b_B - mu_B))
+    norm = np.linalg.norm(half, axis=1)
+    if original_diff is not None:
+        weak = norm <= EQUALIZE_TOL
+        half[weak] = np.asarray(original_diff, dtype=np.float64)[weak] / 2.0
+        norm = np.linalg.norm(half, axis=1)
+    degenerate = norm <= EQUALIZE_TOL
     ok = ~degenerate
-    vectors[rows_a[ok]] = out[0][ok].astype(vectors.dtype)
-    vectors[rows_b[ok]] = out[1][ok].astype(vectors.dtype)
+    step = scale[ok] * ((half[ok] / norm[ok, None]) @ B)
+    vectors[rows_a[ok]] = (nu[ok] + step).astype(vectors.dtype)
+    vectors[rows_b[ok]] = (nu[ok] - step).astype(vectors.dtype)
     return degenerate
+
+
+def equalize_forms(pair: tuple[str, str], as_written: bool = False) -> list[tuple[str, str]]:
+    """The spellings of an equalize pair that hard debias equalizes.
+
+    Bolukbasi et al.'s code equalizes the ``str.lower()``, ``str.title()`` and
+    ``str.upper()`` forms of both words, not the pair as written (their list has
+    ``Catholic_priest``, which becomes ``catholic_priest``, ``Catholic_Priest`` and
+    ``CATHOLIC_PRIEST``). ``as_written=True`` puts the written pair first.
+    """
+    a, b = pair
+    forms = [(a.lower(), b.lower()), (a.title(), b.title()), (a.upper(), b.upper())]
+    if as_written:
+        forms.insert(0, (a, b))
+    return list(dict.fromkeys(forms))
 
 
 class HardDebias:
     """Hard debiasing (neutralize + equalize) of Bolukbasi et al. (2016).
 
-    Every vector is first unit-normalized. **Neutralize**: every word that is not
-    gender-specific loses its projection on the bias subspace and is renormalized.
-    **Equalize**: for every equalize pair whose two words are in the vocabulary, both
-    words are moved to be symmetric about the subspace, so that each neutral word is
-    equidistant from them (see :func:`equalize_rows`). Gender-specific words keep
-    their (normalized) vectors.
+    By default this is the authors' algorithm on their published lists (and it
+    equals it to float32 rounding, see ``tests/test_hard.py``):
 
-    Case variants: Bolukbasi et al.'s lists are lower-case, but vocabularies such as
-    word2vec's are case-sensitive. With ``case_variants=True`` (default) the lower-,
-    Title- and UPPER-case forms of every listed word count as gender-specific too
-    ("She", "KING" are as gender-specific as "she", "king"; other mixed-case spellings
-    are not matched), and every equalize pair is also applied
-    to its lower-, Title- and UPPER-case forms where both words of the form exist.
-    With ``case_variants=False`` the lists are matched exactly (the behaviour of
-    Bolukbasi et al.'s code, which neutralizes "Queen").
+    1. the bias subspace is the PCA of the pair-centred unit vectors of the
+       definitional pairs (:class:`~embdebias.subspace.BiasSubspace`);
+    2. every vector is unit-normalized; **neutralize**: every word that is not in the
+       gender-specific list, taken exactly as given, loses its projection on the
+       subspace and is renormalized;
+    3. **equalize**: for each equalize pair, its lower-, Title- and UPPER-case forms
+       (not the pair as written), where both words exist, are moved to be symmetric
+       about the subspace (:func:`equalize_rows`), so every neutral word is
+       equidistant from them.
+
+    One deliberate difference: when both words of an equalize form were neutralized
+    (neither is gender-specific), the authors' code orients the pair by the sign of
+    rounding noise; here it is oriented by the words' difference before
+    neutralization (see :func:`equalize_rows`).
+
+    ``case_variants=True`` (an option, off by default) also treats the lower-,
+    Title- and UPPER-case forms of every gender-specific word as gender-specific
+    and equalizes each pair as written too. It protects "She" and "KING" in a cased
+    vocabulary, but the published full list holds noisy mixed-case entries
+    ("NeW", "COUPLE", "Guys"), whose variants "new", "couple" and "guys" then
+    escape neutralization. Measured on GloVe 6B 50d with the published lists
+    (``benchmarks/bench_hard.py --case-variants``): 130 rows differ from the
+    default, by up to 0.195 (max abs. coordinate).
 
     Parameters
     ----------
@@ -70,16 +110,18 @@ class HardDebias:
         A fitted (or unfitted) bias subspace; default: fitted on the embedding from
         ``definitional`` pairs with ``n_components`` components.
     definitional : list of pairs or str, optional
-        Definitional pairs (default: the ten of Bolukbasi et al.).
+        Definitional pairs (default: the ``definitional_pairs`` of ``lists``).
     n_components : int, default 1
         Dimension ``k`` of the bias subspace.
     equalize : list of pairs or str, optional
-        Equalize pairs (default: the bundled ``equalize_pairs`` list).
+        Equalize pairs (default: the ``equalize_pairs`` of ``lists``).
     gender_specific : list of str or str, optional
-        Words exempt from neutralization (default: the bundled seed list; pass an
-        expanded list from :func:`embdebias.debias.expand_gender_specific` to follow
-        the paper fully).
-    case_variants : bool, default True
+        Words exempt from neutralization (default: the ``gender_specific`` list of
+        ``lists``; for "published" Bolukbasi et al.'s full list of 1,441 words).
+    lists : {"published", "curated"}, default "published"
+        The bundled list set that supplies every list not given
+        (:mod:`embdebias.wordlists`).
+    case_variants : bool, default False
         See above.
     chunk_rows : int
         Rows per chunk in :meth:`transform`.
@@ -88,61 +130,57 @@ class HardDebias:
     ----------
     subspace_ : BiasSubspace
     gender_specific_ : frozenset of str
-        Words kept out of neutralization: the gender-specific list (with case
-        variants if enabled) and the words of the equalize pairs found.
+        Words kept out of neutralization (with case variants if enabled).
     equalize_pairs_ : list of (str, str)
-        The equalize pairs found in the vocabulary (with case variants).
+        The equalize forms found in the vocabulary, in list order.
     equalize_missing_ : list of (str, str)
-        Equalize pairs (lower-case form) none of whose forms are fully in the vocabulary.
+        Equalize pairs none of whose forms has both words in the vocabulary.
     n_features_in_ : int
     """
 
     def __init__(self, subspace=None, *, definitional=None, n_components: int = 1, equalize=None,
-                 gender_specific=None, case_variants: bool = True, chunk_rows: int = DEFAULT_CHUNK_ROWS):
+                 gender_specific=None, lists: str = wordlists.DEFAULT_LISTS, case_variants: bool = False,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.subspace = subspace
         self.definitional = definitional
         self.n_components = n_components
         self.equalize = equalize
         self.gender_specific = gender_specific
+        self.lists = lists
         self.case_variants = case_variants
         self.chunk_rows = chunk_rows
 
     def fit(self, embedding, y=None) -> "HardDebias":
         """Learn the bias subspace and resolve the word lists against ``embedding``."""
         emb = as_embedding(embedding)
-        self.subspace_ = fit_bias_subspace(self.subspace, self.definitional, self.n_components, emb)
-        specific = wordlists.resolve_words(self.gender_specific, wordlists.gender_specific)
+        wordlists.check_lists(self.lists)
+        self.subspace_ = fit_bias_subspace(self.subspace, self.definitional, self.n_components, emb,
+                                           self.lists)
+        specific = wordlists.resolve_words(self.gender_specific, "gender_specific", self.lists)
         if self.case_variants:
             specific = case_variants(specific)
+        pairs = wordlists.resolve_pairs(self.equalize, "equalize_pairs", self.lists)
+        self.equalize_pairs_, self.equalize_missing_ = self._find_pairs(pairs, emb)
+        self.gender_specific_ = frozenset(specific)
+        self.n_features_in_ = emb.dim
+        return self
 
-        pairs = wordlists.resolve_pairs(self.equalize, wordlists.equalize_pairs)
+    def _find_pairs(self, pairs, emb: Embedding):
         found, missing, used = [], [], set()
-        for f, m in pairs:
-            forms = [(f, m)]
-            if self.case_variants:
-                forms = list(dict.fromkeys([(f, m), (f.lower(), m.lower()), (f.title(), m.title()),
-                                            (f.upper(), m.upper())]))
-            hit = False
+        for pair in pairs:
+            forms = [(a, b) for a, b in equalize_forms(pair, self.case_variants)
+                     if a in emb and b in emb and a != b]
+            if not forms:
+                missing.append(pair)
             for a, b in forms:
-                if a in emb and b in emb:
-                    hit = True
-                    if a in used or b in used or a == b:
-                        continue  # a word is equalized once, with its first pair
+                if a not in used and b not in used:  # a word is equalized once, with its first pair
                     used.update((a, b))
                     found.append((a, b))
-            if not hit:
-                missing.append((f, m))
         if missing:
             warnings.warn(f"equalize: {len(missing)} of {len(pairs)} pairs not in {emb.name}: "
                           + ", ".join(f"{a}/{b}" for a, b in missing[:15])
-                          + (" ..." if len(missing) > 15 else ""), MissingWordsWarning, stacklevel=2)
-        self.equalize_pairs_ = found
-        self.equalize_missing_ = missing
-        # Equalize pairs are gender-specific by definition; neutralizing them first would
-        # leave equalize no gender component to work with.
-        self.gender_specific_ = frozenset(specific).union(w for p in found for w in p)
-        self.n_features_in_ = emb.dim
-        return self
+                          + (" ..." if len(missing) > 15 else ""), MissingWordsWarning, stacklevel=3)
+        return found, missing
 
     def _specific_mask(self, emb: Embedding) -> np.ndarray:
         mask = np.zeros(len(emb), dtype=bool)
@@ -176,12 +214,19 @@ class HardDebias:
             unit_rows(out)
 
         pairs = self.equalize_pairs_
-        rows_a = np.array([emb.index(a) for a, _ in pairs], dtype=np.int64)
-        rows_b = np.array([emb.index(b) for _, b in pairs], dtype=np.int64)
+        rows_a = emb.words.rows([a for a, _ in pairs]).astype(np.int64)
+        rows_b = emb.words.rows([b for _, b in pairs]).astype(np.int64)
+        if (rows_a < 0).any() or (rows_b < 0).any():
+            raise MissingWordsError(f"HardDebias: equalize words missing from {emb.name}; "
+                                    f"transform the embedding it was fitted on", [])
+        # The pairs' gender parts before neutralization orient pairs that lose them.
+        original_diff = ((unit_rows(emb.take(rows_a, np.float64)) - unit_rows(emb.take(rows_b, np.float64)))
+                         @ self.subspace_.components_.T)
 
         def finish(dest):
             if len(pairs):
-                skipped = equalize_rows(dest, rows_a, rows_b, self.subspace_.components_)
+                skipped = equalize_rows(dest, rows_a, rows_b, self.subspace_.components_,
+                                        original_diff)
                 if skipped.any():
                     warnings.warn("equalize: pairs with identical projections left alone: "
                                   + ", ".join(f"{a}/{b}" for (a, b), s in zip(pairs, skipped) if s),
