@@ -42,6 +42,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ._atomic import atomic_file
 from .embedding import as_embedding
@@ -77,6 +78,10 @@ class Report:
         words of every set under ``"missing"``.
     params : dict
         The parameters of the run.
+    data : dict
+        ``{metric: description}``: which word lists and data set each metric's table
+        used, where they come from (published or curated) and how many items they hold
+        (see :func:`data_sources`).
     """
 
     embeddings: list[str]
@@ -84,6 +89,7 @@ class Report:
     values: dict[tuple[str, str, str], dict[str, float | None]] = field(default_factory=dict)
     details: dict[str, dict[str, dict]] = field(default_factory=dict)
     params: dict = field(default_factory=dict)
+    data: dict[str, str] = field(default_factory=dict)
 
     # -- building --------------------------------------------------------------------
     def add(self, embedding: str, metric: str, test: str, statistic: str, value) -> None:
@@ -104,8 +110,9 @@ class Report:
         reports = list(reports)
         if not reports:
             raise EmbdebiasError("Report.combine: no reports given")
-        out = cls([], params=dict(reports[0].params))
+        out = cls([], params=dict(reports[0].params), data=dict(reports[0].data))
         for rep in reports:
+            out.data.update({k: v for k, v in rep.data.items() if k not in out.data})
             clash = set(out.embeddings) & set(rep.embeddings)
             if clash:
                 raise EmbdebiasError(f"Report.combine: column(s) {', '.join(sorted(clash))} in two reports")
@@ -151,6 +158,7 @@ class Report:
                      for m, t, s in self.rows],
             "details": self.details,
             "params": self.params,
+            "data": self.data,
         })
 
     @classmethod
@@ -158,7 +166,7 @@ class Report:
         """Rebuild a report from :meth:`to_dict`'s output."""
         try:
             report = cls(list(data["embeddings"]), details=dict(data.get("details", {})),
-                         params=dict(data.get("params", {})))
+                         params=dict(data.get("params", {})), data=dict(data.get("data", {})))
             for row in data["rows"]:
                 key = (row["metric"], row["test"], row["statistic"])
                 report.rows.append(key)
@@ -192,6 +200,8 @@ class Report:
         metrics = list(dict.fromkeys(m for m, _, _ in self.rows))
         for metric in metrics:
             parts.append(f"### {METRIC_TITLES.get(metric, metric)}\n")
+            if metric in self.data:
+                parts.append(f"Data: {self.data[metric]}\n")
             header = ["test", "statistic", *self.embeddings]
             lines = ["| " + " | ".join(header) + " |",
                      "| " + " | ".join(["---", "---"] + ["---:"] * len(self.embeddings)) + " |"]
@@ -288,13 +298,56 @@ def suite_options(names) -> dict:
     return options
 
 
+def _list_text(info: dict, unit: str) -> str:
+    where = f" (`{info['path']}`)" if info.get("path") else ""
+    return f"{info['name']}: {info['source']}, {info['size']:,} {unit}{where}"
+
+
+_WEAT_GROUP_SOURCES = {
+    "caliskan": "Caliskan et al. (2017)'s stimuli as published",
+    "gender": "curated by the embdebias authors after Caliskan et al. (2017) and Garg et al. (2018)",
+}
+
+
+def data_sources(suite, *, lists: str, weat_tests, neutral_words, sembias, direction: str,
+                 analogy_restrict_vocab: int, similarity_datasets) -> dict[str, str]:
+    """One line per metric: which lists and data set it uses, their source and size."""
+    from . import wordlists
+
+    out = {}
+    if "weat" in suite:
+        groups = list(dict.fromkeys(t.group for t in weat_tests))
+        out["weat"] = (f"{len(weat_tests)} WEAT tests from `wordlists/weat_tests.json`: "
+                       + "; ".join(f"group {g}: {_WEAT_GROUP_SOURCES.get(g, 'user tests')}" for g in groups))
+    if "rnsb" in suite:
+        out["rnsb"] = ("identity terms: the male and female terms of the gender WEAT tests (curated); "
+                       "sentiment words: the VADER lexicon (Hutto & Gilbert 2014), |valence| >= 1")
+    neutral = None
+    if "direct_bias" in suite or "ect" in suite:
+        neutral = _list_text(wordlists.source_of(neutral_words, "professions", lists), "words")
+    if "ect" in suite:
+        out["ect"] = f"the gender WEAT tests' target and attribute sets (curated); {neutral}"
+    if "bat" in suite:
+        info = wordlists.source_of(None if sembias is None else Path(sembias), "sembias", lists)
+        out["bat"] = f"{_list_text(info, 'lines')}; direction she - he"
+    if "direct_bias" in suite:
+        out["direct_bias"] = f"{neutral}; direction: {direction}"
+    if "similarity" in suite:
+        out["similarity"] = f"{', '.join(similarity_datasets)} (as shipped with gensim's test data)"
+    if "analogy" in suite:
+        out["analogy"] = (f"Google analogy questions (gensim's test data), answers searched among the "
+                          f"{analogy_restrict_vocab:,} most frequent words; a question with a word "
+                          f"outside them is not scored")
+    return out
+
+
 def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_state: int | None = 0,
              max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              weat_groups=("gender",), weat_tests=None, n_permutations: int = 100_000,
              exact_limit: int = 1_000_000, bootstrap: int = 0, rnsb_runs: int = 10,
              rnsb_C: float = 1.0, identity_terms=None, neutral_words=None, c: float = 1.0,
              similarity_datasets=("wordsim353", "simlex999"), analogy_restrict_vocab: int = 30_000,
-             progress=None) -> Report:
+             lists: str = "published", progress=None) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters
@@ -306,7 +359,7 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
     subspace : BiasSubspace or array, optional
         Gender direction for ``direct_bias``; default each embedding's own fitted one.
     sembias : path, optional
-        SemBias-format file for BAT (default: the bundled one).
+        SemBias-format file for BAT (default: the SemBias file of ``lists``).
     random_state : int or None, default 0
         Seed of every random step (WEAT permutations and bootstrap, RNSB splits).
     max_missing : float, default 0.2
@@ -328,6 +381,11 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
     similarity_datasets : sequence of str
         Word-similarity datasets.
     analogy_restrict_vocab : int, default 30_000
+    lists : {"published", "curated"}, default "published"
+        The bundled list set for the professions (direct bias, ECT) and SemBias (BAT):
+        Bolukbasi et al.'s 320 professions and Zhao et al.'s SemBias by default, so the
+        numbers compare with published ones. Every table names the data it used
+        (:attr:`Report.data`).
     progress : callable, optional
         Called as ``progress(embedding_name, metric)`` before each metric runs.
 
@@ -351,8 +409,10 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
             raise EmbdebiasError(f"unknown WEAT group(s) {', '.join(bad)}; known: {', '.join(sorted(known_groups))}")
     gender_tests = [t for t in wordlists.weat_tests("gender")] if "ect" in suite else []
     neutral_name = "professions" if neutral_words is None else "neutral words"
+    wordlists.check_lists(lists)
+    neutral_given = neutral_words
     if neutral_words is None and ("direct_bias" in suite or "ect" in suite):
-        neutral_words = wordlists.professions()
+        neutral_words = wordlists.professions(lists)
     common = dict(max_missing=max_missing, lowercase=lowercase)
 
     report = Report(list(named))
@@ -363,8 +423,15 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
         "rnsb_runs": rnsb_runs, "rnsb_C": rnsb_C, "c": c, "sembias": str(sembias) if sembias else "bundled",
         "similarity_datasets": list(similarity_datasets), "analogy_restrict_vocab": analogy_restrict_vocab,
         "direction": "given" if subspace is not None else "each embedding's own BiasSubspace",
-        "bat_direction": "he - she",
+        "bat_direction": "she - he", "lists": lists,
     })
+    report.data = data_sources(
+        suite, lists=lists, weat_tests=weat_tests,
+        neutral_words=neutral_given,
+        sembias=sembias, analogy_restrict_vocab=analogy_restrict_vocab,
+        similarity_datasets=similarity_datasets,
+        direction=("the given subspace" if subspace is not None
+                   else "each embedding's own, fitted on the definitional pairs"))
     for name, emb in named.items():
         details = report.details.setdefault(name, {})
 
@@ -403,7 +470,7 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
                 report.add(name, "ect", neutral_name, "Spearman rho", r.correlation)
         if "bat" in suite:
             step("bat")
-            r = metrics.bat(emb, sembias, **common)
+            r = metrics.bat(emb, sembias, lists=lists, **common)
             details["bat/sembias"] = r.to_dict()
             for subset, prefix in (("all", ""), ("sub", "sub_")):
                 for stat in ("definition", "stereotype", "none"):
@@ -418,6 +485,7 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
             r.words_name = neutral_name
             details[f"direct_bias/{neutral_name}"] = r.to_dict()
             report.add(name, "direct_bias", neutral_name, f"DirectBias_{c:g}", r.direct_bias)
+            report.add(name, "direct_bias", neutral_name, "words scored", r.n_words)
         if "similarity" in suite:
             step("similarity")
             for ds in similarity_datasets:

@@ -79,14 +79,18 @@ def test_bat_direction_options_and_missing(tmp_path):
     path = tmp_path / "sb.txt"
     path.write_text(SEMBIAS, encoding="utf-8")
     emb = _bat_embedding()
-    # a given male-positive direction e1 gives the same answers as he - she (= 2 e1)
+    # one sign convention: a direction is female-positive. she - he = -2 e1, so -e1 as a
+    # vector, and a subspace whose direction_ is -e1, give the default's answers ...
     r_default = bat(emb, path)
-    r_vec = bat(emb, path, direction=np.eye(6)[0])
+    assert r_default.direction == "she - he"
+    r_vec = bat(emb, path, direction=-np.eye(6)[0])
     assert r_vec.predictions == r_default.predictions
-    # a BiasSubspace is female-positive and gets negated
     sub = BiasSubspace()
     sub.components_ = -np.eye(6)[:1]
     assert bat(emb, path, direction=sub).predictions == r_default.predictions
+    assert bat(emb, path, direction=sub.direction_).predictions == r_default.predictions
+    # ... and the opposite direction gives other answers (the sign is not ignored)
+    assert bat(emb, path, direction=np.eye(6)[0]).predictions != r_default.predictions
     # more than max_missing of the instances skipped -> error naming the word
     with pytest.raises(MissingWordsError) as err:
         bat(emb, path, max_missing=0.1)

@@ -375,8 +375,8 @@ def test_definitional_pairs_and_case_variants():
     words = emb.words.tolist()
     words[50] = "F0"          # a Title-case variant of the gender-specific word "f0"
     emb2 = Embedding(words, emb.vectors)
-    on = SoftDebias(definitional=pairs, gender_specific=gs).fit(emb2)
-    off = SoftDebias(definitional=pairs, gender_specific=gs, case_variants=False).fit(emb2)
+    on = SoftDebias(definitional=pairs, gender_specific=gs, case_variants=True).fit(emb2)
+    off = SoftDebias(definitional=pairs, gender_specific=gs).fit(emb2)  # the list as given
     assert "F0" in on.gender_specific_ and "F0" not in off.gender_specific_
     assert on.solve_info_["n_neutral"] == off.solve_info_["n_neutral"] - 1
     assert on.subspace_.pairs_used_ == pairs

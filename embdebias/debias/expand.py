@@ -143,16 +143,16 @@ class ExpansionResult:
                     fh.write("\n")
 
 
-def _seed_words(seed) -> list[str]:
+def _seed_words(seed, lists) -> list[str]:
     from .. import wordlists
 
-    words = wordlists.resolve_words(seed, wordlists.gender_specific)
+    words = wordlists.resolve_words(seed, "gender_specific_seed", lists)
     if not words:
         raise WordListError("the seed list of gender-specific words is empty")
     return words
 
 
-def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000, C: float = 1.0,
+def expand_gender_specific(embedding, seed=None, *, lists: str = "published", n_train: int = 50_000, C: float = 1.0,
                            random_state: int | None = 0, cv: int | None = 5,
                            class_weight=None, chunk_rows: int = DEFAULT_CHUNK_ROWS,
                            max_iter: int = 10_000) -> ExpansionResult:
@@ -163,7 +163,10 @@ def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000, C: fl
     embedding : Embedding or gensim KeyedVectors
         Rows in frequency order (the first ``n_train`` rows are the training words).
     seed : list of str, or a word-list name/path, optional
-        Seed gender-specific words. Default: :func:`embdebias.wordlists.gender_specific`.
+        Seed gender-specific words. Default: the ``gender_specific_seed`` list of ``lists``
+        (for "published", Bolukbasi et al.'s 218 seed words).
+    lists : {"published", "curated"}, default "published"
+        The bundled list set that supplies the default seeds.
     n_train : int, default 50,000
         Number of most frequent words the SVM is trained on.
     C : float, default 1.0
@@ -196,7 +199,7 @@ def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000, C: fl
     from sklearn.svm import LinearSVC
 
     emb = as_embedding(embedding)
-    seeds = _seed_words(seed)
+    seeds = _seed_words(seed, lists)
     seed_rows_all = emb.words.rows(seeds)
     # As for the bias subspace: a seed missing in its exact case stands for its
     # lower-case form ("Mary" -> "mary" in GloVe 6B), which must not become a
@@ -281,10 +284,11 @@ class GenderSpecificExpander:
     labels words or vectors with the fitted classifier.
     """
 
-    def __init__(self, seed=None, *, n_train: int = 50_000, C: float = 1.0,
+    def __init__(self, seed=None, *, lists: str = "published", n_train: int = 50_000, C: float = 1.0,
                  random_state: int | None = 0, cv: int | None = 5, class_weight=None,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.seed = seed
+        self.lists = lists
         self.class_weight = class_weight
         self.n_train = n_train
         self.C = C
@@ -294,7 +298,7 @@ class GenderSpecificExpander:
 
     def fit(self, embedding, y=None) -> "GenderSpecificExpander":
         self.result_ = expand_gender_specific(
-            embedding, self.seed, n_train=self.n_train, C=self.C,
+            embedding, self.seed, lists=self.lists, n_train=self.n_train, C=self.C,
             random_state=self.random_state, cv=self.cv, class_weight=self.class_weight,
             chunk_rows=self.chunk_rows)
         self.words_ = self.result_.words

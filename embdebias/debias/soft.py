@@ -15,7 +15,7 @@ Normalization of the two terms (``normalization``):
   ``n^2`` entries and the second ``|N| k``, so with a real vocabulary and
   ``lam = 0.2`` the plain form weighs the bias term about ``n`` times less than
   intended and leaves the embedding practically unchanged.  Measured on the first
-  50,000 words of GloVe 6B 50d with the bundled lists (289 professions, default
+  50,000 words of GloVe 6B 50d with the curated lists (289 professions, default
   subspace and expansion): the mean ``|cos|`` of professions with the gender
   direction goes 0.173 -> 0.173 with plain sums and 0.173 -> 0.055 with means,
   while the cosines of random word pairs move by 0.0135 on average.
@@ -91,13 +91,18 @@ class SoftDebias:
     n_components : int, default 1
         ``k`` when the subspace is fitted here.
     gender_specific : None, "expand", list of str, str, ExpansionResult or GenderSpecificExpander
-        The words treated as not neutral.  None or ``"expand"``: expand the default
-        seed list with the SVM (:func:`expand_gender_specific`, seeded with
-        ``random_state``), as Bolukbasi et al. do; a list of words is used as is;
-        any other string is a word-list name or path; an expander is fitted here.
-    case_variants : bool, default True
+        The words treated as not neutral.  None: the ``gender_specific`` list of
+        ``lists`` (for "published", Bolukbasi et al.'s full list of 1,441 words, which
+        is their own SVM expansion of the seeds); ``"expand"``: expand the seed list
+        of ``lists`` with the SVM here (:func:`expand_gender_specific`, seeded with
+        ``random_state``); a list of words is used as is; any other string is a
+        word-list name or path; an expander is fitted here.
+    lists : {"published", "curated"}, default "published"
+        The bundled list set that supplies every list not given.
+    case_variants : bool, default False
         Also treat the lower-, Title- and UPPER-case forms of the gender-specific
-        words as gender-specific (as :class:`~embdebias.debias.HardDebias` does).
+        words as gender-specific (as :class:`~embdebias.debias.HardDebias` can).
+        Off by default: the published full list is taken as given.
     random_state : int, default 0
         Seed of the SVM expansion (the solve itself is deterministic).
     chunk_rows : int
@@ -130,7 +135,8 @@ class SoftDebias:
     def __init__(self, lam: float = 0.2, *, normalization: str = "mean", solver: str = "fast",
                  cvxpy_solver: str = "SCS", tol: float | None = None, max_iter: int = 10_000,
                  subspace=None, definitional=None, n_components: int = 1, gender_specific=None,
-                 case_variants: bool = True, random_state: int | None = 0,
+                 lists: str = wordlists.DEFAULT_LISTS, case_variants: bool = False,
+                 random_state: int | None = 0,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.lam = lam
         self.normalization = normalization
@@ -142,6 +148,7 @@ class SoftDebias:
         self.definitional = definitional
         self.n_components = n_components
         self.gender_specific = gender_specific
+        self.lists = lists
         self.case_variants = case_variants
         self.random_state = random_state
         self.chunk_rows = chunk_rows
@@ -223,6 +230,7 @@ class SoftDebias:
         return self
 
     def _check_params(self) -> None:
+        wordlists.check_lists(self.lists)
         if self.normalization not in NORMALIZATIONS:
             raise EmbdebiasError(f"normalization must be one of {NORMALIZATIONS}, "
                                  f"got {self.normalization!r}")
@@ -243,7 +251,7 @@ class SoftDebias:
                 sub, pairs = None, (sub if sub is not None else self.definitional)
             else:
                 pairs = None
-            self.subspace_ = fit_bias_subspace(sub, pairs, self.n_components, emb)
+            self.subspace_ = fit_bias_subspace(sub, pairs, self.n_components, emb, self.lists)
             comps = np.asarray(self.subspace_.components_, dtype=np.float64)
         if comps.shape[1] != emb.dim:
             raise DimensionError(f"bias subspace has dimension {comps.shape[1]}, "
@@ -259,8 +267,9 @@ class SoftDebias:
     def _gender_specific(self, emb: Embedding):
         spec = self.gender_specific
         expansion = None
-        if spec is None or (isinstance(spec, str) and spec == "expand"):
-            expansion = expand_gender_specific(emb, random_state=self.random_state,
+        if isinstance(spec, str) and spec == "expand":
+            expansion = expand_gender_specific(emb, "gender_specific_seed", lists=self.lists,
+                                               random_state=self.random_state,
                                                chunk_rows=self.chunk_rows)
         elif isinstance(spec, ExpansionResult):
             expansion = spec
@@ -271,7 +280,7 @@ class SoftDebias:
         if expansion is not None:
             words = list(expansion.words)
         else:
-            words = wordlists.resolve_words(spec, wordlists.gender_specific)
+            words = wordlists.resolve_words(spec, "gender_specific", self.lists)
         known, missing = emb.split_known(words)
         if self.case_variants:
             # variants are extras: only the listed spellings count as missing

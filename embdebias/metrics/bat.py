@@ -9,8 +9,10 @@ use definition pairs held out from the authors' training; here the subset is the
 ``n_sub`` (default 40) instances of whatever file is given.
 
 **Test.** For every instance the predicted pair is the one whose difference
-:math:`a - b` has the largest cosine with the gender direction :math:`he - she`
-(computed from unit-normalized vectors).  A good embedding picks the definition pair;
+:math:`b - a` (female minus male) has the largest cosine with the gender direction
+:math:`she - he` (computed from unit-normalized vectors); this is Zhao et al.'s rule
+(largest cosine of :math:`a - b` with :math:`he - she`) in the project's one sign
+convention.  A good embedding picks the definition pair;
 a biased one is drawn to the stereotype pair.  Reported: the fractions of instances
 predicted as Definition / Stereotype / None, over all instances and over the subset.
 
@@ -19,10 +21,15 @@ candidates are needed for the comparison) and counted; the fractions are over th
 instances that were scored.  If more than ``max_missing`` of the instances are skipped,
 :class:`~embdebias.errors.MissingWordsError` names the missing words.
 
-**Direction.** By default :math:`he - she` as in the paper; ``direction`` may give another
-vector oriented the same way (male positive), or a fitted
-:class:`~embdebias.subspace.BiasSubspace`, whose ``direction_`` is female-positive and is
-therefore negated.
+**Direction.** One sign convention holds everywhere in embdebias: the gender direction
+is **female-positive**. By default it is :math:`she - he` (Zhao et al.'s :math:`he - she`,
+negated together with the pair differences, so the prediction is theirs);
+``direction`` may give another female-positive vector, or a fitted
+:class:`~embdebias.subspace.BiasSubspace`, whose ``direction_`` is female-positive too:
+``bat(e, direction=sub)`` and ``bat(e, direction=sub.direction_)`` are the same test.
+
+**Data.** By default the published SemBias of Zhao et al. (440 lines, Sub = the last
+40); ``lists="curated"`` selects the project's own SemBias-format set.
 """
 
 from __future__ import annotations
@@ -94,7 +101,7 @@ class BatResult:
     predictions: list[int] = field(default_factory=list)  # column 0-3 per line, -1 skipped
     lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
     path: str = ""
-    direction: str = "he - she"
+    direction: str = "she - he"
 
     def to_dict(self) -> dict:
         return to_builtin(asdict(self))
@@ -109,7 +116,7 @@ def _fractions(pred: np.ndarray) -> tuple[float, float, float]:
             float(np.mean(labels == "none")))
 
 
-def bat(embedding, path=None, *, direction=None, n_sub: int = 40,
+def bat(embedding, path=None, *, direction=None, lists: str = "published", n_sub: int = 40,
         max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True) -> BatResult:
     """Bias Analogy Test of ``embedding`` on a SemBias-format file.
 
@@ -117,10 +124,12 @@ def bat(embedding, path=None, *, direction=None, n_sub: int = 40,
     ----------
     embedding : Embedding or gensim KeyedVectors
     path : str or Path, optional
-        A SemBias-format file; default the bundled project-authored set
+        A SemBias-format file; default the SemBias file of ``lists``
         (:func:`embdebias.wordlists.sembias_path`).
     direction : array of shape (d,) or BiasSubspace, optional
-        Gender direction oriented male-positive; default ``he - she``.
+        Gender direction oriented female-positive; default ``she - he``.
+    lists : {"published", "curated"}, default "published"
+        Which bundled SemBias file is the default: Zhao et al.'s or the project's.
     n_sub : int, default 40
         Size of the "Sub" subset (the last ``n_sub`` instances).
     max_missing : float, default 0.2
@@ -133,21 +142,21 @@ def bat(embedding, path=None, *, direction=None, n_sub: int = 40,
     if path is None:
         from ..wordlists import sembias_path
 
-        path = sembias_path()
+        path = sembias_path(lists)
     instances = read_sembias(path)
 
     if direction is None:
-        ends = lookup(emb, ["he", "she"], name="BAT: the direction words he, she",
+        ends = lookup(emb, ["she", "he"], name="BAT: the direction words she, he",
                       lowercase=lowercase, max_missing=0.0)
-        he, she = unit_rows(emb, ends.rows)
-        g = he - she
-        label = "he - she"
+        she, he = unit_rows(emb, ends.rows)
+        g = she - he
+        label = "she - he"
     elif hasattr(direction, "direction_"):
-        g = -np.asarray(direction.direction_, dtype=np.float64)
-        label = "-BiasSubspace.direction_ (male positive)"
+        g = np.asarray(direction.direction_, dtype=np.float64)
+        label = "BiasSubspace.direction_ (female positive)"
     else:
         g = np.asarray(direction, dtype=np.float64).ravel()
-        label = "given vector"
+        label = "given vector (female positive)"
     if g.shape != (emb.dim,):
         raise DimensionError(f"BAT: direction has shape {g.shape}, the embedding has dimension {emb.dim}")
     g = unit(g)
@@ -174,7 +183,7 @@ def bat(embedding, path=None, *, direction=None, n_sub: int = 40,
         b_rows = np.array([[row_of[instances[i].pairs[c][1]] for c in range(4)] for i in idx])
         a = unit_rows(emb, a_rows.ravel()).reshape(idx.size, 4, emb.dim)
         b = unit_rows(emb, b_rows.ravel()).reshape(idx.size, 4, emb.dim)
-        diff = a - b
+        diff = b - a  # female minus male: the same sign as g
         norms = np.linalg.norm(diff, axis=2)
         with np.errstate(divide="ignore", invalid="ignore"):
             cos = np.where(norms > 0, (diff @ g) / norms, -np.inf)
