@@ -59,13 +59,26 @@ def cmd_debias(args, say) -> int:
 
     t0 = time.perf_counter()
     params = dict(definitional=args.definitional, n_components=args.components,
-                  gender_specific=args.specific)
+                  gender_specific=args.specific, lists=args.lists)
     if args.method == "hard":
         params["equalize"] = args.equalize
+        if args.expand or args.seeds:
+            raise EmbdebiasError("--expand and --seeds apply to --method soft only "
+                                 "(hard debias keeps the gender-specific list as given)")
     else:
         params.update(lam=args.lam, random_state=args.seed)
         if args.equalize:
             raise EmbdebiasError("--equalize applies to --method hard only")
+        if args.seeds and not args.expand:
+            raise EmbdebiasError("--seeds needs --expand")
+        if args.expand:
+            if args.specific:
+                raise EmbdebiasError("--specific and --expand exclude each other: give the seeds "
+                                     "of the expansion with --seeds")
+            from .debias.expand import GenderSpecificExpander
+
+            params["gender_specific"] = GenderSpecificExpander(args.seeds, lists=args.lists,
+                                                               random_state=args.seed)
     result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
                                    input_format=args.input_format, limit=args.limit,
                                    progress=not args.quiet, **params)
@@ -108,7 +121,7 @@ def cmd_expand(args, say) -> int:
     from .debias.expand import expand_gender_specific
 
     emb = io.load(args.input, format=args.input_format, limit=args.limit)
-    result = expand_gender_specific(emb, seed=args.specific, n_train=args.n_train,
+    result = expand_gender_specific(emb, seed=args.seeds, lists=args.lists, n_train=args.n_train,
                                     random_state=args.seed)
     result.save(args.out, inputs=(args.input,))
     say(result.summary())
@@ -123,9 +136,9 @@ def cmd_score(args, say) -> int:
     if args.direction == "first":
         from .subspace import BiasSubspace
 
-        options["subspace"] = BiasSubspace().fit(next(iter(embeddings.values())))
+        options["subspace"] = BiasSubspace(lists=args.lists).fit(next(iter(embeddings.values())))
     report = evaluate(embeddings, sembias=args.sembias, random_state=args.seed,
-                      max_missing=args.max_missing, **options)
+                      max_missing=args.max_missing, lists=args.lists, **options)
     text = json.dumps(report.to_dict(), indent=2) if args.json else report.to_markdown()
     if args.out:
         from ._atomic import atomic_file
@@ -142,7 +155,7 @@ def cmd_plot(args, say) -> int:
     from .plot import plot_occupations
 
     embeddings = _load_many(args)
-    path = plot_occupations(embeddings, args.out, words=args.words, top=args.top)
+    path = plot_occupations(embeddings, args.out, words=args.words, top=args.top, lists=args.lists)
     say(f"wrote {path}")
     return 0
 
@@ -152,8 +165,10 @@ def cmd_run(args, say) -> int:
 
     report = run_pipeline(args.input, args.out_dir, format=args.format, input_format=args.input_format,
                           limit=args.limit, lam=args.lam, n_components=args.components,
-                          n_train=args.n_train, random_state=args.seed, force=args.force, log=say,
-                          progress=not args.quiet,
+                          n_train=args.n_train, random_state=args.seed, lists=args.lists,
+                          definitional=args.definitional, equalize=args.equalize,
+                          gender_specific=args.specific, expand=args.expand, seeds=args.seeds,
+                          force=args.force, log=say, progress=not args.quiet,
                           evaluate_kwargs={"max_missing": args.max_missing, "sembias": args.sembias})
     say(f"done: {report}")
     return 0
@@ -182,6 +197,29 @@ def _input_opts(p, *, limit=True):
                        help="keep only the first N words (file order is frequency order)")
 
 
+def _lists_opt(p):
+    p.add_argument("--lists", choices=["published", "curated"], default="published",
+                   help="bundled list set for every list not given: 'published' (Bolukbasi et al. 2016, "
+                        "SemBias of Zhao et al. 2018; comparable with the literature; default) or "
+                        "'curated' (the embdebias authors' lists)")
+
+
+def _list_file_opts(p, *, equalize=True, expand=True):
+    p.add_argument("--definitional", metavar="FILE",
+                   help="definitional pairs file (default: the list set's ten pairs)")
+    if equalize:
+        p.add_argument("--equalize", metavar="FILE", help="equalize pairs file (hard only; default: the list set's)")
+    p.add_argument("--specific", metavar="FILE",
+                   help="gender-specific words kept by debiasing (default: the list set's; published: "
+                        "Bolukbasi et al.'s full list of 1,441 words)")
+    if expand:
+        p.add_argument("--expand", action="store_true",
+                       help="soft debias keeps the SVM expansion of the seed words instead of the "
+                            "gender-specific list (opt-in; see 'embdebias expand')")
+        p.add_argument("--seeds", metavar="FILE", help="seed words of --expand (default: the list set's; "
+                                                       "published: Bolukbasi et al.'s 218)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -206,9 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output path (a native-format directory unless --format "
                                                 "or the extension says otherwise)")
     p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {formats}")
-    p.add_argument("--definitional", metavar="FILE", help="definitional pairs file (default: bundled)")
-    p.add_argument("--equalize", metavar="FILE", help="equalize pairs file (hard only; default: bundled)")
-    p.add_argument("--specific", metavar="FILE", help="gender-specific words file (default: bundled seed list)")
+    _list_file_opts(p)
+    _lists_opt(p)
     p.add_argument("--components", type=_positive, default=1, metavar="K", help="dimension of the bias subspace")
     p.add_argument("--lambda", dest="lam", type=float, default=0.2, metavar="L",
                    help="soft debias: weight of the bias term (default 0.2)")
@@ -231,7 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("expand", parents=[quiet], help="expand the gender-specific word list with a linear SVM")
     p.add_argument("input", nargs="?", default=DEFAULT)
     p.add_argument("--out", required=True, help="output word list (one word per line)")
-    p.add_argument("--specific", metavar="FILE", help="seed list (default: bundled)")
+    p.add_argument("--seeds", metavar="FILE", help="seed words (default: the list set's; published: "
+                                                   "Bolukbasi et al.'s 218)")
+    _lists_opt(p)
     p.add_argument("--n-train", type=_positive, default=50_000, metavar="N",
                    help="train on the N most frequent words (default 50000)")
     p.add_argument("--seed", type=_seed, default=0)
@@ -244,7 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tests", nargs="+", metavar="TEST",
                    help="what to run: metric names (weat rnsb ect bat direct_bias similarity analogy), "
                         "WEAT groups (gender caliskan) or WEAT test ids (default: the full suite)")
-    p.add_argument("--sembias", metavar="FILE", help="SemBias-format file for BAT (default: bundled)")
+    p.add_argument("--sembias", metavar="FILE",
+                   help="SemBias-format file for BAT (default: the list set's; published: Zhao et al.'s 440 lines)")
+    _lists_opt(p)
     p.add_argument("--direction", choices=["first", "own"], default="first",
                    help="gender direction for direct bias: the first input's for every column, so "
                         "original / soft / hard are measured alike (default), or each input's own")
@@ -258,7 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plot", parents=[quiet], help="occupations projected on the gender direction, one panel per input")
     p.add_argument("inputs", nargs="*", metavar="INPUT")
     p.add_argument("--out", required=True, help="figure path (.png, .svg or .pdf)")
-    p.add_argument("--words", metavar="FILE", help="occupation list (default: bundled professions)")
+    p.add_argument("--words", metavar="FILE", help="occupation list (default: the list set's professions)")
+    _lists_opt(p)
     p.add_argument("--top", type=_count, default=20, metavar="N",
                    help="show the N most she-leaning and N most he-leaning occupations (default 20)")
     _input_opts(p)
@@ -275,7 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="SVM expansion: train on the N most frequent words (default 50000)")
     p.add_argument("--max-missing", type=float, default=0.2, metavar="F",
                    help="fail when a word set loses more than this fraction to OOV (default 0.2)")
-    p.add_argument("--sembias", metavar="FILE", help="SemBias-format file for BAT (default: bundled)")
+    p.add_argument("--sembias", metavar="FILE",
+                   help="SemBias-format file for BAT (default: the list set's; published: Zhao et al.'s 440 lines)")
+    _lists_opt(p)
+    _list_file_opts(p)
     p.add_argument("--force", action="store_true", help="recompute every step")
     _input_opts(p)
     p.set_defaults(func=cmd_run)

@@ -19,23 +19,26 @@ FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 
 
 def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subspace=None,
-                           max_missing: float = 0.5) -> tuple[list[str], dict[str, np.ndarray], list[str]]:
+                           max_missing: float = 0.5, lists: str = wordlists.DEFAULT_LISTS,
+                           ) -> tuple[list[str], dict[str, np.ndarray], list[str]]:
     """Projections of occupation words on the gender direction of the first embedding.
 
     The direction is fitted on the first embedding (the original, in the usual
     original / soft / hard comparison) and the same direction is used for every
     embedding, so the panels share one axis: positive is the "she" side.
 
+    ``words`` defaults to the professions of ``lists`` (Bolukbasi et al.'s 320 for
+    "published"), and the direction to one fitted on its definitional pairs.
+
     Returns ``(words, {name: projections}, missing)``: the words present in every
     embedding, their cosine with the direction per embedding, and the words left out.
     """
     if not embeddings:
         raise EmbdebiasError("plot needs at least one embedding")
-    words = wordlists.professions() if words is None else (
-        wordlists.load_words(words) if isinstance(words, (str, Path)) else list(words))
+    words = wordlists.resolve_words(words, "professions", lists)
     first = next(iter(embeddings.values()))
     if subspace is None:
-        subspace = BiasSubspace().fit(first)
+        subspace = BiasSubspace(lists=lists).fit(first)
     direction = subspace.direction_
     if not words:
         raise EmbdebiasError("occupations: the word list is empty")
@@ -63,7 +66,8 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
     return present, proj, missing
 
 
-def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None):
+def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
+                      lists: str = wordlists.DEFAULT_LISTS):
     """A figure with one panel per embedding: occupations sorted by projection.
 
     ``top`` selects the ``top`` most she-leaning and ``top`` most he-leaning
@@ -77,7 +81,7 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None):
 
     if not isinstance(embeddings, dict):
         embeddings = {e.name: e for e in map(as_embedding, embeddings)}
-    present, proj, _ = occupation_projections(embeddings, words, subspace=subspace)
+    present, proj, _ = occupation_projections(embeddings, words, subspace=subspace, lists=lists)
     first = proj[next(iter(proj))]
     order = np.argsort(first)
     if top and 2 * top < len(present):
@@ -109,7 +113,8 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None):
     return fig
 
 
-def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=None) -> Path:
+def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=None,
+                     lists: str = wordlists.DEFAULT_LISTS) -> Path:
     """Draw :func:`occupation_figure` and save it atomically to ``out`` (PNG, SVG or PDF)."""
     out = Path(out)
     if top < 0:
@@ -117,7 +122,7 @@ def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=Non
     fmt = FORMATS.get(out.suffix.lower())
     if fmt is None:
         raise EmbdebiasError(f"{out}: unknown figure format {out.suffix!r}; use .png, .svg or .pdf")
-    fig = occupation_figure(embeddings, words, top=top, subspace=subspace)
+    fig = occupation_figure(embeddings, words, top=top, subspace=subspace, lists=lists)
     values = embeddings.values() if isinstance(embeddings, dict) else embeddings
     inputs = [getattr(e, "path", None) for e in values]
     with atomic_file(out, inputs=inputs) as tmp:

@@ -1,8 +1,11 @@
 """The main job: load, debias both ways, evaluate, plot and report (``embdebias run``).
 
-Steps: load -> bias subspace -> SVM expansion of the gender-specific words -> hard
-debias -> soft debias -> evaluation of original / soft / hard -> occupation plot ->
-report. Every output goes into one directory and is written atomically.
+Steps: load -> bias subspace -> evaluation of the original -> (optional) SVM expansion
+of the gender-specific words -> hard debias -> soft debias -> evaluation of soft and
+hard -> occupation plot -> report. Every output goes into one directory and is written
+atomically. By default every list is from the published set (Bolukbasi et al. 2016,
+Zhao et al. 2018), so the report compares with published numbers; the gender-specific
+words are the published full list, which is the authors' own SVM expansion.
 
 Resuming: ``run_state.json`` in the output directory records, for every finished
 step, a key (a hash of the input's identity, the step's parameters and the keys of
@@ -126,10 +129,22 @@ def _output_name(stem: str, fmt: str) -> str:
     return stem + EXTENSIONS[fmt]
 
 
+def _lists_used(lists, definitional, equalize, gender_specific, seeds, expand) -> dict:
+    """The lists a run uses, each described for the report (name, source, size, hash)."""
+    from . import wordlists
+
+    used = {"definitional_pairs": definitional, "equalize_pairs": equalize,
+            "gender_specific": gender_specific}
+    if expand:
+        used["gender_specific_seed"] = seeds
+    return {role: wordlists.source_of(value, role, lists) for role, value in used.items()}
+
+
 def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native", input_format: str = "auto",
                  limit: int | None = None, lam: float = 0.2, n_components: int = 1, n_train: int = 50_000,
-                 random_state: int = 0, force: bool = False, log=print, progress: bool = False,
-                 evaluate_kwargs: dict | None = None) -> Path:
+                 random_state: int = 0, lists: str = "published", definitional=None, equalize=None,
+                 gender_specific=None, expand: bool = False, seeds=None, force: bool = False, log=print,
+                 progress: bool = False, evaluate_kwargs: dict | None = None) -> Path:
     """Run the main job and return the path of ``report.md``.
 
     Parameters
@@ -143,6 +158,18 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         Format of the two debiased embeddings (native by default).
     lam, n_components, n_train, random_state
         Soft-debias weight, subspace dimension, SVM training words and the seed.
+    lists : {"published", "curated"}
+        The bundled list set for every list not given (:mod:`embdebias.wordlists`).
+    definitional, equalize, gender_specific : path or list, optional
+        Custom lists (bare names are bundled names, see :mod:`embdebias.wordlists`).
+        ``gender_specific`` is kept by hard debias, and by soft debias unless ``expand``.
+    expand : bool
+        Soft debias keeps the SVM expansion of ``seeds`` (default: the seed list of
+        ``lists``) instead of the gender-specific list as given (by default the
+        published full list, which is the authors' own expansion). Hard debias always
+        keeps the list as given, as in Bolukbasi et al.
+    seeds : path or list, optional
+        Seed words of the expansion.
     force : bool
         Recompute every step even when a finished one could be reused.
     log : callable
@@ -150,6 +177,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     """
     from . import io
     from .debias.api import transform_to_file
+    from . import wordlists
     from .debias.expand import expand_gender_specific, read_expanded
     from .debias.hard import HardDebias
     from .debias.soft import SoftDebias
@@ -160,6 +188,9 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     out_dir = Path(out_dir)
     _check_options(format=format, lam=lam, n_components=n_components, n_train=n_train,
                    random_state=random_state, limit=limit)
+    wordlists.check_lists(lists)
+    # Bad list files fail here too, before anything is loaded or written.
+    lists_used = _lists_used(lists, definitional, equalize, gender_specific, seeds, expand)
     t_start = time.perf_counter()
     timings = {}
 
@@ -172,18 +203,20 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
     out_dir.mkdir(parents=True, exist_ok=True)
     steps = _Steps(out_dir, force, log, inputs)
-    base_key = _key(ident, limit, input_format)
+    # Keys hold what each step depends on: a fixed algorithm (a new version) or an
+    # edited list file recomputes the steps that use it.
+    base_key = _key(ident, limit, input_format, __version__, lists, lists_used["definitional_pairs"])
 
     # 2. subspace
     t0 = time.perf_counter()
-    subspace = BiasSubspace(n_components=n_components).fit(emb)
+    subspace = BiasSubspace(definitional, n_components=n_components, lists=lists).fit(emb)
     timings["subspace"] = time.perf_counter() - t0
     log(f"[subspace] k={n_components}, explained variance "
         f"{', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:n_components])}")
 
     # 3. the original is evaluated first, so a word set that the vocabulary misses
     #    fails the run before any debiasing is done.
-    eval_kwargs = dict(subspace=subspace, random_state=random_state, **(evaluate_kwargs or {}))
+    eval_kwargs = dict(subspace=subspace, random_state=random_state, lists=lists, **(evaluate_kwargs or {}))
     orig_key = _key(base_key, "evaluate", n_components, random_state, evaluate_kwargs or {})
     if not steps.done("evaluate_original", orig_key):
         t0 = time.perf_counter()
@@ -191,34 +224,40 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         _write_json(out_dir / "evaluation_original.json", report.to_dict(), inputs)
         steps.record("evaluate_original", orig_key, ["evaluation_original.json"], time.perf_counter() - t0)
 
-    # 4. SVM expansion of the gender-specific words
+    # 4. the gender-specific words: the list as given, or its SVM expansion
     exp_file = "gender_specific_expanded.txt"
-    exp_key = _key(base_key, "expand", n_train, random_state)
-    expansion_info = steps.state.get("expand", {}).get("info")
-    if not steps.done("expand", exp_key):
-        t0 = time.perf_counter()
-        result = expand_gender_specific(emb, n_train=n_train, random_state=random_state)
-        result.save(out_dir / exp_file, inputs=inputs)
-        expansion_info = {"seed_found": len(result.seed_found), "seed_missing": result.seed_missing,
-                          "seed_coverage": result.seed_coverage, "seeds_in_training": result.seed_in_training,
-                          "n_train": result.n_train, "cv_accuracy": result.cv_accuracy, "cv_f1": result.cv_f1,
-                          "predicted": result.n_predicted, "added": result.n_added,
-                          "expanded_size": len(result.words)}
-        steps.record("expand", exp_key, [exp_file], time.perf_counter() - t0, {"info": expansion_info})
-        specific = result.words
-    else:
-        specific = read_expanded(out_dir / exp_file)
+    exp_key = _key(base_key, "expand", lists_used["gender_specific"],
+                   [lists_used["gender_specific_seed"], n_train, random_state] if expand else None)
+    expansion_info = None
+    soft_specific = gender_specific
+    if expand:
+        expansion_info = steps.state.get("expand", {}).get("info")
+        if not steps.done("expand", exp_key):
+            t0 = time.perf_counter()
+            result = expand_gender_specific(emb, seeds, lists=lists, n_train=n_train,
+                                            random_state=random_state)
+            result.save(out_dir / exp_file, inputs=inputs)
+            expansion_info = _expansion_info(result)
+            steps.record("expand", exp_key, [exp_file], time.perf_counter() - t0, {"info": expansion_info})
+            soft_specific = result.words
+        else:
+            soft_specific = read_expanded(out_dir / exp_file)
 
     # 5. hard debias
     hard_path = out_dir / _output_name("hard", format)
-    hard_key = _key(exp_key, "hard", n_components, format)
+    hard_key = _key(base_key, "hard", n_components, format, lists_used["equalize_pairs"],
+                    lists_used["gender_specific"])
     if not steps.done("hard", hard_key):
         t0 = time.perf_counter()
-        hd = HardDebias(subspace=subspace, gender_specific=specific).fit(emb)
+        hd = HardDebias(subspace=subspace, gender_specific=gender_specific, equalize=equalize,
+                        lists=lists).fit(emb)
         transform_to_file(hd, emb, hard_path, format, progress=progress)
         steps.record("hard", hard_key, [hard_path.name], time.perf_counter() - t0,
                      {"info": {"equalize_pairs": len(hd.equalize_pairs_),
-                               "gender_specific": len(hd.gender_specific_)}})
+                               "equalize_pairs_missing": len(hd.equalize_missing_),
+                               "gender_specific": len(hd.gender_specific_),
+                               "gender_specific_in_vocabulary":
+                                   int((emb.words.rows(sorted(hd.gender_specific_)) >= 0).sum())}})
     hard = io.load(hard_path, format=format, name="hard")
 
     # 6. soft debias
@@ -226,7 +265,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     soft_key = _key(exp_key, "soft", n_components, lam, random_state, format)
     if not steps.done("soft", soft_key):
         t0 = time.perf_counter()
-        sd = SoftDebias(lam=lam, subspace=subspace, gender_specific=specific,
+        sd = SoftDebias(lam=lam, subspace=subspace, gender_specific=soft_specific, lists=lists,
                         random_state=random_state).fit(emb)
         transform_to_file(sd, emb, soft_path, format, progress=progress)
         steps.record("soft", soft_key, [soft_path.name], time.perf_counter() - t0,
@@ -249,7 +288,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     plot_key = _key(hard_key, soft_key, "plot")
     if not steps.done("plot", plot_key):
         t0 = time.perf_counter()
-        plot_occupations(embeddings, out_dir / "occupations.png", subspace=subspace)
+        plot_occupations(embeddings, out_dir / "occupations.png", subspace=subspace, lists=lists)
         steps.record("plot", plot_key, ["occupations.png"], time.perf_counter() - t0)
 
     # 9. report
@@ -261,8 +300,9 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
         "parameters": {"limit": limit, "input_format": input_format, "output_format": format,
                        "n_components": n_components, "lambda": lam, "n_train": n_train,
-                       "evaluate": evaluate_kwargs or {},
+                       "evaluate": evaluate_kwargs or {}, "lists": lists, "expand": expand,
                        "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
+        "lists": lists_used,
         "seeds": {"random_state": random_state},
         "subspace": {"explained_variance_ratio": subspace.explained_variance_ratio_.tolist(),
                      "missing_words": subspace.missing_words_,
@@ -273,12 +313,19 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         "timings_s": {k: round(v, 3) for k, v in timings.items()},
         "reused_steps": steps.reused,
         "outputs": {"hard": hard_path.name, "soft": soft_path.name, "plot": "occupations.png",
-                    "gender_specific": exp_file},
+                    **({"gender_specific": exp_file} if expand else {})},
     }
     _write_json(out_dir / "report.json", {**meta, "evaluation": evaluation}, inputs)
     _write_text(out_dir / "report.md", render_report(meta, evaluation), inputs)
     log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
     return out_dir / "report.md"
+
+
+def _expansion_info(result) -> dict:
+    return {"seed_found": len(result.seed_found), "seed_missing": result.seed_missing,
+            "seed_coverage": result.seed_coverage, "seeds_in_training": result.seed_in_training,
+            "n_train": result.n_train, "cv_accuracy": result.cv_accuracy, "cv_f1": result.cv_f1,
+            "predicted": result.n_predicted, "added": result.n_added, "expanded_size": len(result.words)}
 
 
 def _jsonable(obj):
@@ -294,10 +341,22 @@ def render_report(meta: dict, evaluation: dict) -> str:
              f"columns: original, soft-debiased, hard-debiased.", "",
              "![occupations](occupations.png)", ""]
     lines.append(Report.from_dict(evaluation).to_markdown())
-    lines += ["", "## Run", ""]
     p = meta["parameters"]
+    lines += ["", "## Word lists", "",
+              f"List set: **{p.get('lists', 'published')}**"
+              + (" (published lists: numbers comparable with the literature)."
+                 if p.get("lists", "published") == "published" else
+                 " (the embdebias curated lists: numbers not comparable with published ones)."), ""]
+    for role, info in (meta.get("lists") or {}).items():
+        size = f", {info['size']:,} entries" if "size" in info else ""
+        lines.append(f"- {role}: {info['name']} ({info['source']}{size})")
+    if p.get("expand"):
+        lines.append("- soft debias keeps the SVM expansion of the seed list instead (see Run)")
+    lines += ["", "## Run", ""]
     lines.append(f"- parameters: k = {p['n_components']}, lambda = {p['lambda']}, "
-                 f"SVM training words = {p['n_train']:,}, limit = {p['limit']}, seed = {meta['seeds']['random_state']}")
+                 + (f"SVM expansion on {p['n_train']:,} training words, " if p.get("expand") else
+                    "no SVM expansion (the gender-specific list as given), ")
+                 + f"limit = {p['limit']}, seed = {meta['seeds']['random_state']}")
     sub = meta["subspace"]
     k = p["n_components"]
     lines.append(f"- bias subspace: {len(p['definitional_pairs'])} definitional pairs, explained variance of the "
@@ -336,6 +395,15 @@ def render_report(meta: dict, evaluation: dict) -> str:
         command += ["--max-missing", str(ev["max_missing"])]
     if ev.get("sembias"):
         command += ["--sembias", str(ev["sembias"])]
+    if p.get("lists", "published") != "published":
+        command += ["--lists", p["lists"]]
+    if p.get("expand"):
+        command += ["--expand"]
+    for role, option in (("definitional_pairs", "--definitional"), ("equalize_pairs", "--equalize"),
+                         ("gender_specific", "--specific"), ("gender_specific_seed", "--seeds")):
+        info = (meta.get("lists") or {}).get(role, {})
+        if info.get("source") == "user file":
+            command += [option, info["path"]]
     lines.append(f"- reproduce: `{' '.join(command)}`")
     return "\n".join(lines) + "\n"
 

@@ -45,6 +45,7 @@ and line.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -293,12 +294,13 @@ def resolve_pairs(pairs, role: str, lists: str = DEFAULT_LISTS) -> list[tuple[st
 
 
 def source_of(value, role: str, lists: str = DEFAULT_LISTS, n_used: int | None = None) -> dict:
-    """What a report says about a list argument: name, source, size and how many were used."""
+    """What a report says about a list argument: name, source, size, content hash (of a file)."""
     if value is None:
         value = role
     if _is_path_like(value):
         info = describe(value, lists)
         size = len(_reader(role)(value, lists))
+        info["sha256"] = hashlib.sha256(wordlist_path(value, lists).read_bytes()).hexdigest()[:16]
     else:
         size = len(list(value))
         info = {"name": "given in Python", "source": "user list", "path": None}

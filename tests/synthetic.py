@@ -13,16 +13,18 @@ from embdebias.embedding import Embedding
 
 
 def bundled_vocabulary() -> list[str]:
+    """Every word of both list sets (published and curated), lower-cased."""
     words = []
-    words += [w for p in wordlists.definitional_pairs() for w in p]
-    words += [w for p in wordlists.equalize_pairs() for w in p]
-    words += wordlists.gender_specific() + wordlists.professions()
+    for lists in wordlists.LIST_SETS:
+        words += [w for p in wordlists.definitional_pairs(lists) for w in p]
+        words += [w for p in wordlists.equalize_pairs(lists) for w in p]
+        words += wordlists.gender_specific_seed(lists) + wordlists.professions(lists)
+        for line in wordlists.sembias_path(lists).read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                words += [w for pair in line.split("\t") for w in pair.split(":")]
     for t in wordlists.weat_tests("gender"):
         for s in (t.X, t.Y, t.A, t.B):
             words += list(s.words)
-    for line in wordlists.sembias_path().read_text(encoding="utf-8").splitlines():
-        if line.strip() and not line.startswith("#"):
-            words += [w for pair in line.split("\t") for w in pair.split(":")]
     words += ["good", "bad", "happy", "sad", "love", "hate", "nice", "awful", "great", "terrible"]
     return list(dict.fromkeys(w.lower() for w in words))
 
@@ -31,15 +33,17 @@ def synthetic_embedding(n_filler: int = 1500, dim: int = 24, seed: int = 0) -> E
     rng = np.random.default_rng(seed)
     g = rng.normal(size=dim)
     g /= np.linalg.norm(g)
-    female = {f.lower() for f, _ in wordlists.definitional_pairs() + wordlists.equalize_pairs()}
-    male = {m.lower() for _, m in wordlists.definitional_pairs() + wordlists.equalize_pairs()}
+    # the curated pairs are female first (the published equalize pairs are not oriented)
+    pairs = wordlists.definitional_pairs("curated") + wordlists.equalize_pairs("curated")
+    female = {f.lower() for f, _ in pairs}
+    male = {m.lower() for _, m in pairs}
     words = bundled_vocabulary()
     words += [f"filler{i}" for i in range(n_filler)]
     vecs = rng.normal(size=(len(words), dim))
     sign = np.array([1.0 if w in female else -1.0 if w in male else 0.0 for w in words])
     vecs += 2.5 * sign[:, None] * g
     # professions lean a little to one side, like real embeddings' stereotypes
-    prof = set(wordlists.professions())
+    prof = set(wordlists.professions()) | set(wordlists.professions("curated"))
     lean = np.array([rng.normal() if w in prof else 0.0 for w in words])
     vecs += 0.8 * lean[:, None] * g
     return Embedding(words, vecs.astype(np.float32), name="synthetic")

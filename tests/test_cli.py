@@ -198,3 +198,37 @@ def test_plot_with_empty_word_list_exits_2(w2v_file, tmp_path, capsys):
     assert main(["-q", "plot", str(w2v_file), "--out", str(tmp_path / "p.png"), "--words", str(empty)]) == 2
     assert "empty" in capsys.readouterr().err
     assert not (tmp_path / "p.png").exists()
+
+
+def test_score_bat_uses_published_sembias_by_default(w2v_file, capsys):
+    assert main(["--quiet", "score", str(w2v_file), "--tests", "bat", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    scored = next(r for r in report["rows"] if r["test"] == "all" and r["statistic"] == "instances scored")
+    assert list(scored["values"].values()) == [440]
+    assert "Zhao et al. (2018), published, 440 lines" in report["data"]["bat"]
+    assert main(["--quiet", "score", str(w2v_file), "--tests", "bat", "--json", "--lists", "curated"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "embdebias curated" in report["data"]["bat"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--method", "hard", "--expand"], "--expand and --seeds apply to --method soft only"),
+    (["--method", "soft", "--seeds", "x.txt"], "--seeds needs --expand"),
+    (["--method", "soft", "--expand", "--specific", "x.txt"], "exclude each other"),
+])
+def test_debias_expansion_options_are_checked(w2v_file, tmp_path, capsys, argv, message):
+    out = tmp_path / "o.embd"
+    assert main(["debias", str(w2v_file), "--out", str(out), *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_debias_soft_expand_and_bad_list_file(w2v_file, tmp_path, capsys):
+    out = tmp_path / "soft.embd"
+    assert main(["debias", str(w2v_file), "--method", "soft", "--expand", "--out", str(out)]) == 0
+    assert "expanded list" in capsys.readouterr().err
+    bad = tmp_path / "specific.json"
+    bad.write_text('["he",\n 7]', encoding="utf-8")
+    assert main(["debias", str(w2v_file), "--out", str(tmp_path / "h.embd"), "--specific", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "specific.json:2: expected a word" in err[0]

@@ -9,8 +9,7 @@ from embdebias.cli import main
 from synthetic import synthetic_embedding, write_word2vec_text
 
 OUTPUTS = {"hard.embd", "soft.embd", "report.md", "report.json", "occupations.png",
-           "gender_specific_expanded.txt", "evaluation_original.json", "evaluation_debiased.json",
-           "run_state.json"}
+           "evaluation_original.json", "evaluation_debiased.json", "run_state.json"}
 
 
 @pytest.fixture(scope="module")
@@ -29,26 +28,76 @@ def test_run_writes_everything_and_reuses_steps(small, tmp_path, capsys):
     assert report["evaluation"]["embeddings"] == ["original", "soft", "hard"]
     assert report["seeds"] == {"random_state": 0}
     assert report["reused_steps"] == []
-    assert set(report["timings_s"]) >= {"load", "evaluate_original", "expand", "hard", "soft",
+    assert set(report["timings_s"]) >= {"load", "evaluate_original", "hard", "soft",
                                        "evaluate_debiased", "plot", "total"}
+    assert "expand" not in report["timings_s"]  # the SVM expansion is opt-in
+    assert not (out / "gender_specific_expanded.txt").exists()
     md = (out / "report.md").read_text(encoding="utf-8")
     for heading in ("WEAT", "RNSB", "ECT", "BAT", "Direct bias"):
         assert heading in md
+    # every table names its data; the run names its lists
+    assert "Data: published:sembias: SemBias, Zhao et al. (2018), published, 440 lines" in md
+    assert "Data: published:professions: Bolukbasi et al. (2016), published, 320 words" in md
+    assert "List set: **published**" in md
+    assert "- gender_specific: published:gender_specific (Bolukbasi et al. (2016), published (full list), 1,441 entries)" in md
+    assert report["lists"]["equalize_pairs"]["size"] == 52
     assert len(io.load(out / "hard.embd")) == len(io.load(small))
     capsys.readouterr()
 
     mtime = (out / "hard.embd" / "vectors.npy").stat().st_mtime_ns
     assert main(["run", str(small), "--out-dir", str(out)]) == 0
     again = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert again["reused_steps"] == ["evaluate_original", "expand", "hard", "soft", "evaluate_debiased", "plot"]
+    assert again["reused_steps"] == ["evaluate_original", "hard", "soft", "evaluate_debiased", "plot"]
     assert (out / "hard.embd" / "vectors.npy").stat().st_mtime_ns == mtime
     assert "reusing" in capsys.readouterr().err
 
     # a changed parameter recomputes what depends on it, and only that
     assert main(["--quiet", "run", str(small), "--out-dir", str(out), "--lambda", "0.5"]) == 0
     third = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert third["reused_steps"] == ["evaluate_original", "expand", "hard"]
+    assert third["reused_steps"] == ["evaluate_original", "hard"]
     assert third["parameters"]["lambda"] == 0.5
+
+    # --expand recomputes soft (its list changes), not hard
+    assert main(["--quiet", "run", str(small), "--out-dir", str(out), "--lambda", "0.5", "--expand",
+                 "--n-train", "1500"]) == 0
+    fourth = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert fourth["reused_steps"] == ["evaluate_original", "hard"]
+    assert (out / "gender_specific_expanded.txt").is_file()
+    assert fourth["lists"]["gender_specific_seed"]["size"] == 218
+    assert "--expand" in (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_run_curated_lists_and_custom_files(small, tmp_path):
+    out = tmp_path / "out"
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("she he\nwoman man\ngirl boy\n", encoding="utf-8")
+    assert main(["--quiet", "run", str(small), "--out-dir", str(out), "--lists", "curated",
+                 "--definitional", str(pairs)]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["parameters"]["definitional_pairs"] == [["she", "he"], ["woman", "man"], ["girl", "boy"]]
+    assert report["lists"]["definitional_pairs"]["source"] == "user file"
+    assert report["lists"]["equalize_pairs"]["name"] == "curated:equalize_pairs"
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "Data: curated:sembias: embdebias curated, SemBias format, 260 lines" in md
+    assert "--lists curated" in md and f"--definitional {pairs}" in md
+    # a changed list file is a changed input: nothing is reused
+    pairs.write_text("she he\nwoman man\n", encoding="utf-8")
+    assert main(["--quiet", "run", str(small), "--out-dir", str(out), "--lists", "curated",
+                 "--definitional", str(pairs)]) == 0
+    assert json.loads((out / "report.json").read_text(encoding="utf-8"))["reused_steps"] == []
+
+
+def test_run_bad_list_options_fail_before_any_work(small, tmp_path, capsys):
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as exc:  # argparse: usage line, error line, status 2
+        main(["run", str(small), "--out-dir", str(out), "--lists", "paper"])
+    assert exc.value.code == 2 and "invalid choice: 'paper'" in capsys.readouterr().err
+    bad = tmp_path / "eq.txt"
+    bad.write_text("king queen\nking king\n", encoding="utf-8")
+    assert main(["run", str(small), "--out-dir", str(out), "--equalize", str(bad)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "eq.txt:2" in err[0] and "twice" in err[0]
+    assert not out.exists()
 
 
 def test_run_other_output_format(small, tmp_path):
