@@ -102,7 +102,7 @@ def rnsb_per_test(embs: dict, tests, *, random_state: int = 0, n_runs: int = 10)
     return rows, len(cache)
 
 
-def ect_per_attribute_set(embs: dict, tests) -> list[list[str]]:
+def ect_per_attribute_set(embs: dict, tests, lists: str = "published") -> list[list[str]]:
     """Rows (attribute set, targets, original, soft, hard): ECT of X vs Y over each attribute set."""
     from embdebias import metrics, wordlists
 
@@ -115,7 +115,7 @@ def ect_per_attribute_set(embs: dict, tests) -> list[list[str]]:
     items = [(name if names.count(name) == 1 else f"{name}, {test_id}", x, y, list(words))
              for words, (name, test_id, x, y) in seen.items()]
     if tests:
-        items.append(("professions", tests[0].X, tests[0].Y, wordlists.professions()))
+        items.append(("professions", tests[0].X, tests[0].Y, wordlists.professions(lists)))
     rows = []
     for name, x, y, words in items:
         cells = [_fmt(metrics.ect(embs[n], x, y, words).correlation) for n in COLUMNS]
@@ -123,7 +123,8 @@ def ect_per_attribute_set(embs: dict, tests) -> list[list[str]]:
     return rows
 
 
-def tables(out_dir, source=None, *, limit=None, random_state: int = 0, rnsb_runs: int = 10) -> str:
+def tables(out_dir, source=None, *, limit=None, random_state: int = 0, rnsb_runs: int = 10,
+           lists: str = "published") -> str:
     """The Markdown tables for a finished run in ``out_dir`` (see the module docstring)."""
     from embdebias import wordlists
     from embdebias.evaluate import Report
@@ -152,7 +153,7 @@ def tables(out_dir, source=None, *, limit=None, random_state: int = 0, rnsb_runs
                   f"RNSB (VADER) values coincide; RNSB (A vs B) trains the classifier on the test's "
                   f"attribute sets instead (n/a: fewer than 10 of their words in the vocabulary).", ""]
 
-    body = ect_per_attribute_set(embs, tests)
+    body = ect_per_attribute_set(embs, tests, lists)
     parts += ["### ECT per attribute set (Spearman rho; 1 = no bias)", "",
               markdown_table(["attribute set (words)", "targets", *COLUMNS], body), ""]
 
@@ -173,14 +174,14 @@ def tables(out_dir, source=None, *, limit=None, random_state: int = 0, rnsb_runs
 
 def reproduce(source=None, out_root="reproduce-out", *, limit=None, lam: float = 0.2, seed: int = 0,
               n_train: int = 50_000, force: bool = False, evaluate_kwargs=None, rnsb_runs: int = 10,
-              log=print) -> str:
+              lists: str = "published", log=print) -> str:
     """Run the main job on ``source`` into ``<out_root>/<input name>/`` and return the tables."""
     from embdebias.run import run_pipeline
 
     out_dir = Path(out_root) / input_name(source)
     run_pipeline(source, out_dir, limit=limit, lam=lam, n_train=n_train, random_state=seed, force=force,
-                 log=log, evaluate_kwargs=evaluate_kwargs)
-    return tables(out_dir, source, limit=limit, random_state=seed, rnsb_runs=rnsb_runs)
+                 lists=lists, log=log, evaluate_kwargs=evaluate_kwargs)
+    return tables(out_dir, source, limit=limit, random_state=seed, rnsb_runs=rnsb_runs, lists=lists)
 
 
 def main(argv=None) -> int:
@@ -193,6 +194,8 @@ def main(argv=None) -> int:
     ap.add_argument("--lambda", dest="lam", type=float, default=0.2, help="soft-debias weight (default 0.2)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--force", action="store_true", help="recompute every step of the runs")
+    ap.add_argument("--lists", choices=["published", "curated"], default="published",
+                    help="bundled word lists (default: the published ones)")
     ap.add_argument("--quiet", action="store_true", help="print only the tables")
     args = ap.parse_args(argv)
 
@@ -203,7 +206,7 @@ def main(argv=None) -> int:
     for source in args.inputs or [None]:
         try:
             print(reproduce(source, args.out_dir, limit=args.limit, lam=args.lam, seed=args.seed,
-                            force=args.force, log=log), flush=True)
+                            force=args.force, lists=args.lists, log=log), flush=True)
         except EmbdebiasError as exc:
             print(f"reproduce: {input_name(source)}: {exc}", file=sys.stderr)
             status = 2

@@ -137,6 +137,7 @@ def cmd_score(args, say) -> int:
         from .subspace import BiasSubspace
 
         options["subspace"] = BiasSubspace(lists=args.lists).fit(next(iter(embeddings.values())))
+        options["direction_name"] = "the first input's (fitted on its definitional pairs)"
     report = evaluate(embeddings, sembias=args.sembias, random_state=args.seed,
                       max_missing=args.max_missing, lists=args.lists, **options)
     text = json.dumps(report.to_dict(), indent=2) if args.json else report.to_markdown()

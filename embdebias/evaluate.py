@@ -347,7 +347,7 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
              exact_limit: int = 1_000_000, bootstrap: int = 0, rnsb_runs: int = 10,
              rnsb_C: float = 1.0, identity_terms=None, neutral_words=None, c: float = 1.0,
              similarity_datasets=("wordsim353", "simlex999"), analogy_restrict_vocab: int = 30_000,
-             lists: str = "published", progress=None) -> Report:
+             lists: str = "published", direction_name: str | None = None, progress=None) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters
@@ -386,6 +386,8 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
         Bolukbasi et al.'s 320 professions and Zhao et al.'s SemBias by default, so the
         numbers compare with published ones. Every table names the data it used
         (:attr:`Report.data`).
+    direction_name : str, optional
+        What ``subspace`` is, for the report (e.g. "the original embedding's").
     progress : callable, optional
         Called as ``progress(embedding_name, metric)`` before each metric runs.
 
@@ -430,8 +432,8 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
         neutral_words=neutral_given,
         sembias=sembias, analogy_restrict_vocab=analogy_restrict_vocab,
         similarity_datasets=similarity_datasets,
-        direction=("the given subspace" if subspace is not None
-                   else "each embedding's own, fitted on the definitional pairs"))
+        direction=(direction_name or "the given subspace") if subspace is not None
+        else "each embedding's own, fitted on its definitional pairs")
     for name, emb in named.items():
         details = report.details.setdefault(name, {})
 

@@ -216,7 +216,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
 
     # 3. the original is evaluated first, so a word set that the vocabulary misses
     #    fails the run before any debiasing is done.
-    eval_kwargs = dict(subspace=subspace, random_state=random_state, lists=lists, **(evaluate_kwargs or {}))
+    eval_kwargs = dict(subspace=subspace, direction_name="the original embedding's (fitted on its definitional pairs)",
+                       random_state=random_state, lists=lists, **(evaluate_kwargs or {}))
     orig_key = _key(base_key, "evaluate", n_components, random_state, evaluate_kwargs or {})
     if not steps.done("evaluate_original", orig_key):
         t0 = time.perf_counter()
@@ -370,6 +371,14 @@ def render_report(meta: dict, evaluation: dict) -> str:
         lines.append("- SVM expansion: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in shown.items())
                      + (f"; seeds not in the vocabulary: {', '.join(exp['seed_missing'])}"
                         if exp.get("seed_missing") else ""))
+    hard = meta.get("hard") or {}
+    if hard:
+        lines.append(f"- hard debias: {hard['equalize_pairs']} equalize forms equalized"
+                     + (f" ({hard['equalize_pairs_missing']} pairs of the list not in the vocabulary)"
+                        if hard.get("equalize_pairs_missing") else "")
+                     + (f"; {hard['gender_specific_in_vocabulary']:,} of {hard['gender_specific']:,} "
+                        f"gender-specific words in the vocabulary, kept; every other word neutralized"
+                        if "gender_specific_in_vocabulary" in hard else ""))
     soft = meta.get("soft_solve") or {}
     if soft:
         shown = {k2: v for k2, v in soft.items() if not isinstance(v, (list, dict))}
@@ -385,7 +394,7 @@ def render_report(meta: dict, evaluation: dict) -> str:
     src = meta["input"]["source"]
     command = ["embdebias", "run"] + ([src] if src != "glove-6b-50d" else []) + [
         "--out-dir", "DIR", "--components", str(k), "--lambda", str(p["lambda"]),
-        "--seed", str(meta["seeds"]["random_state"]), "--n-train", str(p["n_train"])]
+        "--seed", str(meta["seeds"]["random_state"])]
     if p["limit"]:
         command += ["--limit", str(p["limit"])]
     if p["output_format"] != "native":
@@ -398,7 +407,7 @@ def render_report(meta: dict, evaluation: dict) -> str:
     if p.get("lists", "published") != "published":
         command += ["--lists", p["lists"]]
     if p.get("expand"):
-        command += ["--expand"]
+        command += ["--expand", "--n-train", str(p["n_train"])]
     for role, option in (("definitional_pairs", "--definitional"), ("equalize_pairs", "--equalize"),
                          ("gender_specific", "--specific"), ("gender_specific_seed", "--seeds")):
         info = (meta.get("lists") or {}).get(role, {})
