@@ -163,7 +163,7 @@ def tables(out_dir, source=None, *, limit=None, random_state: int = 0, rnsb_runs
         label = f"{'all' if subset == 'all' else 'Sub'} ({_fmt(n)} instances)"
         for i, stat in enumerate(BAT_STATS):
             body.append([label if i == 0 else "", stat, *cells("bat", subset, stat)])
-    parts += ["### BAT (SemBias-format set, direction he - she)", "",
+    parts += [f"### BAT ({report.data.get('bat', 'SemBias')})", "",
               markdown_table(["instances", "answer", *COLUMNS], body), ""]
 
     parts += ["### Occupation plot", "", f"{(out_dir / meta['outputs']['plot']).resolve()}", "",
