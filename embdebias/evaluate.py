@@ -20,11 +20,12 @@ The default suite (:data:`DEFAULT_SUITE`), and the choices behind it:
     the union of its attribute sets, plus one over the professions (Dev & Phillips'
     own setting).  Row: Spearman's rho.
 ``bat``
-    The Bias Analogy Test on ``sembias`` (default: the bundled project-authored
-    SemBias-format file), direction ``he - she`` as in Zhao et al. (2018).  Rows:
+    The Bias Analogy Test on ``sembias`` (default: the SemBias of ``lists``, Zhao et
+    al.'s 440 lines for "published"), with Zhao et al.'s prediction rule in the
+    female-positive convention (direction ``she - he``).  Rows:
     Definition / Stereotype / None fractions, over all instances and the Sub subset.
 ``direct_bias``
-    ``DirectBias_c`` over the professions.  The gender direction is, by default, each
+    ``DirectBias_c`` over the professions of ``lists`` (Bolukbasi et al.'s 320).  The gender direction is, by default, each
     embedding's own, fitted with :class:`~embdebias.subspace.BiasSubspace` on the
     definitional pairs (so a debiased embedding is measured along the direction it
     still has); pass ``subspace`` to measure every embedding along one direction.

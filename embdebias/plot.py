@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 
@@ -108,7 +109,10 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
         ax.set_title(f"{name}\nmean |proj| {np.abs(p).mean():.3f} ({len(present)} words)", fontsize=10)
         ax.set_xlabel("projection on gender direction\n(he side  <  0  <  she side)", fontsize=8)
         ax.grid(axis="x", alpha=0.3)
-    fig.suptitle("Occupations on the gender direction of " + next(iter(proj)), fontsize=11)
+    named = words is None or isinstance(words, (str, bytes, os.PathLike))
+    source = wordlists.describe("professions" if words is None else words, lists)["name"] if named \
+        else "given words"
+    fig.suptitle(f"Occupations ({source}) on the gender direction of {next(iter(proj))}", fontsize=11)
     fig.tight_layout()
     return fig
 
