@@ -12,6 +12,7 @@ comparison function :math:`d`, a normalizer :math:`N` and, for BCM, a background
 :func:`bcm`             Background Comparison Metric: each group vs. a background (Eq. 3-4)
 :func:`vbcm`            vector-valued BCM: the per-group values, not aggregated
 :func:`mcm`             Multi-group Comparison Metric: all groups at once (Eq. 5-6)
+:func:`fairness_metric` a named metric from the literature (:func:`available_metrics`)
 ======================  ================================================================
 
 All of them take parallel arrays ``scores`` and ``groups`` (one entry per example),
@@ -27,6 +28,9 @@ templates: the counterfactual form).  Bad input raises
 0.5
 >>> round(fairness.bcm(scores, groups).value, 10)  # (|0.55 - 0.8| + |0.55 - 0.3|) / 2
 0.25
+>>> result = fairness.fairness_metric("fped", scores, groups, labels=[1, 0, 1, 0])
+>>> round(result.value, 10)  # FPR: all 1/2, f 1/1, m 0/1 -> |1/2 - 1| + |1/2 - 0|
+1.0
 """
 
 from __future__ import annotations
@@ -36,9 +40,11 @@ from .background import Background, background
 from .comparison import ComparisonFunction, available_comparisons, distance
 from .generalized import bcm, mcm, pcm, vbcm
 from .normalizer import normalizer
+from .registry import METRICS, MetricSpec, available_metrics, fairness_metric, get_metric
 from .result import FairnessResult, VectorResult
 from .scoring import ScoringFunction, available_scoring_functions, phi
 
-__all__ = ["Background", "ComparisonFunction", "FairnessData", "FairnessResult", "ScoringFunction",
-           "VectorResult", "available_comparisons", "available_scoring_functions", "background", "bcm",
-           "distance", "mcm", "normalizer", "pcm", "phi", "prepare", "vbcm"]
+__all__ = ["METRICS", "Background", "ComparisonFunction", "FairnessData", "FairnessResult",
+           "MetricSpec", "ScoringFunction", "VectorResult", "available_comparisons",
+           "available_metrics", "available_scoring_functions", "background", "bcm", "distance",
+           "fairness_metric", "get_metric", "mcm", "normalizer", "pcm", "phi", "prepare", "vbcm"]
