@@ -80,3 +80,12 @@ class WordListError(EmbdebiasError, ValueError):
 
 class SolverError(EmbdebiasError, RuntimeError):
     """An optimisation problem did not solve to an acceptable status."""
+
+
+class FairnessInputError(EmbdebiasError, ValueError):
+    """Bad input to an extrinsic fairness metric (:mod:`embdebias.fairness`).
+
+    Mismatched lengths, non-finite scores, a group with no examples, a metric that
+    needs gold labels or counterfactual templates called without them, an unknown
+    scoring, comparison or metric name, and the like.
+    """
