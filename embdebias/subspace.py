@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from ._rows import unit_rows
 from .embedding import Embedding, as_embedding
 from .errors import EmbdebiasError, MissingWordsError
 from . import wordlists
@@ -105,8 +106,8 @@ class BiasSubspace:
         if k > len(used):
             raise EmbdebiasError(f"n_components={k} exceeds the {len(used)} usable pairs "
                                  f"(centred pairs span at most one dimension each)")
-        female = _unit(emb[[f for f, _ in used]].astype(np.float64))
-        male = _unit(emb[[m for _, m in used]].astype(np.float64))
+        female = unit_rows(emb[[f for f, _ in used]].astype(np.float64))
+        male = unit_rows(emb[[m for _, m in used]].astype(np.float64))
         mu = (female + male) / 2.0
         centred = np.vstack([female - mu, male - mu])
         _, s, vt = np.linalg.svd(centred, full_matrices=False)
@@ -139,13 +140,8 @@ class BiasSubspace:
         """
         x = np.atleast_2d(np.asarray(vectors, dtype=np.float64))
         if normalize:
-            x = _unit(x)
+            x = unit_rows(x, copy=True)
         return x @ self.components_.T
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    n = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, n, out=np.zeros_like(x), where=n > 0)
 
 
 def fit_subspace(embedding: Embedding, pairs=None, n_components: int = 1, *,

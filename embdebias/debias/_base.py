@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from .._rows import unit_rows  # noqa: F401  (the debiasers' import point)
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import DimensionError
 from ..subspace import BiasSubspace
@@ -89,13 +90,6 @@ def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.nd
     with NativeWriter(out, embedding.words, embedding.shape, inputs=inputs) as writer:
         fill(writer.vectors)
     return writer.open(name=name)
-
-
-def unit_rows(block: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length in place (zero rows stay zero); returns ``block``."""
-    norms = np.sqrt(np.einsum("ij,ij->i", block, block))[:, None]
-    np.divide(block, norms, out=block, where=norms > 0)
-    return block
 
 
 def subtract_projection(rows: np.ndarray, coords: np.ndarray, basis: np.ndarray) -> None:

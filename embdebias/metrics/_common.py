@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..embedding import Embedding, as_embedding
+from .._rows import unit_rows
 from ..errors import EmbdebiasError, MissingWordsError
 
 #: Default largest fraction of a word set that may be out of vocabulary.
@@ -101,20 +102,9 @@ def lookup(emb: Embedding, words, *, name: str = "words", lowercase: bool = True
     return WordLookup(name, kept, rows[found].astype(np.int64), missing, lowered)
 
 
-def unit_rows(emb: Embedding, rows) -> np.ndarray:
+def unit_vectors(emb: Embedding, rows) -> np.ndarray:
     """Rows of ``emb`` as unit-length float64 vectors (zero rows stay zero)."""
-    x = emb.take(np.asarray(rows, dtype=np.int64), np.float64)
-    return unit(x)
-
-
-def unit(x: np.ndarray) -> np.ndarray:
-    """Rows of ``x`` scaled to unit length (zero rows stay zero)."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim == 1:
-        n = np.linalg.norm(x)
-        return x / n if n > 0 else x.copy()
-    n = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, n, out=np.zeros_like(x), where=n > 0)
+    return unit_rows(emb.take(np.asarray(rows, dtype=np.int64), np.float64))
 
 
 def missing_report(*lookups: WordLookup) -> dict[str, list[str]]:

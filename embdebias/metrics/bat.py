@@ -41,8 +41,8 @@ import numpy as np
 
 from ..errors import DimensionError, MissingWordsError, WordListError
 from ..wordlists import data_lines
-from ._common import (DEFAULT_MAX_MISSING, as_emb, check_max_missing, lookup, to_builtin, unit,
-                      unit_rows)
+from .._rows import unit_rows
+from ._common import DEFAULT_MAX_MISSING, as_emb, check_max_missing, lookup, to_builtin, unit_vectors
 
 #: Labels of the four columns of a SemBias line.
 COLUMN_LABELS = ("definition", "none", "none", "stereotype")
@@ -148,7 +148,7 @@ def bat(embedding, path=None, *, direction=None, lists: str = "published", n_sub
     if direction is None:
         ends = lookup(emb, ["she", "he"], name="BAT: the direction words she, he",
                       lowercase=lowercase, max_missing=0.0)
-        she, he = unit_rows(emb, ends.rows)
+        she, he = unit_vectors(emb, ends.rows)
         g = she - he
         label = "she - he"
     elif hasattr(direction, "direction_"):
@@ -159,7 +159,7 @@ def bat(embedding, path=None, *, direction=None, lists: str = "published", n_sub
         label = "given vector (female positive)"
     if g.shape != (emb.dim,):
         raise DimensionError(f"BAT: direction has shape {g.shape}, the embedding has dimension {emb.dim}")
-    g = unit(g)
+    g = unit_rows(g, copy=True)
 
     words = [w for inst in instances for pair in inst.pairs for w in pair]
     lk = lookup(emb, words, name="BAT words", lowercase=lowercase, max_missing=1.0, min_size=0)
@@ -181,8 +181,8 @@ def bat(embedding, path=None, *, direction=None, lists: str = "published", n_sub
     if idx.size:
         a_rows = np.array([[row_of[instances[i].pairs[c][0]] for c in range(4)] for i in idx])
         b_rows = np.array([[row_of[instances[i].pairs[c][1]] for c in range(4)] for i in idx])
-        a = unit_rows(emb, a_rows.ravel()).reshape(idx.size, 4, emb.dim)
-        b = unit_rows(emb, b_rows.ravel()).reshape(idx.size, 4, emb.dim)
+        a = unit_vectors(emb, a_rows.ravel()).reshape(idx.size, 4, emb.dim)
+        b = unit_vectors(emb, b_rows.ravel()).reshape(idx.size, 4, emb.dim)
         diff = b - a  # female minus male: the same sign as g
         norms = np.linalg.norm(diff, axis=2)
         with np.errstate(divide="ignore", invalid="ignore"):

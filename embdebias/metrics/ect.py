@@ -16,7 +16,8 @@ import numpy as np
 
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
-from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit, unit_rows
+from .._rows import unit_rows
+from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit_vectors
 
 
 @dataclass
@@ -87,11 +88,11 @@ def ect(embedding, X, Y=None, attributes=None, *, max_missing: float = DEFAULT_M
                        lowercase=lowercase, max_missing=max_missing,
                        min_size=3 if k == "attributes" else 1)
              for k, (n, w) in names_words.items()}
-    mean_x = unit_rows(emb, looks["X"].rows).mean(axis=0)
-    mean_y = unit_rows(emb, looks["Y"].rows).mean(axis=0)
-    attr = unit_rows(emb, looks["attributes"].rows)
-    sim_x = attr @ unit(mean_x)
-    sim_y = attr @ unit(mean_y)
+    mean_x = unit_vectors(emb, looks["X"].rows).mean(axis=0)
+    mean_y = unit_vectors(emb, looks["Y"].rows).mean(axis=0)
+    attr = unit_vectors(emb, looks["attributes"].rows)
+    sim_x = attr @ unit_rows(mean_x)
+    sim_y = attr @ unit_rows(mean_y)
     if np.ptp(sim_x) == 0 or np.ptp(sim_y) == 0:
         rho, p = float("nan"), float("nan")
     else:

@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from ..errors import DimensionError, EmbdebiasError
-from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit, unit_rows
+from .._rows import unit_rows
+from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit_vectors
 
 
 def gender_direction(emb, subspace=None) -> tuple[np.ndarray, str]:
@@ -42,11 +43,11 @@ def gender_direction(emb, subspace=None) -> tuple[np.ndarray, str]:
         g = np.asarray(subspace, dtype=np.float64).ravel()
         if g.shape != (emb.dim,):
             raise DimensionError(f"gender direction has shape {g.shape}, the embedding has dimension {emb.dim}")
-        return unit(g), "given vector"
+        return unit_rows(g, copy=True), "given vector"
     g = np.asarray(subspace.direction_, dtype=np.float64)
     if g.shape != (emb.dim,):
         raise DimensionError(f"the subspace has dimension {g.shape[0]}, the embedding {emb.dim}")
-    return unit(g), label
+    return unit_rows(g, copy=True), label
 
 
 @dataclass
@@ -73,7 +74,7 @@ def projections(embedding, words, *, subspace=None, max_missing: float = DEFAULT
     emb = as_emb(embedding)
     lk = lookup(emb, words, name=f"projections: {name}", lowercase=lowercase, max_missing=max_missing)
     g, label = gender_direction(emb, subspace)
-    proj = unit_rows(emb, lk.rows) @ g
+    proj = unit_vectors(emb, lk.rows) @ g
     return ProjectionResult(lk.words, proj.tolist(), {name: list(lk.missing)},
                             {name: dict(lk.lowercased)} if lk.lowercased else {}, label)
 

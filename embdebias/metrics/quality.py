@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import EmbdebiasError, WordListError
-from ._common import as_emb, to_builtin, unit
+from .._rows import unit_rows
+from ._common import as_emb, to_builtin
 
 #: Known evaluation files (name -> file in gensim's test data).
 DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
@@ -126,8 +127,8 @@ def word_similarity(embedding, dataset="wordsim353", *, restrict_vocab: int | No
     missing = sorted({w for (_, a, b, _) in rows for w in (a, b) if get(w) < 0})
     if ok.sum() < 3:
         raise EmbdebiasError(f"{path.name}: only {int(ok.sum())} word pairs are in the vocabulary of {emb.name}")
-    u1 = unit(emb.take(r1[ok], np.float64))
-    u2 = unit(emb.take(r2[ok], np.float64))
+    u1 = unit_rows(emb.take(r1[ok], np.float64))
+    u2 = unit_rows(emb.take(r2[ok], np.float64))
     sims = np.einsum("ij,ij->i", u1, u2)
     human = np.array([s for (_, _, _, s), k in zip(rows, ok) if k])
     return SimilarityResult(
@@ -218,7 +219,7 @@ def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000
     q_ok = quads[ok]
     correct = np.zeros(len(quads), dtype=bool)
     if q_ok.size:
-        vocab = unit(np.asarray(head.vectors, dtype=np.float32)).astype(np.float32)
+        vocab = unit_rows(np.array(head.vectors, dtype=np.float32))
         vocab_t = np.ascontiguousarray(vocab.T)
         pred = np.empty(len(q_ok), dtype=np.int64)
         for start in range(0, len(q_ok), batch_size):

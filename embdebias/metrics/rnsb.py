@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import EmbdebiasError, WordListError
-from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, spawn_seeds, to_builtin, unit
+from .._rows import unit_rows
+from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, spawn_seeds, to_builtin
 
 
 @dataclass
@@ -209,7 +210,7 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
     feats = emb.take(rows, np.float64)
     ident_feats = emb.take(ident.rows, np.float64)
     if normalize:
-        feats, ident_feats = unit(feats), unit(ident_feats)
+        feats, ident_feats = unit_rows(feats, copy=True), unit_rows(ident_feats, copy=True)
     labels = np.concatenate([np.zeros(pos_rows.size, int), np.ones(neg_rows.size, int)])  # 1 = negative
 
     n_runs = int(n_runs)

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
-from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit_rows
+from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit_vectors
 
 _SETS = ("X", "Y", "A", "B")
 #: Most random keys held at once by the Monte-Carlo sampler (16 MiB of float64).
@@ -274,7 +274,7 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
     prefix = f"WEAT {test_id}: " if test_id else "WEAT: "
     looks = {k: lookup(emb, ws.words, name=f"{prefix}set {k} ({ws.name})" if ws.name != k else f"{prefix}set {k}",
                        lowercase=lowercase, max_missing=max_missing) for k, ws in sets.items()}
-    vec = {k: unit_rows(emb, lk.rows) for k, lk in looks.items()}
+    vec = {k: unit_vectors(emb, lk.rows) for k, lk in looks.items()}
     s_x = association(vec["X"], vec["A"], vec["B"])
     s_y = association(vec["Y"], vec["A"], vec["B"])
     nx, ny = s_x.size, s_y.size
