@@ -12,7 +12,7 @@ from . import wordlists
 from ._atomic import atomic_file
 from .embedding import Embedding, as_embedding
 from .errors import EmbdebiasError, MissingWordsError
-from .subspace import BiasSubspace, MissingWordsWarning
+from .subspace import MissingWordsWarning, resolve_subspace
 
 SHE_COLOR = "#c2185b"
 HE_COLOR = "#1565c0"
@@ -38,9 +38,7 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
         raise EmbdebiasError("plot needs at least one embedding")
     words = wordlists.resolve_words(words, "professions", lists)
     first = next(iter(embeddings.values()))
-    if subspace is None:
-        subspace = BiasSubspace(lists=lists).fit(first)
-    direction = subspace.direction_
+    direction = resolve_subspace(subspace, first, lists=lists).direction_
     if not words:
         raise EmbdebiasError("occupations: the word list is empty")
     present = [w for w in words if all(w in e for e in embeddings.values())]

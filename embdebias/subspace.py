@@ -19,9 +19,12 @@ import warnings
 
 import numpy as np
 
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.validation import check_is_fitted
+
 from ._rows import unit_rows
 from .embedding import Embedding, as_embedding
-from .errors import EmbdebiasError, MissingWordsError
+from .errors import DimensionError, EmbdebiasError, MissingWordsError, NonFiniteError
 from . import wordlists
 
 
@@ -29,8 +32,13 @@ class MissingWordsWarning(UserWarning):
     """Some words of a list were not in the embedding and were left out."""
 
 
-class BiasSubspace:
+class BiasSubspace(BaseEstimator):
     """Gender (bias) subspace from definitional pairs.
+
+    A scikit-learn estimator: parameters are kept verbatim, ``fit`` learns the
+    attributes ending in ``_``, and using them before ``fit`` raises
+    :class:`sklearn.exceptions.NotFittedError`. :meth:`from_components` makes a fitted
+    subspace from given directions instead.
 
     Parameters
     ----------
@@ -127,9 +135,37 @@ class BiasSubspace:
         self.n_features_in_ = emb.dim
         return self
 
+    @classmethod
+    def from_components(cls, components) -> "BiasSubspace":
+        """A fitted subspace spanned by given directions: a ``(d,)`` vector or ``(k, d)`` rows.
+
+        The rows are orthonormalized in order (Gram-Schmidt by QR), each keeping its
+        sign, so a female-positive first row stays the female-positive direction.
+        ``pairs_used_`` is empty and the explained variances are NaN: nothing was fitted.
+        """
+        comps = np.atleast_2d(np.asarray(components, dtype=np.float64))
+        if comps.ndim != 2 or comps.shape[0] == 0 or comps.shape[1] == 0:
+            raise DimensionError(f"subspace directions must be a (d,) vector or (k, d) rows, "
+                                 f"got shape {np.shape(components)}")
+        if not np.all(np.isfinite(comps)):
+            raise NonFiniteError("the subspace directions have NaN or infinite values")
+        q, r = np.linalg.qr(comps.T)
+        diag = np.diag(r)
+        if np.any(np.abs(diag) < 1e-12 * max(1.0, np.abs(comps).max())):
+            raise DimensionError("the subspace directions are linearly dependent (or zero)")
+        sub = cls(n_components=comps.shape[0])
+        sub.components_ = (q * np.sign(diag)[None, :]).T.copy()
+        k = comps.shape[0]
+        sub.explained_variance_ = np.full(k, np.nan)
+        sub.explained_variance_ratio_ = np.full(k, np.nan)
+        sub.pairs_used_, sub.missing_words_, sub.case_mapped_ = [], [], {}
+        sub.n_features_in_ = comps.shape[1]
+        return sub
+
     @property
     def direction_(self) -> np.ndarray:
-        """The first component (the gender direction), shape ``(d,)``."""
+        """The first component (the gender direction, female positive), shape ``(d,)``."""
+        check_is_fitted(self, "components_")
         return self.components_[0]
 
     def project(self, vectors, *, normalize: bool = True) -> np.ndarray:
@@ -138,10 +174,48 @@ class BiasSubspace:
         With ``normalize=True`` (default) rows are unit-normalized first, so the
         first coordinate is the cosine with the gender direction.
         """
+        check_is_fitted(self, "components_")
         x = np.atleast_2d(np.asarray(vectors, dtype=np.float64))
         if normalize:
             x = unit_rows(x, copy=True)
         return x @ self.components_.T
+
+
+def _is_pair_list(obj) -> bool:
+    return (isinstance(obj, (list, tuple)) and len(obj) > 0
+            and all(isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(w, str) for w in p)
+                    for p in obj))
+
+
+def resolve_subspace(subspace, embedding, *, pairs=None, n_components: int = 1,
+                     lists: str = wordlists.DEFAULT_LISTS) -> BiasSubspace:
+    """The fitted :class:`BiasSubspace` that a ``subspace`` argument stands for.
+
+    The one place where every estimator, metric and plot turns its ``subspace``
+    argument into directions:
+
+    * None: ``BiasSubspace(pairs, n_components, lists=lists)`` fitted on ``embedding``;
+    * a list of ``(female, male)`` word pairs or a pair-list name/path: the same with
+      those pairs;
+    * a fitted BiasSubspace: itself (never refitted or changed);
+    * an unfitted BiasSubspace: a clone of it fitted on ``embedding`` (the object
+      passed in is left unfitted, as scikit-learn estimators leave their arguments);
+    * a ``(d,)`` vector or ``(k, d)`` array: :meth:`BiasSubspace.from_components`.
+
+    The dimension must match the embedding's.
+    """
+    emb = as_embedding(embedding)
+    if subspace is None or _is_pair_list(subspace) or wordlists._is_path_like(subspace):
+        given = None if subspace is None else subspace
+        sub = BiasSubspace(given if given is not None else pairs, n_components, lists=lists).fit(emb)
+    elif isinstance(subspace, BiasSubspace):
+        sub = subspace if hasattr(subspace, "components_") else clone(subspace).fit(emb)
+    else:
+        sub = BiasSubspace.from_components(subspace)
+    if sub.components_.shape[1] != emb.dim:
+        raise DimensionError(f"the bias subspace has dimension {sub.components_.shape[1]}, "
+                             f"{emb.name} has {emb.dim}-d vectors")
+    return sub
 
 
 def fit_subspace(embedding: Embedding, pairs=None, n_components: int = 1, *,

@@ -11,6 +11,8 @@ from embdebias.debias import _psd
 from embdebias.debias.expand import GenderSpecificExpander
 from embdebias.debias.soft import SoftDebias, unit_moments
 from embdebias.embedding import Embedding
+from sklearn.exceptions import NotFittedError
+
 from embdebias.errors import DimensionError, EmbdebiasError
 from embdebias.io.native import is_native
 
@@ -274,9 +276,9 @@ def test_zero_vectors_stay_zero_and_rank_deficient_input():
 
 def test_transform_to_native_path_and_chunks(tmp_path):
     emb, sd, _ = fit_toy()
-    mem = sd.transform(emb, chunk_rows=7)
+    mem = sd.set_params(chunk_rows=7).transform(emb)
     path = tmp_path / "soft.embd"
-    disk = sd.transform(emb, out=path, chunk_rows=64)
+    disk = sd.set_params(chunk_rows=64).transform(emb, out=path)
     assert is_native(path)
     assert disk.words.tolist() == emb.words.tolist()
     np.testing.assert_array_equal(np.asarray(disk.vectors), mem.vectors)
@@ -335,7 +337,7 @@ def test_bad_parameters_raise():
         SoftDebias(normalization="median", subspace=pairs, gender_specific=gs).fit(emb)
     with pytest.raises(EmbdebiasError):
         SoftDebias(solver="magic", subspace=pairs, gender_specific=gs).fit(emb)
-    with pytest.raises(EmbdebiasError):
+    with pytest.raises(NotFittedError):
         SoftDebias().transform(emb)
     sd = SoftDebias(subspace=pairs, gender_specific=gs).fit(emb)
     other = Embedding(["a", "b"], np.ones((2, emb.dim + 1)))

@@ -7,9 +7,11 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .._rows import unit_rows  # noqa: F401  (the debiasers' import point)
-from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import DimensionError
-from ..subspace import BiasSubspace
 
 
 def case_variants(words: Iterable[str]) -> list[str]:
@@ -27,14 +29,51 @@ def check_dim(embedding: Embedding, n_features: int, who: str) -> None:
                              f"{embedding.name} has {embedding.dim}-d vectors")
 
 
-def fit_bias_subspace(subspace, definitional, n_components, emb, lists="published") -> BiasSubspace:
-    """A fitted :class:`BiasSubspace`: ``subspace`` if already fitted, else fitted on ``emb``."""
-    if subspace is not None:
-        if not hasattr(subspace, "components_"):
-            subspace = subspace.fit(emb)
-        check_dim(emb, subspace.components_.shape[1], "the bias subspace")
-        return subspace
-    return BiasSubspace(definitional, n_components, lists=lists).fit(emb)
+class Debiaser(TransformerMixin, BaseEstimator):
+    """What every debiaser shares: scikit-learn's estimator API and one ``transform`` signature.
+
+    ``fit(embedding)`` learns; ``transform(embedding, out=None, *, progress=False,
+    name=None)`` returns a new :class:`~embdebias.embedding.Embedding` (see
+    :func:`map_chunks` for ``out``); using it before ``fit`` raises
+    :class:`sklearn.exceptions.NotFittedError`. Subclasses implement ``fit`` and
+    ``_apply_chunk`` (and optionally ``_finish`` and ``_prepare``).
+    """
+
+    _suffix = "debiased"
+
+    def transform(self, embedding, out=None, *, progress: bool = False, name: str | None = None) -> Embedding:
+        """A new, debiased embedding with unit-length rows (zero rows stay zero).
+
+        Parameters
+        ----------
+        embedding : Embedding or gensim KeyedVectors
+            Same dimension as the fitted one (usually the same embedding).
+        out : None, ndarray or path
+            Where the result goes: in memory (None), a given ``(n, d)`` float32 array,
+            or a native-format directory written chunk by chunk and atomically
+            (bounded memory), then returned memory-mapped.
+        progress : bool
+            Show a progress bar.
+        name : str, optional
+            Name of the result (default: the input's name and the method).
+        """
+        check_is_fitted(self)
+        emb = as_embedding(embedding)
+        check_dim(emb, self.n_features_in_, type(self).__name__)
+        if isinstance(out, np.ndarray) and out.dtype != np.float32:
+            raise DimensionError(f"out must be float32, got {out.dtype}")
+        apply, finish = self._prepare(emb)
+        return map_chunks(emb, apply, out=out, chunk_rows=int(self.chunk_rows), finish=finish,
+                          progress=progress, name=name or f"{emb.name} ({self._suffix})")
+
+    def fit_transform(self, embedding, y=None, *, out=None, progress: bool = False,
+                      name: str | None = None) -> Embedding:
+        """``fit(embedding)`` then ``transform(embedding, out, progress=..., name=...)``."""
+        return self.fit(embedding).transform(embedding, out, progress=progress, name=name)
+
+    def _prepare(self, emb: Embedding):
+        """``(apply(start, stop, block, out), finish(dest) or None)`` for :func:`map_chunks`."""
+        raise NotImplementedError
 
 
 def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.ndarray], None], *,

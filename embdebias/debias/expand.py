@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, as_embedding
@@ -276,7 +277,7 @@ def expand_gender_specific(embedding, seed=None, *, lists: str = "published", n_
                            classifier=clf, seconds=seconds)
 
 
-class GenderSpecificExpander:
+class GenderSpecificExpander(BaseEstimator):
     """Estimator wrapper of :func:`expand_gender_specific`.
 
     Parameters are those of :func:`expand_gender_specific`.  ``fit(embedding)`` sets

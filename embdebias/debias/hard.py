@@ -9,8 +9,8 @@ import numpy as np
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import MissingWordsError
-from ..subspace import MissingWordsWarning
-from ._base import case_variants, check_dim, fit_bias_subspace, map_chunks, subtract_projection, unit_rows
+from ..subspace import MissingWordsWarning, resolve_subspace
+from ._base import Debiaser, case_variants, subtract_projection, unit_rows
 
 
 #: Below this norm a pair's gender part counts as absent (both words neutralized).
@@ -74,8 +74,11 @@ def equalize_forms(pair: tuple[str, str], as_written: bool = False) -> list[tupl
     return list(dict.fromkeys(forms))
 
 
-class HardDebias:
+class HardDebias(Debiaser):
     """Hard debiasing (neutralize + equalize) of Bolukbasi et al. (2016).
+
+    A scikit-learn transformer over embeddings (see :class:`~embdebias.debias.Debiaser`):
+    ``HardDebias().fit(emb).transform(emb)`` returns a new embedding.
 
     By default this is the authors' algorithm on their published lists (and it
     equals it to float32 rounding, see ``tests/test_hard.py``):
@@ -107,9 +110,10 @@ class HardDebias:
 
     Parameters
     ----------
-    subspace : BiasSubspace, optional
-        A fitted (or unfitted) bias subspace; default: fitted on the embedding from
-        ``definitional`` pairs with ``n_components`` components.
+    subspace : BiasSubspace, array or pairs, optional
+        The bias subspace (see :func:`~embdebias.subspace.resolve_subspace`): a fitted
+        one is used as is, an unfitted one is cloned and fitted; default: fitted on
+        the embedding from ``definitional`` pairs with ``n_components`` components.
     definitional : list of pairs or str, optional
         Definitional pairs (default: the ``definitional_pairs`` of ``lists``).
     n_components : int, default 1
@@ -151,12 +155,14 @@ class HardDebias:
         self.case_variants = case_variants
         self.chunk_rows = chunk_rows
 
+    _suffix = "hard"
+
     def fit(self, embedding, y=None) -> "HardDebias":
         """Learn the bias subspace and resolve the word lists against ``embedding``."""
         emb = as_embedding(embedding)
         wordlists.check_lists(self.lists)
-        self.subspace_ = fit_bias_subspace(self.subspace, self.definitional, self.n_components, emb,
-                                           self.lists)
+        self.subspace_ = resolve_subspace(self.subspace, emb, pairs=self.definitional,
+                                          n_components=self.n_components, lists=self.lists)
         specific = wordlists.resolve_words(self.gender_specific, "gender_specific", self.lists)
         if self.case_variants:
             specific = case_variants(specific)
@@ -189,20 +195,7 @@ class HardDebias:
         mask[rows] = True
         return mask
 
-    def transform(self, embedding, *, out=None, progress: bool = False, name: str | None = None) -> Embedding:
-        """A new, hard-debiased embedding (unit-length rows).
-
-        Parameters
-        ----------
-        embedding : Embedding or gensim KeyedVectors
-        out : None, ndarray or path
-            Where the result goes: in memory (None), a given ``(n, d)`` float32 array,
-            or a native-format directory written chunk by chunk (bounded memory).
-        progress : bool
-            Show a progress bar.
-        """
-        emb = as_embedding(embedding)
-        check_dim(emb, self.n_features_in_, "HardDebias")
+    def _prepare(self, emb: Embedding):
         basis = self.subspace_.components_.astype(np.float32)
         specific = self._specific_mask(emb)
 
@@ -214,27 +207,28 @@ class HardDebias:
             subtract_projection(out, coords, basis)
             unit_rows(out)
 
+        return neutralize, self._equalizer(emb)
+
+    def _equalizer(self, emb: Embedding):
+        """The ``finish`` step of :func:`map_chunks`: equalize the pairs' rows of the result."""
         pairs = self.equalize_pairs_
+        if not pairs:
+            return None
         rows_a = emb.words.rows([a for a, _ in pairs]).astype(np.int64)
         rows_b = emb.words.rows([b for _, b in pairs]).astype(np.int64)
         if (rows_a < 0).any() or (rows_b < 0).any():
             raise MissingWordsError(f"HardDebias: equalize words missing from {emb.name}; "
                                     f"transform the embedding it was fitted on", [])
         # The pairs' gender parts before neutralization orient pairs that lose them.
-        original_diff = ((unit_rows(emb.take(rows_a, np.float64)) - unit_rows(emb.take(rows_b, np.float64)))
-                         @ self.subspace_.components_.T)
+        components = self.subspace_.components_
+        original_diff = (unit_rows(emb.take(rows_a, np.float64))
+                         - unit_rows(emb.take(rows_b, np.float64))) @ components.T
 
         def finish(dest):
-            if len(pairs):
-                skipped = equalize_rows(dest, rows_a, rows_b, self.subspace_.components_,
-                                        original_diff)
-                if skipped.any():
-                    warnings.warn("equalize: pairs with identical projections left alone: "
-                                  + ", ".join(f"{a}/{b}" for (a, b), s in zip(pairs, skipped) if s),
-                                  stacklevel=3)
+            skipped = equalize_rows(dest, rows_a, rows_b, components, original_diff)
+            if skipped.any():
+                warnings.warn("equalize: pairs with identical projections left alone: "
+                              + ", ".join(f"{a}/{b}" for (a, b), s in zip(pairs, skipped) if s),
+                              stacklevel=4)
 
-        return map_chunks(emb, neutralize, out=out, chunk_rows=self.chunk_rows, finish=finish,
-                          progress=progress, name=name or f"{emb.name} (hard)")
-
-    def fit_transform(self, embedding, y=None, **kwargs) -> Embedding:
-        return self.fit(embedding).transform(embedding, **kwargs)
+        return finish

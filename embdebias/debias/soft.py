@@ -48,10 +48,12 @@ import numpy as np
 
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
-from ..errors import DimensionError, EmbdebiasError, NonFiniteError
-from ..subspace import BiasSubspace
+from sklearn.base import clone
+
+from ..errors import EmbdebiasError, NonFiniteError
+from ..subspace import resolve_subspace
 from . import _psd
-from ._base import case_variants, check_dim, fit_bias_subspace, map_chunks, unit_rows
+from ._base import Debiaser, case_variants, unit_rows
 from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_specific
 
 NORMALIZATIONS = ("mean", "sum")
@@ -60,7 +62,7 @@ SOLVERS = ("fast", "cvxpy")
 MOMENT_CHUNK_ROWS = 1 << 14
 
 
-class SoftDebias:
+class SoftDebias(Debiaser):
     """Soft debiasing of an embedding (Bolukbasi et al., 2016), solved exactly.
 
     Parameters
@@ -82,7 +84,9 @@ class SoftDebias:
     max_iter : int, default 10000
         ADMM iteration limit (only used when the closed form is not PSD).
     subspace : BiasSubspace, array, list of pairs or None
-        A :class:`~embdebias.subspace.BiasSubspace` (fitted, or fitted here), a
+        See :func:`~embdebias.subspace.resolve_subspace`: a fitted
+        :class:`~embdebias.subspace.BiasSubspace` (used as is; an unfitted one is
+        cloned and fitted), a
         ``(k, d)`` array whose rows span the subspace, or definitional pairs;
         None: fitted from ``definitional`` with ``n_components`` components.
     definitional : list of pairs or str, optional
@@ -110,7 +114,7 @@ class SoftDebias:
 
     Attributes
     ----------
-    subspace_ : BiasSubspace or None
+    subspace_ : BiasSubspace
     components_ : ndarray (k, d)
         Orthonormal basis of the bias subspace used.
     gender_specific_ : list of str
@@ -152,6 +156,8 @@ class SoftDebias:
         self.case_variants = case_variants
         self.random_state = random_state
         self.chunk_rows = chunk_rows
+
+    _suffix = "soft"
 
     # -- fit ----------------------------------------------------------------------------
     def fit(self, embedding, y=None) -> "SoftDebias":
@@ -241,28 +247,10 @@ class SoftDebias:
             raise EmbdebiasError(f"lam must be a finite number >= 0, got {self.lam!r}")
 
     def _basis(self, emb: Embedding) -> np.ndarray:
-        sub = self.subspace
-        if isinstance(sub, np.ndarray):
-            comps = np.atleast_2d(np.asarray(sub, dtype=np.float64))
-            self.subspace_ = None
-        else:
-            if not (isinstance(sub, BiasSubspace) or hasattr(sub, "components_")):
-                # None, or definitional pairs given as `subspace`
-                sub, pairs = None, (sub if sub is not None else self.definitional)
-            else:
-                pairs = None
-            self.subspace_ = fit_bias_subspace(sub, pairs, self.n_components, emb, self.lists)
-            comps = np.asarray(self.subspace_.components_, dtype=np.float64)
-        if comps.shape[1] != emb.dim:
-            raise DimensionError(f"bias subspace has dimension {comps.shape[1]}, "
-                                 f"embedding {emb.name} has {emb.dim}")
-        if not np.all(np.isfinite(comps)):
-            raise NonFiniteError("the bias subspace basis has non-finite entries")
-        # Orthonormal columns (components_ of a BiasSubspace already are).
-        q, r = np.linalg.qr(comps.T)
-        if np.any(np.abs(np.diag(r)) < 1e-12):
-            raise DimensionError("the bias subspace rows are linearly dependent")
-        return q * np.sign(np.diag(r))[None, :]
+        """The ``(d, k)`` orthonormal basis (columns) of the bias subspace."""
+        self.subspace_ = resolve_subspace(self.subspace, emb, pairs=self.definitional,
+                                          n_components=self.n_components, lists=self.lists)
+        return np.asarray(self.subspace_.components_, dtype=np.float64).T
 
     def _gender_specific(self, emb: Embedding):
         spec = self.gender_specific
@@ -274,9 +262,9 @@ class SoftDebias:
         elif isinstance(spec, ExpansionResult):
             expansion = spec
         elif isinstance(spec, GenderSpecificExpander):
-            if not hasattr(spec, "result_"):
-                spec.fit(emb)
-            expansion = spec.result_
+            # A fitted expander is used as is; an unfitted one is cloned, never changed.
+            fitted = spec if hasattr(spec, "result_") else clone(spec).fit(emb)
+            expansion = fitted.result_
         if expansion is not None:
             words = list(expansion.words)
         else:
@@ -295,42 +283,14 @@ class SoftDebias:
         return _psd.solve_cvxpy(prob, solver=self.cvxpy_solver, tol=tol)
 
     # -- transform ----------------------------------------------------------------------
-    def transform(self, embedding, out=None, chunk_rows: int | None = None, *,
-                  progress: bool = False, name: str | None = None) -> Embedding:
-        """Apply ``T`` to every vector and renormalize; return a NEW embedding.
-
-        Parameters
-        ----------
-        embedding : Embedding or gensim KeyedVectors
-            Same dimension as the fitted one (usually the same embedding).
-        out : path or ndarray, optional
-            A path: the result is written there in the native format, chunk by
-            chunk and atomically, and returned memory-mapped.  An ``(n, d)`` float32
-            array: filled in place.  None: a new in-memory array.
-        chunk_rows : int, optional
-            Rows per chunk (default: the estimator's ``chunk_rows``).
-        progress : bool
-            Show a progress bar.
-        name : str, optional
-            Name of the result (default: the input's name + " (soft)").
-        """
-        if not hasattr(self, "transform_matrix_"):
-            raise EmbdebiasError("SoftDebias is not fitted yet: call fit() first")
-        emb = as_embedding(embedding)
-        check_dim(emb, self.n_features_in_, "SoftDebias")
+    def _prepare(self, emb: Embedding):
         T = self.transform_matrix_.astype(np.float32)
 
         def apply(start, stop, block, out):
             np.matmul(block, T, out=out)     # T is symmetric: each row x becomes T x
             unit_rows(out)
 
-        if isinstance(out, np.ndarray) and out.dtype != np.float32:
-            raise DimensionError(f"out must be float32, got {out.dtype}")
-        return map_chunks(emb, apply, out=out, chunk_rows=int(chunk_rows or self.chunk_rows),
-                          progress=progress, name=name or f"{emb.name} (soft)")
-
-    def fit_transform(self, embedding, y=None, **kwargs) -> Embedding:
-        return self.fit(embedding).transform(embedding, **kwargs)
+        return apply, None
 
     def report(self) -> str:
         """A short human-readable summary of the fit."""

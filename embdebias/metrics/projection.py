@@ -22,32 +22,23 @@ from .._rows import unit_rows
 from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit_vectors
 
 
-def gender_direction(emb, subspace=None) -> tuple[np.ndarray, str]:
+def gender_direction(emb, subspace=None, *, lists: str = "published") -> tuple[np.ndarray, str]:
     """The unit gender direction (female positive) and a label saying where it came from.
 
-    ``subspace`` may be None (fit a :class:`BiasSubspace` on ``emb``), a fitted
-    BiasSubspace, an unfitted one (fitted on ``emb``), or a ``(d,)`` vector.
+    ``subspace`` is resolved by :func:`~embdebias.subspace.resolve_subspace`: None or
+    an unfitted BiasSubspace is fitted on ``emb`` (the definitional pairs of
+    ``lists``), a fitted one or a ``(d,)`` vector is used as given.
     """
-    from ..subspace import BiasSubspace
+    from ..subspace import BiasSubspace, resolve_subspace
 
-    if subspace is None:
-        subspace = BiasSubspace().fit(emb)
-        label = "BiasSubspace fitted on this embedding"
-    elif isinstance(subspace, BiasSubspace):
-        if not hasattr(subspace, "components_"):
-            subspace = subspace.fit(emb)
-            label = "BiasSubspace fitted on this embedding"
-        else:
-            label = "given BiasSubspace"
-    else:
-        g = np.asarray(subspace, dtype=np.float64).ravel()
-        if g.shape != (emb.dim,):
-            raise DimensionError(f"gender direction has shape {g.shape}, the embedding has dimension {emb.dim}")
-        return unit_rows(g, copy=True), "given vector"
-    g = np.asarray(subspace.direction_, dtype=np.float64)
-    if g.shape != (emb.dim,):
-        raise DimensionError(f"the subspace has dimension {g.shape[0]}, the embedding {emb.dim}")
-    return unit_rows(g, copy=True), label
+    fitted_here = subspace is None or (isinstance(subspace, BiasSubspace)
+                                       and not hasattr(subspace, "components_"))
+    if not fitted_here and not isinstance(subspace, BiasSubspace) and np.ndim(subspace) != 1:
+        raise DimensionError(f"a gender direction must be a (d,) vector, got shape {np.shape(subspace)}")
+    sub = resolve_subspace(subspace, emb, lists=lists)
+    label = ("BiasSubspace fitted on this embedding" if fitted_here
+             else "given BiasSubspace" if isinstance(subspace, BiasSubspace) else "given vector")
+    return unit_rows(sub.direction_, copy=True), label
 
 
 @dataclass
