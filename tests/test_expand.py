@@ -233,7 +233,7 @@ def test_bad_options_raise():
     emb, specific = planted(seed=4)
     for kwargs in ({"target_precision": 0.0}, {"target_precision": 1.5}, {"target_precision": "x"},
                    {"target_precision": 0.8, "cv": None}, {"max_rank": 0},
-                   {"max_rank": "all"}, {"max_rank": 2.5}, {"max_rank": True}):
+                   {"max_rank": "all"}, {"max_rank": 2.5}, {"max_rank": True}, {"max_rank": [3]}):
         with pytest.raises(EmbdebiasError):
             expand_gender_specific(emb, specific, n_train=300, **kwargs)
     # one seed in the training words cannot be cross-validated

@@ -50,9 +50,10 @@ Defaults, and what they give on GloVe 6B 50d
 * ``target_precision=0.8``: threshold -0.349, held-out precision 0.857, recall 0.030,
   F1 0.059 (6 of the 197 seeds); no word is added (over ``random_state`` 0-4:
   recall 0.02-0.06; one seed adds "groom" and "sweetheart", the others nothing).
-  Lower targets add mostly kinship and marriage words: 0.7 adds "marry", "lover", "siblings", "groom", "sweetheart";
-  0.6 adds 21 words ("young", "married", "baby", "cousin", ..., "groom",
-  "princesses", "sister-in-law"), of which only a few are gender-specific.  In 50
+  Lower targets add mostly kinship and marriage words: 0.7 adds "marry", "lover",
+  "siblings", "groom", "sweetheart"; 0.6 adds 21 words ("young", "married", "baby",
+  "cousin", ..., "groom", "princesses", "sister-in-law"), of which only a few are
+  gender-specific.  In 50
   dimensions a linear classifier separates "family and persons" from the other
   words better than it separates gender; in no setting tried (``n_train`` 10,000,
   20,000, 50,000; ``C`` 0.1, 1; either ``class_weight``; targets 0.6-0.9) were most
@@ -85,6 +86,7 @@ Defaults, and what they give on GloVe 6B 50d
 
 from __future__ import annotations
 
+import numbers
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -105,6 +107,10 @@ class ExpansionWarning(UserWarning):
 def _fmt_score(v) -> str:
     return "n/a" if v is None else f"{v:.3f}"
 
+
+#: Default held-out precision of the threshold and default candidates (see the module docstring).
+DEFAULT_TARGET_PRECISION = 0.8
+DEFAULT_MAX_RANK = "n_train"
 
 EXPANDED_HEADER = "# gender-specific words: seed list expanded by a linear SVM (embdebias)"
 
@@ -292,14 +298,17 @@ def _check_options(target_precision, max_rank, cv) -> None:
         except (TypeError, ValueError):
             t = float("nan")
         if not 0.0 < t <= 1.0:
-            raise EmbdebiasError(f"target_precision must be in (0, 1] or None, got {target_precision}")
+            raise EmbdebiasError(
+                f"target_precision must be in (0, 1] or None, got {target_precision!r}")
         if int(cv or 0) < 2:
             raise EmbdebiasError("choosing the threshold for target_precision needs cross-validation "
                                  f"(cv >= 2), got cv={cv}; pass target_precision=None for the "
                                  "SVM's own rule decision > 0")
-    if max_rank is not None and not (isinstance(max_rank, str) and max_rank == "n_train"):
-        if isinstance(max_rank, (bool, str)) or int(max_rank) != max_rank or max_rank < 1:
-            raise EmbdebiasError(f"max_rank must be a positive integer, 'n_train' or None, got {max_rank!r}")
+    if max_rank is None or (isinstance(max_rank, str) and max_rank == "n_train"):
+        return
+    if isinstance(max_rank, bool) or not isinstance(max_rank, numbers.Integral) or max_rank < 1:
+        raise EmbdebiasError(
+            f"max_rank must be a positive integer, 'n_train' or None, got {max_rank!r}")
 
 
 def _n_candidates(max_rank, n_train: int, n: int) -> int:
@@ -417,9 +426,10 @@ def _cross_validate(make, X, y, cv, target_precision, random_state, seconds):
 
 
 def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000,
-                           target_precision: float | None = 0.8, max_rank="n_train",
-                           C: float = 1.0, class_weight=None, random_state: int | None = 0,
-                           cv: int | None = 5, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                           target_precision: float | None = DEFAULT_TARGET_PRECISION,
+                           max_rank=DEFAULT_MAX_RANK, C: float = 1.0, class_weight=None,
+                           random_state: int | None = 0, cv: int | None = 5,
+                           chunk_rows: int = DEFAULT_CHUNK_ROWS,
                            max_iter: int = 10_000) -> ExpansionResult:
     """Expand a seed list of gender-specific words with a linear SVM (Bolukbasi et al.).
 
@@ -541,8 +551,9 @@ class GenderSpecificExpander:
     when no threshold reached ``target_precision``).
     """
 
-    def __init__(self, seed=None, *, n_train: int = 50_000, target_precision: float | None = 0.8,
-                 max_rank="n_train", C: float = 1.0, class_weight=None,
+    def __init__(self, seed=None, *, n_train: int = 50_000,
+                 target_precision: float | None = DEFAULT_TARGET_PRECISION,
+                 max_rank=DEFAULT_MAX_RANK, C: float = 1.0, class_weight=None,
                  random_state: int | None = 0, cv: int | None = 5,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS, max_iter: int = 10_000):
         self.seed = seed
