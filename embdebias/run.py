@@ -150,7 +150,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     """
     from . import io
     from .debias.api import transform_to_file
-    from .debias.expand import expand_gender_specific, read_expanded
+    from .debias.expand import (DEFAULT_MAX_RANK, DEFAULT_TARGET_PRECISION, expand_gender_specific,
+                                read_expanded)
     from .debias.hard import HardDebias
     from .debias.soft import SoftDebias
     from .evaluate import Report, evaluate
@@ -193,7 +194,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
 
     # 4. SVM expansion of the gender-specific words
     exp_file = "gender_specific_expanded.txt"
-    exp_key = _key(base_key, "expand", n_train, random_state)
+    exp_key = _key(base_key, "expand", n_train, random_state, DEFAULT_TARGET_PRECISION, DEFAULT_MAX_RANK)
     expansion_info = steps.state.get("expand", {}).get("info")
     if not steps.done("expand", exp_key):
         t0 = time.perf_counter()
@@ -201,9 +202,12 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         result.save(out_dir / exp_file, inputs=inputs)
         expansion_info = {"seed_found": len(result.seed_found), "seed_missing": result.seed_missing,
                           "seed_coverage": result.seed_coverage, "seeds_in_training": result.seed_in_training,
-                          "n_train": result.n_train, "cv_accuracy": result.cv_accuracy, "cv_f1": result.cv_f1,
+                          "n_train": result.n_train, "candidates": result.max_rank,
+                          "target_precision": result.target_precision, "threshold": result.threshold,
+                          "cv_precision": result.cv_precision, "cv_recall": result.cv_recall,
+                          "cv_f1": result.cv_f1, "cv_accuracy": result.cv_accuracy,
                           "predicted": result.n_predicted, "added": result.n_added,
-                          "expanded_size": len(result.words)}
+                          "added_words": result.added, "expanded_size": len(result.words)}
         steps.record("expand", exp_key, [exp_file], time.perf_counter() - t0, {"info": expansion_info})
         specific = result.words
     else:
@@ -285,6 +289,19 @@ def _jsonable(obj):
     return json.loads(json.dumps(obj, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
 
 
+def _expansion_line(exp: dict) -> str:
+    """The report line of the SVM expansion: its figures, missing seeds, added words."""
+    shown = {k: v for k, v in exp.items() if not isinstance(v, (list, dict))}
+    line = "- SVM expansion: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in shown.items())
+    if exp.get("seed_missing"):
+        line += f"; seeds not in the vocabulary: {', '.join(exp['seed_missing'])}"
+    added = exp.get("added_words") or []
+    if added:
+        line += f"; added: {', '.join(added[:50])}" + (
+            f" and {len(added) - 50} more" if len(added) > 50 else "")
+    return line
+
+
 def render_report(meta: dict, evaluation: dict) -> str:
     """``report.md``: the evaluation tables, then how the run can be reproduced."""
     from .evaluate import Report
@@ -307,10 +324,7 @@ def render_report(meta: dict, evaluation: dict) -> str:
                     if sub.get("case_mapped") else ""))
     exp = meta.get("expansion") or {}
     if exp:
-        shown = {k2: v for k2, v in exp.items() if not isinstance(v, (list, dict))}
-        lines.append("- SVM expansion: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in shown.items())
-                     + (f"; seeds not in the vocabulary: {', '.join(exp['seed_missing'])}"
-                        if exp.get("seed_missing") else ""))
+        lines.append(_expansion_line(exp))
     soft = meta.get("soft_solve") or {}
     if soft:
         shown = {k2: v for k2, v in soft.items() if not isinstance(v, (list, dict))}
