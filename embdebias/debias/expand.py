@@ -292,6 +292,7 @@ def _seed_rows(emb, seeds: list[str]):
 
 
 def _check_options(target_precision, max_rank, cv) -> None:
+    """Bad ``target_precision``, ``max_rank`` or ``cv`` fail before any work."""
     if target_precision is not None:
         try:
             t = float(target_precision)
@@ -312,6 +313,7 @@ def _check_options(target_precision, max_rank, cv) -> None:
 
 
 def _n_candidates(max_rank, n_train: int, n: int) -> int:
+    """How many of the most frequent words are labelled."""
     if max_rank is None:
         return n
     if isinstance(max_rank, str):  # "n_train"
@@ -387,6 +389,7 @@ def _label(emb, clf, n_candidates: int, threshold: float | None, strict: bool,
 
 
 def _training_set(emb, seed_rows, n_train: int, seed_missing):
+    """Unit vectors ``X`` of the ``n_train`` first words, labels ``y`` (1: seed), seed count."""
     n_train = min(int(n_train), len(emb))
     if n_train < 2:
         raise EmbdebiasError(f"n_train must be at least 2, got {n_train}")
@@ -530,6 +533,7 @@ def expand_gender_specific(embedding, seed=None, *, n_train: int = 50_000,
 
 
 def _nothing_added_message(name: str, res: ExpansionResult) -> str:
+    """The :class:`ExpansionWarning` text: unreachable target, or no non-seed above it."""
     if res.threshold is None:
         return (f"SVM expansion on {name}: no decision threshold reaches the held-out precision "
                 f"target {res.target_precision:.2f} (best {_fmt_score(res.cv_best_precision)} in "
