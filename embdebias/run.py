@@ -178,7 +178,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     from . import io
     from .debias.api import transform_to_file
     from . import wordlists
-    from .debias.expand import expand_gender_specific, read_expanded
+    from .debias.expand import (DEFAULT_MAX_RANK, DEFAULT_TARGET_PRECISION, expand_gender_specific,
+                                read_expanded)
     from .debias.hard import HardDebias
     from .debias.soft import SoftDebias
     from .evaluate import Report, evaluate
@@ -228,7 +229,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     # 4. the gender-specific words: the list as given, or its SVM expansion
     exp_file = "gender_specific_expanded.txt"
     exp_key = _key(base_key, "expand", lists_used["gender_specific"],
-                   [lists_used["gender_specific_seed"], n_train, random_state] if expand else None)
+                   [lists_used["gender_specific_seed"], n_train, random_state, DEFAULT_TARGET_PRECISION,
+                    DEFAULT_MAX_RANK] if expand else None)
     expansion_info = None
     soft_specific = gender_specific
     if expand:
@@ -325,12 +327,29 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
 def _expansion_info(result) -> dict:
     return {"seed_found": len(result.seed_found), "seed_missing": result.seed_missing,
             "seed_coverage": result.seed_coverage, "seeds_in_training": result.seed_in_training,
-            "n_train": result.n_train, "cv_accuracy": result.cv_accuracy, "cv_f1": result.cv_f1,
-            "predicted": result.n_predicted, "added": result.n_added, "expanded_size": len(result.words)}
+            "n_train": result.n_train, "candidates": result.max_rank,
+            "target_precision": result.target_precision, "threshold": result.threshold,
+            "cv_precision": result.cv_precision, "cv_recall": result.cv_recall,
+            "cv_f1": result.cv_f1, "cv_accuracy": result.cv_accuracy,
+            "predicted": result.n_predicted, "added": result.n_added,
+            "added_words": result.added, "expanded_size": len(result.words)}
 
 
 def _jsonable(obj):
     return json.loads(json.dumps(obj, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+
+
+def _expansion_line(exp: dict) -> str:
+    """The report line of the SVM expansion: its figures, missing seeds, added words."""
+    shown = {k: v for k, v in exp.items() if not isinstance(v, (list, dict))}
+    line = "- SVM expansion: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in shown.items())
+    if exp.get("seed_missing"):
+        line += f"; seeds not in the vocabulary: {', '.join(exp['seed_missing'])}"
+    added = exp.get("added_words") or []
+    if added:
+        line += f"; added: {', '.join(added[:50])}" + (
+            f" and {len(added) - 50} more" if len(added) > 50 else "")
+    return line
 
 
 def render_report(meta: dict, evaluation: dict) -> str:
@@ -367,10 +386,7 @@ def render_report(meta: dict, evaluation: dict) -> str:
                     if sub.get("case_mapped") else ""))
     exp = meta.get("expansion") or {}
     if exp:
-        shown = {k2: v for k2, v in exp.items() if not isinstance(v, (list, dict))}
-        lines.append("- SVM expansion: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in shown.items())
-                     + (f"; seeds not in the vocabulary: {', '.join(exp['seed_missing'])}"
-                        if exp.get("seed_missing") else ""))
+        lines.append(_expansion_line(exp))
     hard = meta.get("hard") or {}
     if hard:
         lines.append(f"- hard debias: {hard['equalize_pairs']} equalize forms equalized"

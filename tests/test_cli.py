@@ -99,6 +99,33 @@ def test_expand_writes_list(w2v_file, tmp_path):
     assert {"she", "he", "queen", "king"} <= set(words)
 
 
+def test_expand_threshold_options(w2v_file, tmp_path, capsys):
+    import warnings
+
+    from embdebias.debias.expand import read_expanded
+
+    outs = {}
+    for name, extra in (("default", []), ("all", ["--max-rank", "all", "--target-precision", "0.5"]),
+                        ("rank", ["--max-rank", "300", "--target-precision", "0.5"]),
+                        ("paper", ["--target-precision", "none"])):
+        outs[name] = tmp_path / f"{name}.txt"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert main(["expand", str(w2v_file), "--out", str(outs[name]), "--n-train", "500"] + extra) == 0
+        err = capsys.readouterr().err
+        assert ("decision > 0" in err) == (name == "paper")
+    words = {k: read_expanded(v) for k, v in outs.items()}
+    emb = io.load(w2v_file)
+    ranks = emb.words.rows(words["rank"])
+    assert set(words["rank"]) <= set(words["all"]) and len(words["rank"]) < len(words["all"])
+    assert all(r < 300 or w in words["default"] for w, r in zip(words["rank"], ranks))
+    for bad in (["--target-precision", "0"], ["--target-precision", "x"], ["--max-rank", "0"],
+                ["--max-rank", "some"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["-q", "expand", str(w2v_file), "--out", str(tmp_path / "bad.txt")] + bad)
+        assert exc.value.code == 2
+
+
 def test_score_json_and_markdown(w2v_file, tmp_path, capsys):
     assert main(["--quiet", "score", str(w2v_file), "--json", "--tests", "weat", "bat", "direct_bias"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -89,7 +89,7 @@ def test_fit_leaves_the_estimators_passed_in_unchanged():
     hd = HardDebias(sub, equalize=EQUALIZE, gender_specific=SPECIFIC).fit(emb)
     assert not hasattr(sub, "components_") and hd.subspace_ is not sub
     assert hd.get_params()["subspace"] is sub
-    expander = GenderSpecificExpander(SPECIFIC, n_train=40, cv=None)
+    expander = GenderSpecificExpander(SPECIFIC, n_train=40, cv=None, target_precision=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sd = SoftDebias(0.3, subspace=sub, gender_specific=expander).fit(emb)
