@@ -107,6 +107,34 @@ def unit_vectors(emb: Embedding, rows) -> np.ndarray:
     return unit_rows(emb.take(np.asarray(rows, dtype=np.int64), np.float64))
 
 
+class MetricResult:
+    """What every metric's result offers, whatever the metric.
+
+    ``value`` (the headline number, a property), ``n_scored`` (how many items -- words,
+    pairs, lines or questions -- the value was computed from), ``missing`` (``{set:
+    [out-of-vocabulary words]}``), ``lowercased`` (``{set: {word: lower-case form
+    used}}``) and ``to_dict()`` (every field, JSON-ready, with ``value`` and
+    ``n_scored``). Subclasses are dataclasses naming their headline field in
+    ``value_field``; ``n_scored`` is a field or a property of each.
+    """
+
+    value_field = ""
+
+    @property
+    def value(self) -> float:
+        """The headline number of the result (e.g. WEAT's effect size)."""
+        return float(getattr(self, self.value_field))
+
+    def to_dict(self) -> dict:
+        """A JSON-serialisable dict of every field, with ``value`` and ``n_scored``."""
+        from dataclasses import asdict
+
+        out = to_builtin(asdict(self))
+        out.setdefault("lowercased", {})
+        out.update(value=to_builtin(self.value), n_scored=int(self.n_scored))
+        return out
+
+
 def missing_report(*lookups: WordLookup) -> dict[str, list[str]]:
     """``{set name: missing words}`` for the result objects."""
     return {lk.name: list(lk.missing) for lk in lookups}

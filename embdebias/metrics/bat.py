@@ -34,7 +34,7 @@ negated together with the pair differences, so the prediction is theirs);
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +42,7 @@ import numpy as np
 from ..errors import DimensionError, MissingWordsError, WordListError
 from ..wordlists import data_lines
 from .._rows import unit_rows
-from ._common import DEFAULT_MAX_MISSING, as_emb, check_max_missing, lookup, to_builtin, unit_vectors
+from ._common import (DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors)
 
 #: Labels of the four columns of a SemBias line.
 COLUMN_LABELS = ("definition", "none", "none", "stereotype")
@@ -77,7 +77,7 @@ def read_sembias(path) -> list[SemBiasInstance]:
 
 
 @dataclass
-class BatResult:
+class BatResult(MetricResult):
     """Result of :func:`bat`: fractions of predictions per category.
 
     ``definition + stereotype + none == 1`` over the scored instances; the ``sub_``
@@ -103,8 +103,7 @@ class BatResult:
     path: str = ""
     direction: str = "she - he"
 
-    def to_dict(self) -> dict:
-        return to_builtin(asdict(self))
+    value_field = "definition"
 
 
 def _fractions(pred: np.ndarray) -> tuple[float, float, float]:

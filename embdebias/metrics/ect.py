@@ -10,18 +10,18 @@ ordering); lower values mean more bias.  Ties get average ranks (``scipy.stats.s
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
 from .._rows import unit_rows
-from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit_vectors
+from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 
 
 @dataclass
-class EctResult:
+class EctResult(MetricResult):
     """Result of :func:`ect`.
 
     Attributes
@@ -45,8 +45,12 @@ class EctResult:
     lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
     set_names: dict[str, str] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        return to_builtin(asdict(self))
+    value_field = "correlation"
+
+    @property
+    def n_scored(self) -> int:
+        """Attribute words scored."""
+        return len(self.words.get("attributes", ()))
 
 
 def _words(obj, name):

@@ -13,13 +13,13 @@ that neutralized those words.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import DimensionError, EmbdebiasError
 from .._rows import unit_rows
-from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit_vectors
+from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 
 
 def gender_direction(emb, subspace=None, *, lists: str = "published") -> tuple[np.ndarray, str]:
@@ -42,7 +42,7 @@ def gender_direction(emb, subspace=None, *, lists: str = "published") -> tuple[n
 
 
 @dataclass
-class ProjectionResult:
+class ProjectionResult(MetricResult):
     """Projections ``cos(w, g)`` of the in-vocabulary ``words`` (female positive)."""
 
     words: list[str]
@@ -51,8 +51,15 @@ class ProjectionResult:
     lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
     direction: str = ""
 
-    def to_dict(self) -> dict:
-        return to_builtin(asdict(self))
+    @property
+    def value(self) -> float:
+        """Mean absolute projection (DirectBias with c = 1)."""
+        return float(np.mean(np.abs(self.projections))) if self.projections else float("nan")
+
+    @property
+    def n_scored(self) -> int:
+        """Words projected."""
+        return len(self.words)
 
     def as_dict(self) -> dict[str, float]:
         """``{word: projection}``."""
@@ -71,7 +78,7 @@ def projections(embedding, words, *, subspace=None, max_missing: float = DEFAULT
 
 
 @dataclass
-class DirectBiasResult:
+class DirectBiasResult(MetricResult):
     """Result of :func:`direct_bias`."""
 
     direct_bias: float
@@ -82,8 +89,12 @@ class DirectBiasResult:
     direction: str = ""
     words_name: str = ""
 
-    def to_dict(self) -> dict:
-        return to_builtin(asdict(self))
+    value_field = "direct_bias"
+
+    @property
+    def n_scored(self) -> int:
+        """Words scored."""
+        return self.n_words
 
 
 def direct_bias(embedding, words=None, *, c: float = 1.0, subspace=None,

@@ -20,14 +20,14 @@ vocabulary (GloVe) the two are the same.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import EmbdebiasError, WordListError
 from .._rows import unit_rows
-from ._common import as_emb, to_builtin
+from ._common import MetricResult, as_emb
 
 #: Known evaluation files (name -> file in gensim's test data).
 DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
@@ -57,7 +57,7 @@ def _resolver(vocab_get, lowercase: bool):
 
 
 @dataclass
-class SimilarityResult:
+class SimilarityResult(MetricResult):
     """Result of :func:`word_similarity`."""
 
     spearman: float
@@ -68,13 +68,17 @@ class SimilarityResult:
     dataset: str
     missing: dict[str, list[str]] = field(default_factory=dict)
 
+    value_field = "spearman"
+
+    @property
+    def n_scored(self) -> int:
+        """Word pairs scored."""
+        return self.n_pairs
+
     @property
     def oov_ratio(self) -> float:
         total = self.n_pairs + self.n_oov
         return self.n_oov / total if total else 0.0
-
-    def to_dict(self) -> dict:
-        return to_builtin(asdict(self))
 
 
 def read_word_pairs(path) -> list[tuple[int, str, str, float]]:
@@ -141,7 +145,7 @@ DATASETS_NAME = {v: k for k, v in DATASETS.items()}
 
 
 @dataclass
-class AnalogyResult:
+class AnalogyResult(MetricResult):
     """Result of :func:`analogy`.
 
     ``accuracy`` is over the scored questions; ``sections`` maps each section to
@@ -160,8 +164,12 @@ class AnalogyResult:
     dataset: str
     missing: dict[str, list[str]] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        return to_builtin(asdict(self))
+    value_field = "accuracy"
+
+    @property
+    def n_scored(self) -> int:
+        """Questions scored."""
+        return self.n_questions
 
 
 def read_analogies(path) -> list[tuple[str, list[tuple[str, str, str, str]]]]:

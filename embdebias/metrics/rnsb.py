@@ -26,7 +26,7 @@ Choices made here:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,11 +34,11 @@ import numpy as np
 
 from ..errors import EmbdebiasError, WordListError
 from .._rows import unit_rows
-from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, spawn_seeds, to_builtin
+from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, spawn_seeds
 
 
 @dataclass
-class RnsbResult:
+class RnsbResult(MetricResult):
     """Result of :func:`rnsb`.
 
     Attributes
@@ -78,8 +78,12 @@ class RnsbResult:
     test_size: float = 0.2
     random_state: int | None = 0
 
-    def to_dict(self) -> dict:
-        return to_builtin(asdict(self))
+    value_field = "rnsb"
+
+    @property
+    def n_scored(self) -> int:
+        """Identity terms scored."""
+        return len(self.probabilities)
 
 
 def vader_lexicon_path() -> Path:

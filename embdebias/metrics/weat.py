@@ -41,14 +41,14 @@ Choices made here (the paper leaves them open):
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from itertools import chain, combinations
 
 import numpy as np
 
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
-from ._common import DEFAULT_MAX_MISSING, as_emb, lookup, to_builtin, unit_vectors
+from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 
 _SETS = ("X", "Y", "A", "B")
 #: Most random keys held at once by the Monte-Carlo sampler (16 MiB of float64).
@@ -56,7 +56,7 @@ _BLOCK_ELEMENTS = 2_000_000
 
 
 @dataclass
-class WeatResult:
+class WeatResult(MetricResult):
     """Result of :func:`weat`.
 
     Attributes
@@ -106,9 +106,12 @@ class WeatResult:
     ddof: int = 1
     random_state: int | None = 0
 
-    def to_dict(self) -> dict:
-        """A JSON-serialisable dict of every field."""
-        return to_builtin(asdict(self))
+    value_field = "effect_size"
+
+    @property
+    def n_scored(self) -> int:
+        """Target and attribute words scored (all four sets)."""
+        return sum(len(v) for v in self.words.values())
 
     @property
     def n_missing(self) -> int:
