@@ -142,8 +142,8 @@ def tables(out_dir, source=None, *, limit=None, random_state: int = 0, rnsb_runs
 
     body = []
     for t in tests:
-        body.append([t.id, "effect size", *cells("weat", t.id, "effect size")])
-        body.append(["", "p-value", *cells("weat", t.id, "p-value", True)])
+        body.append([t.id, "effect size", *cells("weat", t.id, "effect_size")])
+        body.append(["", "p-value", *cells("weat", t.id, "p_value", True)])
     parts += ["### WEAT (seven gender tests)", "", markdown_table(["test", "statistic", *COLUMNS], body), ""]
 
     body, distinct = rnsb_per_test(embs, tests, random_state=random_state, n_runs=rnsb_runs)
@@ -159,14 +159,16 @@ def tables(out_dir, source=None, *, limit=None, random_state: int = 0, rnsb_runs
 
     body = []
     for subset in ("all", "sub"):
-        n = report.values.get(("bat", subset, "instances scored"), {}).get("original")
+        n = report.values.get(("bat", subset, "n_scored"), {}).get("original")
         label = f"{'all' if subset == 'all' else 'Sub'} ({_fmt(n)} instances)"
         for i, stat in enumerate(BAT_STATS):
-            body.append([label if i == 0 else "", stat, *cells("bat", subset, stat)])
+            body.append([label if i == 0 else "", stat, *cells("bat", subset, stat.lower())])
     parts += [f"### BAT ({report.data.get('bat', 'SemBias')})", "",
               markdown_table(["instances", "answer", *COLUMNS], body), ""]
 
-    parts += ["### Occupation plot", "", f"{(out_dir / meta['outputs']['plot']).resolve()}", "",
+    plot = meta["outputs"].get("plot")
+    parts += ["### Occupation plot", "", f"{(out_dir / plot).resolve()}" if plot else
+              f"not drawn: {meta.get('plot_error')}", "",
               f"Full report (every metric, out-of-vocabulary words, timings): {(out_dir / 'report.md').resolve()}",
               ""]
     return "\n".join(parts)

@@ -44,6 +44,17 @@ def _positive(text: str) -> int:
     return _count(text, 1)
 
 
+def _fraction(text: str) -> float:
+    """argparse type of --max-missing: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {value}")
+    return value
+
+
 def _precision_target(text: str):
     """argparse type of --target-precision: a number in (0, 1], or "none"."""
     if text.lower() == "none":
@@ -82,11 +93,15 @@ def cmd_debias(args, say) -> int:
                   gender_specific=args.specific, lists=args.lists)
     if args.method == "hard":
         params["equalize"] = args.equalize
-        if args.expand or args.seeds:
-            raise EmbdebiasError("--expand and --seeds apply to --method soft only "
-                                 "(hard debias keeps the gender-specific list as given)")
+        given = [opt for opt, value in (("--expand", args.expand), ("--seeds", args.seeds),
+                                        ("--lambda", args.lam), ("--seed", args.seed)) if value]
+        if given:
+            raise EmbdebiasError(f"{' and '.join(given)} apply to --method soft only "
+                                 "(hard debias has no weight, no randomness and keeps the "
+                                 "gender-specific list as given)")
     else:
-        params.update(lam=args.lam, random_state=args.seed)
+        params.update(lam=0.2 if args.lam is None else args.lam,
+                      random_state=0 if args.seed is None else args.seed)
         if args.equalize:
             raise EmbdebiasError("--equalize applies to --method hard only")
         if args.seeds and not args.expand:
@@ -98,7 +113,7 @@ def cmd_debias(args, say) -> int:
             from .debias.expand import GenderSpecificExpander
 
             params["gender_specific"] = GenderSpecificExpander(args.seeds, lists=args.lists,
-                                                               random_state=args.seed)
+                                                               random_state=params["random_state"])
     result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
                                    input_format=args.input_format, limit=args.limit,
                                    progress=not args.quiet, **params)
@@ -154,12 +169,7 @@ def cmd_score(args, say) -> int:
 
     embeddings = _load_many(args)
     options = suite_options(args.tests) if args.tests else {}
-    if args.direction == "first":
-        from .subspace import BiasSubspace
-
-        options["subspace"] = BiasSubspace(lists=args.lists).fit(next(iter(embeddings.values())))
-        options["direction_name"] = "the first input's (fitted on its definitional pairs)"
-    report = evaluate(embeddings, sembias=args.sembias, random_state=args.seed,
+    report = evaluate(embeddings, sembias=args.sembias, random_state=args.seed, strict=args.strict,
                       max_missing=args.max_missing, lists=args.lists, **options)
     text = json.dumps(report.to_dict(), indent=2) if args.json else report.to_markdown()
     if args.out:
@@ -177,7 +187,8 @@ def cmd_plot(args, say) -> int:
     from .plot import plot_occupations
 
     embeddings = _load_many(args)
-    path = plot_occupations(embeddings, args.out, words=args.words, top=args.top, lists=args.lists)
+    path = plot_occupations(embeddings, args.out, words=args.words, top=args.top, lists=args.lists,
+                            max_missing=args.max_missing)
     say(f"wrote {path}")
     return 0
 
@@ -191,7 +202,8 @@ def cmd_run(args, say) -> int:
                           definitional=args.definitional, equalize=args.equalize,
                           gender_specific=args.specific, expand=args.expand, seeds=args.seeds,
                           force=args.force, log=say, progress=not args.quiet,
-                          evaluate_kwargs={"max_missing": args.max_missing, "sembias": args.sembias})
+                          evaluate_kwargs={"max_missing": args.max_missing, "sembias": args.sembias,
+                                           "strict": args.strict})
     say(f"done: {report}")
     return 0
 
@@ -224,6 +236,16 @@ def _lists_opt(p):
                    help="bundled list set for every list not given: 'published' (Bolukbasi et al. 2016, "
                         "SemBias of Zhao et al. 2018; comparable with the literature; default) or "
                         "'curated' (the embdebias authors' lists)")
+
+
+def _scoring_opts(p, *, max_missing: float = 0.2, strict: bool = True):
+    p.add_argument("--max-missing", type=_fraction, default=max_missing, metavar="F",
+                   help="a word set that loses more than this fraction of its words to the vocabulary "
+                        f"is not scored (default {max_missing})")
+    if strict:
+        p.add_argument("--strict", action="store_true",
+                       help="stop with an error on the first test that cannot be scored (default: leave "
+                            "its cells empty, say why in the report and go on)")
 
 
 def _list_file_opts(p, *, equalize=True, expand=True):
@@ -262,16 +284,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("debias", parents=[quiet], help="debias a vector file (hard or soft)",
                        description="Debias an embedding and write the result atomically.")
     p.add_argument("input", nargs="?", default=DEFAULT, help=f"vector file or '{DEFAULT}' (default)")
-    p.add_argument("--method", choices=["hard", "soft"], default="hard")
+    p.add_argument("--method", choices=["hard", "soft"], default="hard",
+                   help="hard: neutralize + equalize (default); soft: the soft-debias SDP")
     p.add_argument("--out", required=True, help="output path (a native-format directory unless --format "
                                                 "or the extension says otherwise)")
     p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {formats}")
     _list_file_opts(p)
     _lists_opt(p)
     p.add_argument("--components", type=_positive, default=1, metavar="K", help="dimension of the bias subspace")
-    p.add_argument("--lambda", dest="lam", type=float, default=0.2, metavar="L",
-                   help="soft debias: weight of the bias term (default 0.2)")
-    p.add_argument("--seed", type=_seed, default=0, help="random seed (soft debias expansion)")
+    p.add_argument("--lambda", dest="lam", type=float, default=None, metavar="L",
+                   help="soft only: weight of the bias term (default 0.2)")
+    p.add_argument("--seed", type=_seed, default=None, help="soft only: seed of the --expand SVM (default 0)")
     _input_opts(p)
     p.set_defaults(func=cmd_debias)
 
@@ -314,13 +337,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sembias", metavar="FILE",
                    help="SemBias-format file for BAT (default: the list set's; published: Zhao et al.'s 440 lines)")
     _lists_opt(p)
-    p.add_argument("--direction", choices=["first", "own"], default="first",
-                   help="gender direction for direct bias: the first input's for every column, so "
-                        "original / soft / hard are measured alike (default), or each input's own")
     p.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
-    p.add_argument("--max-missing", type=float, default=0.2, metavar="F",
-                   help="fail when a word set loses more than this fraction to OOV (default 0.2)")
-    p.add_argument("--seed", type=_seed, default=0)
+    _scoring_opts(p)
+    p.add_argument("--seed", type=_seed, default=0, help="seed of every random step (default 0)")
     _input_opts(p)
     p.set_defaults(func=cmd_score)
 
@@ -331,20 +350,24 @@ def build_parser() -> argparse.ArgumentParser:
     _lists_opt(p)
     p.add_argument("--top", type=_count, default=20, metavar="N",
                    help="show the N most she-leaning and N most he-leaning occupations (default 20)")
+    _scoring_opts(p, max_missing=0.5, strict=False)
     _input_opts(p)
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("run", parents=[quiet], help="the main job: debias both ways, evaluate, plot, report")
-    p.add_argument("input", nargs="?", default=DEFAULT)
-    p.add_argument("--out-dir", required=True)
-    p.add_argument("--format", default="native", metavar="FMT", help="format of the debiased embeddings")
-    p.add_argument("--components", type=_positive, default=1, metavar="K")
-    p.add_argument("--lambda", dest="lam", type=float, default=0.2, metavar="L")
-    p.add_argument("--seed", type=_seed, default=0)
+    p.add_argument("input", nargs="?", default=DEFAULT, help=f"vector file or '{DEFAULT}' (default)")
+    p.add_argument("--out-dir", required=True,
+                   help="directory for every output (a re-run into it reuses the finished steps)")
+    p.add_argument("--format", default="native", metavar="FMT",
+                   help=f"format of the debiased embeddings: {formats} (default native)")
+    p.add_argument("--components", type=_positive, default=1, metavar="K",
+                   help="dimension of the bias subspace (default 1)")
+    p.add_argument("--lambda", dest="lam", type=float, default=0.2, metavar="L",
+                   help="soft debias: weight of the bias term (default 0.2)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of every random step (default 0)")
     p.add_argument("--n-train", type=_positive, default=50_000, metavar="N",
-                   help="SVM expansion: train on the N most frequent words (default 50000)")
-    p.add_argument("--max-missing", type=float, default=0.2, metavar="F",
-                   help="fail when a word set loses more than this fraction to OOV (default 0.2)")
+                   help="--expand: train the SVM on the N most frequent words (default 50000)")
+    _scoring_opts(p)
     p.add_argument("--sembias", metavar="FILE",
                    help="SemBias-format file for BAT (default: the list set's; published: Zhao et al.'s 440 lines)")
     _lists_opt(p)
@@ -359,10 +382,17 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     say = _Printer(args.quiet)
-    if args.quiet:
-        warnings.filterwarnings("ignore")
-    else:
-        warnings.showwarning = lambda msg, cat, *a, **k: say(f"warning: {msg}")
+    # Warnings become one line each (or nothing with --quiet) inside this call only:
+    # catch_warnings restores the caller's filters and showwarning afterwards.
+    with warnings.catch_warnings():
+        if args.quiet:
+            warnings.simplefilter("ignore")
+        else:
+            warnings.showwarning = lambda msg, cat, *a, **k: say(f"warning: {msg}")
+        return _run(args, say)
+
+
+def _run(args, say) -> int:
     try:
         return args.func(args, say)
     except EmbdebiasError as exc:

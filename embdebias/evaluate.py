@@ -2,87 +2,85 @@
 
 :func:`evaluate` returns a :class:`Report`: one row per (metric, test, statistic), one
 column per embedding, like a paper's table, plus every metric's full result (including
-the out-of-vocabulary words of each set) and the parameters used.
+the out-of-vocabulary words of each set), the parameters used, and for every metric the
+data it used and how to read it.
 
-The default suite (:data:`DEFAULT_SUITE`), and the choices behind it:
+The metrics are the objects of :mod:`embdebias.metrics.registry`; the default suite
+(:data:`DEFAULT_SUITE`) is WEAT (the seven gender tests), RNSB, ECT, BAT, direct bias,
+word similarity and analogy. Their defaults come from the ``lists`` set ("published":
+Bolukbasi et al.'s professions, Zhao et al.'s SemBias), so the numbers compare with the
+literature, and every table names its data.
 
-``weat``
-    The seven ``gender`` WEAT tests (male vs female terms against career/family,
-    math/arts, ...); ``weat_groups=("gender", "caliskan")`` adds Caliskan et al.'s ten.
-    Rows: effect size and p-value.
-``rnsb``
-    One RNSB over the identity terms (the gender tests' male and female terms): RNSB
-    measures sentiment, which the tests' attribute sets do not change, so one run over
-    the identity terms is the meaningful unit.  Rows: RNSB (mean over ``rnsb_runs``),
-    its standard deviation, the classifier's held-out accuracy.
-``ect``
-    One ECT per gender test, comparing its two target sets (male vs female terms) over
-    the union of its attribute sets, plus one over the professions (Dev & Phillips'
-    own setting).  Row: Spearman's rho.
-``bat``
-    The Bias Analogy Test on ``sembias`` (default: the SemBias of ``lists``, Zhao et
-    al.'s 440 lines for "published"), with Zhao et al.'s prediction rule in the
-    female-positive convention (direction ``she - he``).  Rows:
-    Definition / Stereotype / None fractions, over all instances and the Sub subset.
-``direct_bias``
-    ``DirectBias_c`` over the professions of ``lists`` (Bolukbasi et al.'s 320).  The gender direction is, by default, each
-    embedding's own, fitted with :class:`~embdebias.subspace.BiasSubspace` on the
-    definitional pairs (so a debiased embedding is measured along the direction it
-    still has); pass ``subspace`` to measure every embedding along one direction.
-``similarity`` / ``analogy``
-    WordSim353 and SimLex-999 Spearman correlations, and Google analogy accuracy over
-    the ``analogy_restrict_vocab`` most frequent words: what debiasing costs.
+**Gender direction.** Direct bias is reported twice: on the *original* direction (one
+direction for every column: the ``subspace`` given, else fitted on the first column) and
+on each column's *own* re-fitted direction. BAT uses each column's ``she - he``. Only
+direct bias needs the definitional pairs; the others run without them.
 
-Any word set losing more than ``max_missing`` of its words raises
-:class:`~embdebias.errors.MissingWordsError` naming the words.
+**Tolerant scoring.** A unit (one WEAT test, the SemBias file, one data set, ...) that
+cannot be scored on an embedding -- too many missing words, say -- leaves empty cells,
+its reason in :attr:`Report.failures` and the report, and a :class:`UnscoredWarning`;
+``strict=True`` raises instead. A word set losing more than ``max_missing`` of its
+words is such a case.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ._atomic import atomic_file
 from .embedding import as_embedding
 from .errors import EmbdebiasError
 from .metrics._common import DEFAULT_MAX_MISSING, to_builtin
+from .metrics.registry import N_SCORED, REGISTRY, EvalContext, get_metric
 
 #: Metrics run by default, in report order.
 DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "similarity", "analogy")
 
-#: Display names of the metrics (the first element of each row key).
-METRIC_TITLES = {
-    "weat": "WEAT", "rnsb": "RNSB", "ect": "ECT", "bat": "BAT", "direct_bias": "Direct bias",
-    "similarity": "Word similarity", "analogy": "Analogy",
-}
+#: Display names of the registered metrics (the first element of each row key).
+METRIC_TITLES = {name: m.title for name, m in REGISTRY.items()}
 
-_REPORT_VERSION = 1
+#: Statistics kept in the report's data but folded into another cell when displayed.
+_FOLDED = {"p_value_se", "n_permutations"}
+
+_REPORT_VERSION = 2
+
+
+class UnscoredWarning(UserWarning):
+    """A unit of a metric could not be scored on an embedding; its cells are empty."""
 
 
 @dataclass
 class Report:
     """Scores of several embeddings, one row per (metric, test, statistic).
 
+    Row keys are stable machine keys (``("weat", "gender_career_family",
+    "effect_size")``); display labels live in :attr:`labels`.
+
     Attributes
     ----------
     embeddings : list of str
         Column names, in order.
     rows : list of (metric, test, statistic)
-        Row keys, in order (``metric`` is a key of :data:`METRIC_TITLES`).
+        Row keys, in order.
     values : dict
-        ``{(metric, test, statistic): {embedding: float or None}}``.
+        ``{(metric, test, statistic): {embedding: float, int or None}}``.
     details : dict
-        ``{embedding: {"metric/test": result.to_dict()}}``, with the out-of-vocabulary
+        ``{embedding: {"metric/unit": result.to_dict()}}``, with the out-of-vocabulary
         words of every set under ``"missing"``.
     params : dict
         The parameters of the run.
     data : dict
-        ``{metric: description}``: which word lists and data set each metric's table
-        used, where they come from (published or curated) and how many items they hold
-        (see :func:`data_sources`).
+        ``{metric: text}``: the lists and data set each metric used, their source and size.
+    legends : dict
+        ``{metric: text}``: what each metric measures and which way is fairer.
+    labels : dict
+        ``{metric: {statistic: display label}}``.
+    failures : list of dict
+        ``{"embedding", "metric", "unit", "reason"}`` of every unit not scored.
     """
 
     embeddings: list[str]
@@ -91,15 +89,21 @@ class Report:
     details: dict[str, dict[str, dict]] = field(default_factory=dict)
     params: dict = field(default_factory=dict)
     data: dict[str, str] = field(default_factory=dict)
+    legends: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    failures: list[dict] = field(default_factory=list)
 
     # -- building --------------------------------------------------------------------
     def add(self, embedding: str, metric: str, test: str, statistic: str, value) -> None:
+        """Set one cell (NaN and infinity become None)."""
         key = (metric, test, statistic)
         if key not in self.values:
             self.rows.append(key)
             self.values[key] = {}
-        value = None if value is None or (isinstance(value, float) and not math.isfinite(value)) else value
-        self.values[key][embedding] = value if value is None or isinstance(value, (int, bool)) else float(value)
+        if value is not None and not isinstance(value, (bool, int)):
+            value = float(value)
+            value = value if math.isfinite(value) else None
+        self.values[key][embedding] = value
 
     @classmethod
     def combine(cls, reports) -> "Report":
@@ -111,9 +115,9 @@ class Report:
         reports = list(reports)
         if not reports:
             raise EmbdebiasError("Report.combine: no reports given")
-        out = cls([], params=dict(reports[0].params), data=dict(reports[0].data))
+        first = reports[0]
+        out = cls([], params=dict(first.params))
         for rep in reports:
-            out.data.update({k: v for k, v in rep.data.items() if k not in out.data})
             clash = set(out.embeddings) & set(rep.embeddings)
             if clash:
                 raise EmbdebiasError(f"Report.combine: column(s) {', '.join(sorted(clash))} in two reports")
@@ -124,23 +128,34 @@ class Report:
                     out.values[key] = {}
                 out.values[key].update(rep.values[key])
             out.details.update(rep.details)
+            out.failures.extend(rep.failures)
+            for mine, theirs in ((out.data, rep.data), (out.legends, rep.legends), (out.labels, rep.labels)):
+                for k, v in theirs.items():
+                    mine.setdefault(k, v)
         return out
 
     # -- access ----------------------------------------------------------------------
     def value(self, metric: str, test: str, statistic: str, embedding: str | None = None):
-        """One cell; ``embedding`` may be omitted when there is only one column."""
+        """One cell; ``embedding`` may be omitted when there is only one column.
+
+        Raises :class:`KeyError` for a row or column the report does not have (an
+        empty cell, a unit not scored, is None).
+        """
         if embedding is None:
             if len(self.embeddings) != 1:
-                raise EmbdebiasError(f"the report has {len(self.embeddings)} embeddings; name one")
+                raise KeyError(f"the report has {len(self.embeddings)} embeddings; name one of "
+                               f"{', '.join(self.embeddings)}")
             embedding = self.embeddings[0]
-        try:
-            return self.values[(metric, test, statistic)].get(embedding)
-        except KeyError:
-            raise EmbdebiasError(f"no row ({metric!r}, {test!r}, {statistic!r}) in the report") from None
+        if embedding not in self.embeddings:
+            raise KeyError(f"no embedding {embedding!r} in the report; it has {', '.join(self.embeddings)}")
+        key = (metric, test, statistic)
+        if key not in self.values:
+            raise KeyError(f"no row {key!r} in the report")
+        return self.values[key].get(embedding)
 
     @property
     def missing(self) -> dict[str, dict[str, dict[str, list[str]]]]:
-        """``{embedding: {"metric/test": {set: [out-of-vocabulary words]}}}`` (non-empty only)."""
+        """``{embedding: {"metric/unit": {set: [out-of-vocabulary words]}}}`` (non-empty only)."""
         out: dict = {}
         for emb, results in self.details.items():
             for key, res in results.items():
@@ -148,6 +163,19 @@ class Report:
                 if sets:
                     out.setdefault(emb, {})[key] = sets
         return out
+
+    def to_frame(self):
+        """A pandas DataFrame, one row per cell: embedding, metric, test, statistic, value.
+
+        Needs pandas (``pip install 'embdebias[pandas]'``).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Report.to_frame needs pandas: pip install 'embdebias[pandas]'") from None
+        records = [{"embedding": e, "metric": m, "test": t, "statistic": s, "value": cells.get(e)}
+                   for (m, t, s), cells in self.values.items() for e in self.embeddings]
+        return pd.DataFrame.from_records(records, columns=["embedding", "metric", "test", "statistic", "value"])
 
     # -- serialisation -----------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -157,9 +185,8 @@ class Report:
             "embeddings": list(self.embeddings),
             "rows": [{"metric": m, "test": t, "statistic": s, "values": dict(self.values[(m, t, s)])}
                      for m, t, s in self.rows],
-            "details": self.details,
-            "params": self.params,
-            "data": self.data,
+            "details": self.details, "params": self.params, "data": self.data,
+            "legends": self.legends, "labels": self.labels, "failures": self.failures,
         })
 
     @classmethod
@@ -167,12 +194,14 @@ class Report:
         """Rebuild a report from :meth:`to_dict`'s output."""
         try:
             report = cls(list(data["embeddings"]), details=dict(data.get("details", {})),
-                         params=dict(data.get("params", {})), data=dict(data.get("data", {})))
+                         params=dict(data.get("params", {})), data=dict(data.get("data", {})),
+                         legends=dict(data.get("legends", {})), labels=dict(data.get("labels", {})),
+                         failures=list(data.get("failures", [])))
             for row in data["rows"]:
                 key = (row["metric"], row["test"], row["statistic"])
                 report.rows.append(key)
                 report.values[key] = dict(row["values"])
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise EmbdebiasError(f"not an embdebias report: missing or malformed {exc}") from None
         return report
 
@@ -193,53 +222,61 @@ class Report:
 
     # -- display -----------------------------------------------------------------------
     def to_markdown(self, *, digits: int = 3, missing: bool = True) -> str:
-        """Markdown tables, one per metric, rows = tests x statistics, columns = embeddings.
-
-        With ``missing=True`` a last section lists the out-of-vocabulary words.
-        """
+        """Markdown: per metric its data, how to read it and a table (rows = tests x
+        statistics, columns = embeddings); then the units not scored and, with
+        ``missing=True``, the out-of-vocabulary words."""
         parts = []
-        metrics = list(dict.fromkeys(m for m, _, _ in self.rows))
-        for metric in metrics:
+        for metric in dict.fromkeys(m for m, _, _ in self.rows):
             parts.append(f"### {METRIC_TITLES.get(metric, metric)}\n")
-            if metric in self.data:
-                parts.append(f"Data: {self.data[metric]}\n")
-            header = ["test", "statistic", *self.embeddings]
-            lines = ["| " + " | ".join(header) + " |",
-                     "| " + " | ".join(["---", "---"] + ["---:"] * len(self.embeddings)) + " |"]
-            last_test = None
-            for m, t, s in self.rows:
-                if m != metric:
-                    continue
-                cells = [_fmt(self.values[(m, t, s)].get(e), s, digits) for e in self.embeddings]
-                lines.append("| " + " | ".join([t if t != last_test else "", s, *cells]) + " |")
-                last_test = t
-            parts.append("\n".join(lines) + "\n")
-        if missing:
-            oov = self.missing
-            if oov:
-                parts.append("### Out-of-vocabulary words\n")
-                for emb, per in oov.items():
-                    for key, sets in per.items():
-                        listed = "; ".join(f"{k}: {', '.join(v[:20])}{' ...' if len(v) > 20 else ''}"
-                                           for k, v in sets.items())
-                        parts.append(f"- {emb}, {key}: {listed}")
-                parts.append("")
+            for label, text in (("Data", self.data.get(metric)), ("How to read", self.legends.get(metric))):
+                if text:
+                    parts.append(f"{label}: {text}\n")
+            parts.append(self._table(metric, digits) + "\n")
+        if self.failures:
+            parts.append("### Not scored\n")
+            parts += [f"- {f['embedding']}, {f['metric']}/{f['unit']}: {f['reason']}" for f in self.failures]
+            parts.append("")
+        if missing and self.missing:
+            parts.append("### Out-of-vocabulary words\n")
+            for emb, per in self.missing.items():
+                for key, sets in per.items():
+                    listed = "; ".join(f"{k}: {', '.join(v[:20])}{' ...' if len(v) > 20 else ''}"
+                                       for k, v in sets.items())
+                    parts.append(f"- {emb}, {key}: {listed}")
+            parts.append("")
         return "\n".join(parts)
+
+    def _table(self, metric: str, digits: int) -> str:
+        labels = self.labels.get(metric, {})
+        lines = ["| " + " | ".join(["test", "statistic", *self.embeddings]) + " |",
+                 "| " + " | ".join(["---", "---"] + ["---:"] * len(self.embeddings)) + " |"]
+        last_test = None
+        for m, t, s in self.rows:
+            if m != metric or s in _FOLDED:
+                continue
+            cells = [self._cell(m, t, s, e, digits) for e in self.embeddings]
+            lines.append("| " + " | ".join([t if t != last_test else "", labels.get(s, s), *cells]) + " |")
+            last_test = t
+        return "\n".join(lines)
+
+    def _cell(self, metric: str, test: str, statistic: str, embedding: str, digits: int) -> str:
+        v = self.values[(metric, test, statistic)].get(embedding)
+        if v is None:
+            return "n/a"
+        if isinstance(v, (bool, int)) or statistic == N_SCORED:
+            return str(int(v))
+        if statistic != "p_value":
+            return f"{v:.{digits}f}"
+        se = self.values.get((metric, test, "p_value_se"), {}).get(embedding)
+        n = self.values.get((metric, test, "n_permutations"), {}).get(embedding)
+        if not se:
+            return f"{v:.{digits}g}"
+        if n and v <= 1.0 / (n + 1) * (1 + 1e-9):
+            return f"<= {1.0 / (n + 1):.1g}"
+        return f"{v:.{digits}g} ± {se:.1g}"
 
     def __str__(self) -> str:
         return self.to_markdown()
-
-
-def _fmt(v, statistic: str, digits: int) -> str:
-    if v is None:
-        return "n/a"
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, int):
-        return str(v)
-    if "p-value" in statistic:
-        return f"{v:.{digits}g}"
-    return f"{v:.{digits}f}"
 
 
 def _named_embeddings(embeddings) -> dict:
@@ -269,29 +306,31 @@ def _named_embeddings(embeddings) -> dict:
 def suite_options(names) -> dict:
     """Turn a list of metric names, WEAT groups and WEAT test ids into :func:`evaluate` options.
 
-    ``["weat", "bat"]`` -> ``{"suite": ("weat", "bat")}``; ``["caliskan"]`` -> the WEAT
-    metric over that group; ``["weat6", "gender_math_arts"]`` -> those WEAT tests.
-    Unknown names raise :class:`EmbdebiasError` listing what is known.
+    Names are case-insensitive. ``["weat", "BAT"]`` -> ``{"suite": ("weat", "bat")}``;
+    ``["caliskan"]`` -> the WEAT metric over that group; ``["weat6", "gender_math_arts"]``
+    -> those WEAT tests. Unknown names raise :class:`EmbdebiasError` listing what is known.
     """
     from . import wordlists
 
     tests = wordlists.weat_tests()
-    groups = sorted({t.group for t in tests})
-    by_id = {t.id: t for t in tests}
+    groups = {t.group.lower(): t.group for t in tests}
+    by_id = {t.id.lower(): t for t in tests}
     suite, weat_groups, weat_tests = [], [], []
     for name in names:
-        if name in DEFAULT_SUITE:
-            suite.append(name)
-        elif name in groups:
-            weat_groups.append(name)
-        elif name in by_id:
-            weat_tests.append(by_id[name])
+        key = str(name).lower()
+        if key in REGISTRY:
+            suite.append(key)
+        elif key in groups:
+            weat_groups.append(groups[key])
+        elif key in by_id:
+            weat_tests.append(by_id[key])
         else:
-            raise EmbdebiasError(f"unknown test {name!r}; known: metrics {', '.join(DEFAULT_SUITE)}; "
-                                 f"WEAT groups {', '.join(groups)}; WEAT tests {', '.join(by_id)}")
+            raise EmbdebiasError(f"unknown test {name!r}; known: metrics {', '.join(REGISTRY)}; "
+                                 f"WEAT groups {', '.join(groups.values())}; WEAT tests "
+                                 f"{', '.join(t.id for t in tests)}")
     if (weat_groups or weat_tests) and "weat" not in suite:
         suite.insert(0, "weat")
-    options = {"suite": tuple(suite)}
+    options = {"suite": tuple(dict.fromkeys(suite))}
     if weat_tests:
         options["weat_tests"] = weat_tests + [t for g in weat_groups for t in wordlists.weat_tests(g)]
     elif weat_groups:
@@ -299,47 +338,36 @@ def suite_options(names) -> dict:
     return options
 
 
-def _list_text(info: dict, unit: str) -> str:
-    where = f" (`{info['path']}`)" if info.get("path") else ""
-    return f"{info['name']}: {info['source']}, {info['size']:,} {unit}{where}"
-
-
-_WEAT_GROUP_SOURCES = {
-    "caliskan": "Caliskan et al. (2017)'s stimuli as published",
-    "gender": "curated by the embdebias authors after Caliskan et al. (2017) and Garg et al. (2018)",
-}
-
-
-def data_sources(suite, *, lists: str, weat_tests, neutral_words, sembias, direction: str,
-                 analogy_restrict_vocab: int, similarity_datasets) -> dict[str, str]:
-    """One line per metric: which lists and data set it uses, their source and size."""
+def _weat_tests(weat_groups, weat_tests) -> list:
     from . import wordlists
 
-    out = {}
-    if "weat" in suite:
-        groups = list(dict.fromkeys(t.group for t in weat_tests))
-        out["weat"] = (f"{len(weat_tests)} WEAT tests from `wordlists/weat_tests.json`: "
-                       + "; ".join(f"group {g}: {_WEAT_GROUP_SOURCES.get(g, 'user tests')}" for g in groups))
-    if "rnsb" in suite:
-        out["rnsb"] = ("identity terms: the male and female terms of the gender WEAT tests (curated); "
-                       "sentiment words: the VADER lexicon (Hutto & Gilbert 2014), |valence| >= 1")
-    neutral = None
-    if "direct_bias" in suite or "ect" in suite:
-        neutral = _list_text(wordlists.source_of(neutral_words, "professions", lists), "words")
-    if "ect" in suite:
-        out["ect"] = f"the gender WEAT tests' target and attribute sets (curated); {neutral}"
-    if "bat" in suite:
-        info = wordlists.source_of(None if sembias is None else Path(sembias), "sembias", lists)
-        out["bat"] = f"{_list_text(info, 'lines')}; direction she - he"
-    if "direct_bias" in suite:
-        out["direct_bias"] = f"{neutral}; direction: {direction}"
-    if "similarity" in suite:
-        out["similarity"] = f"{', '.join(similarity_datasets)} (as shipped with gensim's test data)"
-    if "analogy" in suite:
-        out["analogy"] = (f"Google analogy questions (gensim's test data), answers searched among the "
-                          f"{analogy_restrict_vocab:,} most frequent words; a question with a word "
-                          f"outside them is not scored")
-    return out
+    if weat_tests is not None:
+        return list(weat_tests)
+    known = {t.group for t in wordlists.weat_tests()}
+    bad = [g for g in (weat_groups or ()) if g not in known]
+    if bad:
+        raise EmbdebiasError(f"unknown WEAT group(s) {', '.join(bad)}; known: {', '.join(sorted(known))}")
+    return [t for g in (weat_groups or ()) for t in wordlists.weat_tests(g)]
+
+
+def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: EvalContext, strict: bool) -> None:
+    """Score one unit of one metric on one embedding into ``report`` (tolerant unless ``strict``)."""
+    try:
+        result, cells = metric.score(emb, unit, ctx)
+    except EmbdebiasError as exc:
+        if strict:
+            raise
+        reason = str(exc)
+        warnings.warn(f"{emb_name}: {metric.name}/{unit} not scored: {reason}", UnscoredWarning, stacklevel=4)
+        report.failures.append({"embedding": emb_name, "metric": metric.name, "unit": unit, "reason": reason})
+        for test in metric.tests(unit):
+            for stat in metric.statistics:
+                report.add(emb_name, metric.name, test, stat, None)
+        return
+    report.details.setdefault(emb_name, {})[f"{metric.name}/{unit}"] = result.to_dict()
+    for test, stats in cells.items():
+        for stat, value in stats.items():
+            report.add(emb_name, metric.name, test, stat, value)
 
 
 def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_state: int | None = 0,
@@ -348,17 +376,20 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
              exact_limit: int = 1_000_000, bootstrap: int = 0, rnsb_runs: int = 10,
              rnsb_C: float = 1.0, identity_terms=None, neutral_words=None, c: float = 1.0,
              similarity_datasets=("wordsim353", "simlex999"), analogy_restrict_vocab: int = 30_000,
-             lists: str = "published", direction_name: str | None = None, progress=None) -> Report:
+             lists: str = "published", direction_name: str | None = None, strict: bool = False,
+             progress=None) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters
     ----------
     embeddings : Embedding, KeyedVectors, list of them, or dict name -> embedding
-        Columns of the report (a list uses each embedding's ``name``).
+        Columns of the report (a list uses each embedding's ``name``). The first column
+        is the reference ("original") whose gender direction every column is measured on.
     suite : sequence of str, optional
-        Metrics to run, from :data:`DEFAULT_SUITE` (default: all of them).
+        Metrics to run (names of :data:`~embdebias.metrics.registry.REGISTRY`,
+        case-insensitive; default :data:`DEFAULT_SUITE`).
     subspace : BiasSubspace or array, optional
-        Gender direction for ``direct_bias``; default each embedding's own fitted one.
+        The "original" gender direction for direct bias; default fitted on the first column.
     sembias : path, optional
         SemBias-format file for BAT (default: the SemBias file of ``lists``).
     random_state : int or None, default 0
@@ -375,20 +406,19 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
         Passed to :func:`~embdebias.metrics.weat`.
     rnsb_runs, rnsb_C, identity_terms
         Passed to :func:`~embdebias.metrics.rnsb`.
-    neutral_words : list of str, optional
-        Words for direct bias and the professions ECT (default: bundled professions).
+    neutral_words : list of str or a list name/path, optional
+        Words for direct bias and the professions ECT (default: the professions of ``lists``).
     c : float, default 1.0
         Direct-bias exponent.
     similarity_datasets : sequence of str
         Word-similarity datasets.
     analogy_restrict_vocab : int, default 30_000
     lists : {"published", "curated"}, default "published"
-        The bundled list set for the professions (direct bias, ECT) and SemBias (BAT):
-        Bolukbasi et al.'s 320 professions and Zhao et al.'s SemBias by default, so the
-        numbers compare with published ones. Every table names the data it used
-        (:attr:`Report.data`).
+        The bundled list set for the professions (direct bias, ECT) and SemBias (BAT).
     direction_name : str, optional
         What ``subspace`` is, for the report (e.g. "the original embedding's").
+    strict : bool, default False
+        Raise on the first unit that cannot be scored instead of leaving it empty.
     progress : callable, optional
         Called as ``progress(embedding_name, metric)`` before each metric runs.
 
@@ -396,112 +426,42 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
     -------
     Report
     """
-    from . import metrics, wordlists
-    from .metrics.projection import gender_direction
+    from . import wordlists
 
     named = _named_embeddings(embeddings)
-    suite = tuple(DEFAULT_SUITE if suite is None else ([suite] if isinstance(suite, str) else suite))
-    unknown = [m for m in suite if m not in DEFAULT_SUITE]
-    if unknown:
-        raise EmbdebiasError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(DEFAULT_SUITE)}")
-    if weat_tests is None:
-        weat_tests = [t for g in weat_groups for t in wordlists.weat_tests(g)] if weat_groups else []
-        known_groups = {t.group for t in wordlists.weat_tests()}
-        bad = [g for g in (weat_groups or ()) if g not in known_groups]
-        if bad:
-            raise EmbdebiasError(f"unknown WEAT group(s) {', '.join(bad)}; known: {', '.join(sorted(known_groups))}")
-    gender_tests = [t for t in wordlists.weat_tests("gender")] if "ect" in suite else []
-    neutral_name = "professions" if neutral_words is None else "neutral words"
+    names = DEFAULT_SUITE if suite is None else ([suite] if isinstance(suite, str) else suite)
+    metrics = [get_metric(m) for m in names]
     wordlists.check_lists(lists)
-    neutral_given = neutral_words
-    if neutral_words is None and ("direct_bias" in suite or "ect" in suite):
-        neutral_words = wordlists.professions(lists)
-    common = dict(max_missing=max_missing, lowercase=lowercase)
+    neutral = None if neutral_words is None else wordlists.resolve_words(neutral_words, "professions", lists)
+    first = next(iter(named))
+    ctx = EvalContext(
+        lists=lists, max_missing=max_missing, lowercase=lowercase, random_state=random_state,
+        weat_tests=_weat_tests(weat_groups, weat_tests), n_permutations=n_permutations,
+        exact_limit=exact_limit, bootstrap=bootstrap, rnsb_runs=rnsb_runs, rnsb_C=rnsb_C,
+        identity_terms=identity_terms, neutral_words=neutral, neutral_source=neutral_words,
+        neutral_name="professions" if neutral_words is None else "neutral words", c=c,
+        sembias=sembias, similarity_datasets=tuple(similarity_datasets),
+        analogy_restrict_vocab=analogy_restrict_vocab, subspace=subspace,
+        direction_name=direction_name, reference=named[first], reference_name=first)
 
     report = Report(list(named))
     report.params = to_builtin({
-        "suite": list(suite), "random_state": random_state, "max_missing": max_missing,
-        "lowercase": lowercase, "weat_tests": [t.id for t in weat_tests],
+        "suite": [m.name for m in metrics], "random_state": random_state, "max_missing": max_missing,
+        "lowercase": lowercase, "weat_tests": [t.id for t in ctx.weat_tests],
         "n_permutations": n_permutations, "exact_limit": exact_limit, "bootstrap": bootstrap,
         "rnsb_runs": rnsb_runs, "rnsb_C": rnsb_C, "c": c, "sembias": str(sembias) if sembias else "bundled",
         "similarity_datasets": list(similarity_datasets), "analogy_restrict_vocab": analogy_restrict_vocab,
-        "direction": "given" if subspace is not None else "each embedding's own BiasSubspace",
-        "bat_direction": "she - he", "lists": lists,
+        "direction": ctx.reference_label, "bat_direction": "she - he", "lists": lists, "strict": strict,
     })
-    report.data = data_sources(
-        suite, lists=lists, weat_tests=weat_tests,
-        neutral_words=neutral_given,
-        sembias=sembias, analogy_restrict_vocab=analogy_restrict_vocab,
-        similarity_datasets=similarity_datasets,
-        direction=(direction_name or "the given subspace") if subspace is not None
-        else "each embedding's own, fitted on its definitional pairs")
+    for metric in metrics:
+        report.data[metric.name] = metric.data(ctx)
+        report.legends[metric.name] = metric.legend_for(ctx)
+        report.labels[metric.name] = dict(metric.statistics)
     for name, emb in named.items():
-        details = report.details.setdefault(name, {})
-
-        def step(metric):
+        report.details.setdefault(name, {})
+        for metric in metrics:
             if progress is not None:
-                progress(name, metric)
-
-        if "weat" in suite:
-            step("weat")
-            for t in weat_tests:
-                r = metrics.weat(emb, t, n_permutations=n_permutations, exact_limit=exact_limit,
-                                 random_state=random_state, bootstrap=bootstrap, **common)
-                details[f"weat/{t.id}"] = r.to_dict()
-                report.add(name, "weat", t.id, "effect size", r.effect_size)
-                report.add(name, "weat", t.id, "p-value", r.p_value)
-                if bootstrap:
-                    report.add(name, "weat", t.id, f"CI {r.ci_level:.0%} low", r.ci[0])
-                    report.add(name, "weat", t.id, f"CI {r.ci_level:.0%} high", r.ci[1])
-        if "rnsb" in suite:
-            step("rnsb")
-            r = metrics.rnsb(emb, identity_terms, C=rnsb_C, n_runs=rnsb_runs, random_state=random_state, **common)
-            details["rnsb/identity terms"] = r.to_dict()
-            report.add(name, "rnsb", "identity terms", "RNSB (KL)", r.rnsb)
-            report.add(name, "rnsb", "identity terms", "RNSB std", r.rnsb_std)
-            report.add(name, "rnsb", "identity terms", "classifier accuracy", r.accuracy)
-        if "ect" in suite:
-            step("ect")
-            for t in gender_tests:
-                r = metrics.ect(emb, t, **common)
-                details[f"ect/{t.id}"] = r.to_dict()
-                report.add(name, "ect", t.id, "Spearman rho", r.correlation)
-            if gender_tests:
-                t0 = gender_tests[0]
-                r = metrics.ect(emb, t0.X, t0.Y, neutral_words, **common)
-                details[f"ect/{neutral_name}"] = r.to_dict()
-                report.add(name, "ect", neutral_name, "Spearman rho", r.correlation)
-        if "bat" in suite:
-            step("bat")
-            r = metrics.bat(emb, sembias, lists=lists, **common)
-            details["bat/sembias"] = r.to_dict()
-            for subset, prefix in (("all", ""), ("sub", "sub_")):
-                for stat in ("definition", "stereotype", "none"):
-                    report.add(name, "bat", subset, stat.capitalize(), getattr(r, prefix + stat))
-                report.add(name, "bat", subset, "instances scored",
-                           r.n_scored if subset == "all" else r.sub_n_scored)
-        if "direct_bias" in suite:
-            step("direct_bias")
-            g, _ = gender_direction(emb, subspace)
-            r = metrics.direct_bias(emb, neutral_words, c=c, subspace=g, **common)
-            r.direction = "given" if subspace is not None else "BiasSubspace fitted on this embedding"
-            r.words_name = neutral_name
-            details[f"direct_bias/{neutral_name}"] = r.to_dict()
-            report.add(name, "direct_bias", neutral_name, f"DirectBias_{c:g}", r.direct_bias)
-            report.add(name, "direct_bias", neutral_name, "words scored", r.n_words)
-        if "similarity" in suite:
-            step("similarity")
-            for ds in similarity_datasets:
-                r = metrics.word_similarity(emb, ds, lowercase=lowercase)
-                details[f"similarity/{r.dataset}"] = r.to_dict()
-                report.add(name, "similarity", r.dataset, "Spearman rho", r.spearman)
-                report.add(name, "similarity", r.dataset, "pairs scored", r.n_pairs)
-        if "analogy" in suite:
-            step("analogy")
-            r = metrics.analogy(emb, restrict_vocab=analogy_restrict_vocab, lowercase=lowercase)
-            details[f"analogy/{r.dataset}"] = r.to_dict()
-            report.add(name, "analogy", r.dataset, "accuracy", r.accuracy)
-            report.add(name, "analogy", r.dataset, "semantic accuracy", r.semantic_accuracy)
-            report.add(name, "analogy", r.dataset, "syntactic accuracy", r.syntactic_accuracy)
-            report.add(name, "analogy", r.dataset, "questions scored", r.n_questions)
+                progress(name, metric.name)
+            for unit in metric.units(ctx):
+                _score_unit(report, metric, name, emb, unit, ctx, strict)
     return report

@@ -66,7 +66,7 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
 
 
 def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
-                      lists: str = wordlists.DEFAULT_LISTS):
+                      lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.5):
     """A figure with one panel per embedding: occupations sorted by projection.
 
     ``top`` selects the ``top`` most she-leaning and ``top`` most he-leaning
@@ -80,7 +80,8 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
 
     if not isinstance(embeddings, dict):
         embeddings = {e.name: e for e in map(as_embedding, embeddings)}
-    present, proj, _ = occupation_projections(embeddings, words, subspace=subspace, lists=lists)
+    present, proj, _ = occupation_projections(embeddings, words, subspace=subspace, lists=lists,
+                                              max_missing=max_missing)
     first = proj[next(iter(proj))]
     order = np.argsort(first)
     if top and 2 * top < len(present):
@@ -116,7 +117,7 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
 
 
 def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=None,
-                     lists: str = wordlists.DEFAULT_LISTS) -> Path:
+                     lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.5) -> Path:
     """Draw :func:`occupation_figure` and save it atomically to ``out`` (PNG, SVG or PDF)."""
     out = Path(out)
     if top < 0:
@@ -124,7 +125,8 @@ def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=Non
     fmt = FORMATS.get(out.suffix.lower())
     if fmt is None:
         raise EmbdebiasError(f"{out}: unknown figure format {out.suffix!r}; use .png, .svg or .pdf")
-    fig = occupation_figure(embeddings, words, top=top, subspace=subspace, lists=lists)
+    fig = occupation_figure(embeddings, words, top=top, subspace=subspace, lists=lists,
+                            max_missing=max_missing)
     values = embeddings.values() if isinstance(embeddings, dict) else embeddings
     inputs = [getattr(e, "path", None) for e in values]
     with atomic_file(out, inputs=inputs) as tmp:

@@ -288,10 +288,17 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
 
     # 8. occupation plot
     plot_key = _key(hard_key, soft_key, "plot")
+    plot_error = None
     if not steps.done("plot", plot_key):
         t0 = time.perf_counter()
-        plot_occupations(embeddings, out_dir / "occupations.png", subspace=subspace, lists=lists)
-        steps.record("plot", plot_key, ["occupations.png"], time.perf_counter() - t0)
+        try:
+            plot_occupations(embeddings, out_dir / "occupations.png", subspace=subspace, lists=lists)
+            steps.record("plot", plot_key, ["occupations.png"], time.perf_counter() - t0)
+        except EmbdebiasError as exc:  # like a metric that cannot be scored
+            if eval_kwargs.get("strict"):
+                raise
+            plot_error = str(exc)
+            log(f"[plot] not drawn: {plot_error}")
 
     # 9. report
     timings.update(steps.timings)
@@ -314,7 +321,9 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         "hard": steps.state.get("hard", {}).get("info"),
         "timings_s": {k: round(v, 3) for k, v in timings.items()},
         "reused_steps": steps.reused,
-        "outputs": {"hard": hard_path.name, "soft": soft_path.name, "plot": "occupations.png",
+        "plot_error": plot_error,
+        "outputs": {"hard": hard_path.name, "soft": soft_path.name,
+                    "plot": None if plot_error else "occupations.png",
                     **({"gender_specific": exp_file} if expand else {})},
     }
     _write_json(out_dir / "report.json", {**meta, "evaluation": evaluation}, inputs)
@@ -358,7 +367,8 @@ def render_report(meta: dict, evaluation: dict) -> str:
     lines = [f"# embdebias report: {meta['embedding']['name']}", "",
              f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "
              f"columns: original, soft-debiased, hard-debiased.", "",
-             "![occupations](occupations.png)", ""]
+             ("![occupations](occupations.png)" if not meta.get("plot_error")
+              else f"Occupation plot not drawn: {meta['plot_error']}"), ""]
     lines.append(Report.from_dict(evaluation).to_markdown())
     p = meta["parameters"]
     lines += ["", "## Word lists", "",

@@ -230,7 +230,7 @@ def test_plot_with_empty_word_list_exits_2(w2v_file, tmp_path, capsys):
 def test_score_bat_uses_published_sembias_by_default(w2v_file, capsys):
     assert main(["--quiet", "score", str(w2v_file), "--tests", "bat", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    scored = next(r for r in report["rows"] if r["test"] == "all" and r["statistic"] == "instances scored")
+    scored = next(r for r in report["rows"] if r["test"] == "all" and r["statistic"] == "n_scored")
     assert list(scored["values"].values()) == [440]
     assert "Zhao et al. (2018), published, 440 lines" in report["data"]["bat"]
     assert main(["--quiet", "score", str(w2v_file), "--tests", "bat", "--json", "--lists", "curated"]) == 0
@@ -239,7 +239,9 @@ def test_score_bat_uses_published_sembias_by_default(w2v_file, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--method", "hard", "--expand"], "--expand and --seeds apply to --method soft only"),
+    (["--method", "hard", "--expand"], "--expand apply to --method soft only"),
+    (["--method", "hard", "--lambda", "0.5"], "--lambda apply to --method soft only"),
+    (["--lambda", "0.5", "--seed", "3"], "--lambda and --seed apply to --method soft only"),
     (["--method", "soft", "--seeds", "x.txt"], "--seeds needs --expand"),
     (["--method", "soft", "--expand", "--specific", "x.txt"], "exclude each other"),
 ])
@@ -259,3 +261,24 @@ def test_debias_soft_expand_and_bad_list_file(w2v_file, tmp_path, capsys):
     assert main(["debias", str(w2v_file), "--out", str(tmp_path / "h.embd"), "--specific", str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "specific.json:2: expected a word" in err[0]
+
+
+def test_score_is_tolerant_unless_strict_and_keeps_warning_filters(w2v_file, tmp_path, capsys):
+    import warnings
+
+    from synthetic import synthetic_embedding
+
+    emb = synthetic_embedding(n_filler=10)
+    male = {"he", "him", "his", "man", "boy"}
+    path = tmp_path / "few.txt"
+    write_word2vec_text(emb.subset([w for w in emb.words if w not in male]), path)
+    before = list(warnings.filters)
+    assert main(["score", str(path), "--tests", "WEAT", "ECT"]) == 0
+    out, err = capsys.readouterr()
+    assert "### Not scored" in out and "warning:" in err
+    assert warnings.filters == before  # main leaves the caller's warning filters alone
+    assert main(["score", str(path), "--tests", "weat", "--strict"]) == 2
+    assert "error" in capsys.readouterr().err
+    # --max-missing 1.0 scores what is left
+    assert main(["--quiet", "score", str(path), "--tests", "weat", "--max-missing", "1"]) == 0
+    assert "### Not scored" not in capsys.readouterr().out

@@ -9,7 +9,8 @@ from gensim.test.utils import datapath
 from embdebias import wordlists
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
-from embdebias.evaluate import DEFAULT_SUITE, Report, evaluate
+from embdebias.evaluate import DEFAULT_SUITE, Report, UnscoredWarning, evaluate, suite_options
+from embdebias.subspace import BiasSubspace
 from embdebias.metrics import bat, direct_bias, weat
 from embdebias.metrics.bat import read_sembias
 from embdebias.metrics.quality import read_analogies, read_word_pairs
@@ -62,18 +63,30 @@ def test_report_table_shape_and_values(embs, report):
     assert metrics == list(DEFAULT_SUITE)
     gender = wordlists.weat_tests("gender")
     for t in gender:
-        assert ("weat", t.id, "effect size") in report.values
-        assert ("ect", t.id, "Spearman rho") in report.values
+        assert ("weat", t.id, "effect_size") in report.values
+        assert ("ect", t.id, "spearman") in report.values
     for key in report.rows:
         assert set(report.values[key]) == {"original", "debiased"}
     # a cell equals the metric called directly with the same settings
     t = gender[0]
     direct = weat(a, t, n_permutations=2000, random_state=0)
-    assert report.value("weat", t.id, "effect size", "original") == pytest.approx(direct.effect_size)
-    assert report.value("weat", t.id, "p-value", "original") == pytest.approx(direct.p_value)
-    assert report.value("bat", "all", "Definition", "original") == pytest.approx(bat(a).definition)
-    assert report.value("direct_bias", "professions", "DirectBias_1", "original") == \
+    assert report.value("weat", t.id, "effect_size", "original") == pytest.approx(direct.effect_size)
+    assert report.value("weat", t.id, "p_value", "original") == pytest.approx(direct.p_value)
+    assert report.value("bat", "all", "definition", "original") == pytest.approx(bat(a).definition)
+    # direct bias: on the first column's direction, and on each column's own
+    assert report.value("direct_bias", "professions", "direct_bias_original", "original") == \
         pytest.approx(direct_bias(a).direct_bias)
+    assert report.value("direct_bias", "professions", "direct_bias_own", "original") == \
+        pytest.approx(direct_bias(a).direct_bias)
+    b_own = direct_bias(embs[1]).direct_bias
+    b_original = direct_bias(embs[1], subspace=BiasSubspace().fit(a)).direct_bias
+    assert report.value("direct_bias", "professions", "direct_bias_own", "debiased") == pytest.approx(b_own)
+    assert report.value("direct_bias", "professions", "direct_bias_original", "debiased") == \
+        pytest.approx(b_original)
+    assert b_own != pytest.approx(b_original)
+    # every row says how many items it scored
+    assert report.value("weat", t.id, "n_scored", "original") == direct.n_scored
+    assert report.value("bat", "all", "n_scored", "original") == 440
     # details keep the out-of-vocabulary information per set
     assert report.details["original"][f"weat/{t.id}"]["missing"] == {"X": [], "Y": [], "A": [], "B": []}
 
@@ -89,8 +102,8 @@ def test_same_seed_same_report_and_json_round_trip(embs, report, tmp_path):
     back = Report.from_json(path)
     assert back.to_dict() == report.to_dict()
     assert back.rows == report.rows
-    assert back.value("rnsb", "identity terms", "RNSB (KL)", "debiased") == \
-        report.value("rnsb", "identity terms", "RNSB (KL)", "debiased")
+    assert back.value("rnsb", "identity terms", "rnsb", "debiased") == \
+        report.value("rnsb", "identity terms", "rnsb", "debiased")
     assert not list(tmp_path.glob("out/.*tmp"))  # the atomic writer cleaned up
 
 
@@ -109,8 +122,15 @@ def test_missing_words_are_loud(embs):
     keep = [w for w in a.words if w not in male]
     smaller = a.subset(keep)
     with pytest.raises(MissingWordsError) as err:
-        evaluate(smaller, suite=["weat"], **FAST)
+        evaluate(smaller, suite=["weat"], strict=True, **FAST)
     assert any(w in str(err.value) for w in male)
+    # tolerant by default: the unit is empty, its reason is in the report, the rest is scored
+    with pytest.warns(UnscoredWarning, match="not scored"):
+        r = evaluate(smaller, suite=["weat"], **FAST)
+    t0 = wordlists.weat_tests("gender")[0].id
+    assert r.value("weat", t0, "effect_size") is None
+    assert [f["unit"] for f in r.failures] == [t.id for t in wordlists.weat_tests("gender")]
+    assert "### Not scored" in r.to_markdown() and "not in the vocabulary" in r.to_markdown()
     # a small loss is reported, not raised
     one = sorted(male)[0]
     r = evaluate(a.subset([w for w in a.words if w != one]), suite=["weat"], **FAST)
@@ -125,7 +145,7 @@ def test_suite_selection_names_and_errors(embs):
     assert {m for m, _, _ in r.rows} == {"bat", "direct_bias"}
     g = np.zeros(a.dim); g[0] = 1
     r2 = evaluate(a, suite="direct_bias", subspace=g)
-    assert r2.value("direct_bias", "professions", "DirectBias_1") == \
+    assert r2.value("direct_bias", "professions", "direct_bias_original") == \
         pytest.approx(direct_bias(a, subspace=g).direct_bias)
     with pytest.raises(EmbdebiasError, match="unknown metric"):
         evaluate(a, suite=["weat", "nope"])
@@ -141,4 +161,72 @@ def test_caliskan_group_and_progress(embs):
     r = evaluate(a, suite=["weat"], weat_groups=("caliskan",), n_permutations=500,
                  progress=lambda name, metric: seen.append((name, metric)))
     assert seen == [("orig", "weat")]
-    assert ("weat", "weat1", "effect size") in r.values
+    assert ("weat", "weat1", "effect_size") in r.values
+
+
+def test_value_raises_key_error_and_report_explains_itself(report):
+    with pytest.raises(KeyError):
+        report.value("weat", "nope", "effect_size", "original")
+    with pytest.raises(KeyError):
+        report.value("weat", "gender_career_family", "effect_size", "nobody")
+    with pytest.raises(KeyError):
+        report.value("weat", "gender_career_family", "effect_size")  # two columns: name one
+    md = report.to_markdown()
+    assert md.count("How to read:") == len(DEFAULT_SUITE) and md.count("Data:") == len(DEFAULT_SUITE)
+    assert "gender_career_family: " in md  # WEAT titles
+    assert "| DirectBias (original direction) |" in md and "| DirectBias (own direction) |" in md
+    assert "| words scored |" in md and "p_value_se" not in md
+    assert "30,000 most frequent words" in report.data["analogy"]
+
+
+def test_p_values_show_their_standard_error_or_floor():
+    r = Report(["e"])
+    r.add("e", "weat", "t", "p_value", 0.25)
+    r.add("e", "weat", "t", "p_value_se", 0.004)
+    r.add("e", "weat", "t", "n_permutations", 10_000)
+    r.add("e", "weat", "u", "p_value", 1 / 10_001)
+    r.add("e", "weat", "u", "p_value_se", 1e-4)
+    r.add("e", "weat", "u", "n_permutations", 10_000)
+    r.add("e", "weat", "x", "p_value", 0.0123)  # exact: no standard error
+    md = r.to_markdown()
+    assert "| 0.25 ± 0.004 |" in md and "| <= 0.0001 |" in md and "| 0.0123 |" in md
+
+
+def test_to_frame_long_format_or_clear_error(report, monkeypatch):
+    import builtins
+    import sys
+
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas":
+            raise ImportError("No module named 'pandas'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(sys.modules, "pandas", raising=False)
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match=r"pip install 'embdebias\[pandas\]'"):
+        report.to_frame()
+    monkeypatch.setattr(builtins, "__import__", real_import)
+    pd = pytest.importorskip("pandas")
+    frame = report.to_frame()
+    assert list(frame.columns) == ["embedding", "metric", "test", "statistic", "value"]
+    assert len(frame) == len(report.rows) * len(report.embeddings)
+    row = frame[(frame.metric == "bat") & (frame.test == "all") & (frame.statistic == "definition")
+                & (frame.embedding == "original")]
+    assert row.value.item() == pytest.approx(report.value("bat", "all", "definition", "original"))
+    assert isinstance(frame, pd.DataFrame)
+
+
+def test_names_are_case_insensitive_and_quality_needs_no_definitional_pairs(embs):
+    opts = suite_options(["BAT", "Weat6", "GENDER_MATH_ARTS", "Similarity"])
+    assert opts["suite"] == ("weat", "bat", "similarity")
+    assert [t.id for t in opts["weat_tests"]] == ["weat6", "gender_math_arts"]
+    a, _ = embs
+    gendered = {w for p in wordlists.definitional_pairs() for w in p} | {"mary", "john"}
+    no_pairs = a.subset([w for w in a.words if w not in gendered])
+    r = evaluate(no_pairs, suite=["similarity", "analogy"], strict=True)
+    assert r.value("similarity", "wordsim353", "spearman") is not None
+    with pytest.warns(UnscoredWarning, match="definitional pairs"):
+        r = evaluate(no_pairs, suite=["direct_bias"])
+    assert r.value("direct_bias", "professions", "direct_bias_original") is None

@@ -127,6 +127,10 @@ def test_run_fails_on_missing_word_sets_before_debiasing(tmp_path, capsys):
     path = tmp_path / "sparse.txt"
     write_word2vec_text(emb.subset(keep), path)
     out = tmp_path / "out"
-    assert main(["run", str(path), "--out-dir", str(out)]) == 2
+    assert main(["run", str(path), "--out-dir", str(out), "--strict"]) == 2
     assert "error" in capsys.readouterr().err
     assert not any(p.name.endswith(".embd") for p in out.iterdir())
+    # tolerant by default: the run finishes and the report says what was not scored, and why
+    assert main(["--quiet", "run", str(path), "--out-dir", str(tmp_path / "tolerant")]) == 0
+    md = (tmp_path / "tolerant" / "report.md").read_text(encoding="utf-8")
+    assert "### Not scored" in md and "not in the vocabulary" in md

@@ -1,0 +1,345 @@
+"""The metrics that :func:`embdebias.evaluate` runs, behind one registry.
+
+Each metric is a small object: what it is called, how to read it, which statistics it
+reports (machine keys, with display labels), which word lists or data it needs, and how
+to score one *unit* of work (a WEAT test, the SemBias file, a similarity data set) on one
+embedding. :func:`embdebias.evaluate` is a loop over these objects, so a unit that cannot
+be scored becomes empty cells with its reason instead of stopping the others, and a new
+metric is one more class registered with :func:`register`.
+
+Statistic keys are stable (``effect_size``, ``p_value``, ``n_scored``, ...); the labels
+are for people and may change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import wordlists
+from ..errors import EmbdebiasError
+
+_WEAT_GROUP_SOURCES = {
+    "caliskan": "Caliskan et al. (2017)'s stimuli as published",
+    "gender": "curated by the embdebias authors after Caliskan et al. (2017) and Garg et al. (2018)",
+}
+
+#: Machine key of the number of items (words, pairs, lines, questions) a row scored.
+N_SCORED = "n_scored"
+
+
+@dataclass
+class EvalContext:
+    """Everything the metrics share in one :func:`~embdebias.evaluate` call."""
+
+    lists: str = wordlists.DEFAULT_LISTS
+    max_missing: float = 0.2
+    lowercase: bool = True
+    random_state: int | None = 0
+    weat_tests: list = field(default_factory=list)
+    n_permutations: int = 100_000
+    exact_limit: int = 1_000_000
+    bootstrap: int = 0
+    rnsb_runs: int = 10
+    rnsb_C: float = 1.0
+    identity_terms: list | None = None
+    neutral_words: list | None = None
+    neutral_source: object = None
+    neutral_name: str = "professions"
+    c: float = 1.0
+    sembias: object = None
+    similarity_datasets: tuple = ("wordsim353", "simlex999")
+    analogy_restrict_vocab: int = 30_000
+    subspace: object = None
+    direction_name: str | None = None
+    reference: object = None
+    reference_name: str = ""
+    _reference_direction: tuple | None = None
+
+    @property
+    def common(self) -> dict:
+        return dict(max_missing=self.max_missing, lowercase=self.lowercase)
+
+    def gender_tests(self) -> list:
+        return wordlists.weat_tests("gender")
+
+    def neutral(self) -> list:
+        if self.neutral_words is None:
+            self.neutral_words = wordlists.professions(self.lists)
+        return self.neutral_words
+
+    @property
+    def reference_label(self) -> str:
+        """Which direction the "original direction" rows use."""
+        return self.direction_name or (
+            "the given subspace" if self.subspace is not None
+            else f"fitted on the definitional pairs in '{self.reference_name}' (the first column)")
+
+    def reference_direction(self):
+        """``(g, label)``: the one direction every column is measured on ("original")."""
+        if self._reference_direction is None:
+            from .projection import gender_direction
+
+            g, _ = gender_direction(self.reference, self.subspace, lists=self.lists)
+            self._reference_direction = (g, self.reference_label)
+        return self._reference_direction
+
+    def list_text(self, value, role: str, unit: str) -> str:
+        """``name: source, size unit (path)`` of a list argument, for the report."""
+        info = wordlists.source_of(value, role, self.lists)
+        where = f" (`{info['path']}`)" if info.get("path") else ""
+        return f"{info['name']}: {info['source']}, {info['size']:,} {unit}{where}"
+
+
+class Metric:
+    """One metric as :func:`~embdebias.evaluate` sees it (subclass and :func:`register`).
+
+    Attributes
+    ----------
+    name, title : str
+        Machine key and display title.
+    legend : str
+        How to read it: what it measures and which way is fairer.
+    statistics : dict
+        ``{statistic key: display label}``, in display order.
+    """
+
+    name = ""
+    title = ""
+    legend = ""
+    statistics: dict = {}
+
+    def units(self, ctx: EvalContext) -> list[str]:
+        """The units of work (one result each), e.g. the WEAT test ids."""
+        return [self.name]
+
+    def tests(self, unit: str) -> list[str]:
+        """The report's test rows that ``unit`` fills."""
+        return [unit]
+
+    def legend_for(self, ctx: EvalContext) -> str:
+        return self.legend
+
+    def data(self, ctx: EvalContext) -> str:
+        """Which lists and data set the metric used: their source and size."""
+        return ""
+
+    def score(self, emb, unit: str, ctx: EvalContext):
+        """``(result, {test: {statistic: value}})`` of ``unit`` on ``emb``."""
+        raise NotImplementedError
+
+
+class Weat(Metric):
+    name, title = "weat", "WEAT"
+    legend = ("Effect size d (Caliskan et al. 2017): how much more the first target set (male terms) "
+              "associates with the first attribute set than the second target set (female terms) "
+              "does, in pooled standard deviations; 0 is fairer, |d| >= 0.8 is large. p-value: "
+              "one-sided permutation test (exact, or Monte-Carlo with its standard error; "
+              "'< x' when no permutation reached d).")
+    statistics = {"effect_size": "effect size d", "p_value": "p-value", N_SCORED: "words scored"}
+
+    def units(self, ctx):
+        return [t.id for t in ctx.weat_tests]
+
+    def legend_for(self, ctx):
+        titles = "; ".join(f"{t.id}: {t.title}" for t in ctx.weat_tests)
+        return f"{self.legend} Tests: {titles}."
+
+    def data(self, ctx):
+        groups = list(dict.fromkeys(t.group for t in ctx.weat_tests))
+        return (f"{len(ctx.weat_tests)} WEAT tests from `wordlists/weat_tests.json`: "
+                + "; ".join(f"group {g}: {_WEAT_GROUP_SOURCES.get(g, 'user tests')}" for g in groups))
+
+    def score(self, emb, unit, ctx):
+        from .weat import weat
+
+        test = next(t for t in ctx.weat_tests if t.id == unit)
+        r = weat(emb, test, n_permutations=ctx.n_permutations, exact_limit=ctx.exact_limit,
+                 random_state=ctx.random_state, bootstrap=ctx.bootstrap, **ctx.common)
+        cells = {"effect_size": r.effect_size, "p_value": r.p_value, "p_value_se": r.p_value_se,
+                 "n_permutations": r.n_permutations, N_SCORED: r.n_scored}
+        if ctx.bootstrap:
+            cells.update(ci_low=r.ci[0], ci_high=r.ci[1])
+        return r, {unit: cells}
+
+
+class Rnsb(Metric):
+    name, title = "rnsb", "RNSB"
+    legend = ("RNSB (Sweeney & Najafian 2019): KL divergence from uniform of the identity terms' "
+              "predicted probability of negative sentiment; 0 is fairer. Mean and standard "
+              "deviation over classifier runs; the classifier's held-out accuracy says how far to "
+              "trust it.")
+    statistics = {"rnsb": "RNSB (KL)", "rnsb_std": "RNSB std", "accuracy": "classifier accuracy",
+                  N_SCORED: "identity terms scored"}
+
+    def units(self, ctx):
+        return ["identity terms"]
+
+    def data(self, ctx):
+        who = ("the male and female terms of the gender WEAT tests (curated)" if ctx.identity_terms is None
+               else f"{len(ctx.identity_terms)} given identity terms")
+        return f"identity terms: {who}; sentiment words: the VADER lexicon (Hutto & Gilbert 2014), |valence| >= 1"
+
+    def score(self, emb, unit, ctx):
+        from .rnsb import rnsb
+
+        r = rnsb(emb, ctx.identity_terms, C=ctx.rnsb_C, n_runs=ctx.rnsb_runs,
+                 random_state=ctx.random_state, **ctx.common)
+        return r, {unit: {"rnsb": r.rnsb, "rnsb_std": r.rnsb_std, "accuracy": r.accuracy,
+                          N_SCORED: r.n_scored}}
+
+
+class Ect(Metric):
+    name, title = "ect", "ECT"
+    legend = ("ECT (Dev & Phillips 2019): Spearman correlation between the attribute words' "
+              "similarities to the mean male-term vector and to the mean female-term vector; "
+              "1 is fairer.")
+    statistics = {"spearman": "Spearman rho", N_SCORED: "attribute words scored"}
+
+    def units(self, ctx):
+        tests = ctx.gender_tests()
+        return [t.id for t in tests] + ([ctx.neutral_name] if tests else [])
+
+    def data(self, ctx):
+        return (f"the gender WEAT tests' target and attribute sets (curated); "
+                f"{ctx.list_text(ctx.neutral_source, 'professions', 'words')}")
+
+    def score(self, emb, unit, ctx):
+        from .ect import ect
+
+        tests = ctx.gender_tests()
+        by_id = {t.id: t for t in tests}
+        if unit in by_id:
+            r = ect(emb, by_id[unit], **ctx.common)
+        else:
+            r = ect(emb, tests[0].X, tests[0].Y, ctx.neutral(), **ctx.common)
+        return r, {unit: {"spearman": r.correlation, N_SCORED: r.n_scored}}
+
+
+class Bat(Metric):
+    name, title = "bat", "BAT"
+    legend = ("BAT (Zhao et al. 2018, as in Fersini et al.): the share of SemBias lines whose pair "
+              "best aligned with she - he is the gender-definition pair (higher is better), the "
+              "stereotype pair (lower is fairer) or an unrelated pair (None; high when the gender "
+              "direction itself was lost). sub: the last 40 lines, whose definition pairs are held "
+              "out of the debiasing lists.")
+    statistics = {"definition": "Definition", "stereotype": "Stereotype", "none": "None",
+                  N_SCORED: "lines scored"}
+
+    def units(self, ctx):
+        return ["sembias"]
+
+    def data(self, ctx):
+        from pathlib import Path
+
+        value = None if ctx.sembias is None else Path(ctx.sembias)
+        return f"{ctx.list_text(value, 'sembias', 'lines')}; direction she - he of each column"
+
+    def tests(self, unit):
+        return ["all", "sub"]
+
+    def score(self, emb, unit, ctx):
+        from .bat import bat
+
+        r = bat(emb, ctx.sembias, lists=ctx.lists, **ctx.common)
+        cells = {}
+        for test, prefix in (("all", ""), ("sub", "sub_")):
+            cells[test] = {stat: getattr(r, prefix + stat) for stat in ("definition", "stereotype", "none")}
+            cells[test][N_SCORED] = r.n_scored if test == "all" else r.sub_n_scored
+        return r, cells
+
+
+class DirectBias(Metric):
+    name, title = "direct_bias", "Direct bias"
+    legend = ("DirectBias_c (Bolukbasi et al. 2016): mean |cos(w, g)|^c over the professions; 0 is "
+              "fairer. Original direction: g fitted once, on the first column, so every column is "
+              "measured on the same axis. Own direction: g re-fitted on each column's definitional "
+              "pairs; after debiasing the gender information may sit on a new axis, which only "
+              "this row shows.")
+    statistics = {"direct_bias_original": "DirectBias (original direction)",
+                  "direct_bias_own": "DirectBias (own direction)", N_SCORED: "words scored"}
+
+    def units(self, ctx):
+        return [ctx.neutral_name]
+
+    def data(self, ctx):
+        return (f"{ctx.list_text(ctx.neutral_source, 'professions', 'words')}; original direction: "
+                f"{ctx.reference_label}; own direction: fitted on each column's definitional pairs")
+
+    def score(self, emb, unit, ctx):
+        from ..subspace import resolve_subspace
+        from .projection import direct_bias
+
+        g, label = ctx.reference_direction()
+        r = direct_bias(emb, ctx.neutral(), c=ctx.c, subspace=g, **ctx.common)
+        r.direction, r.words_name = f"original: {label}", unit
+        own_g = resolve_subspace(None, emb, lists=ctx.lists).direction_
+        own = direct_bias(emb, ctx.neutral(), c=ctx.c, subspace=own_g, **ctx.common).direct_bias
+        return r, {unit: {"direct_bias_original": r.direct_bias, "direct_bias_own": own,
+                          N_SCORED: r.n_scored}}
+
+
+class Similarity(Metric):
+    name, title = "similarity", "Word similarity"
+    legend = ("Spearman correlation of cosine similarity with human similarity ratings; higher "
+              "means more of the semantic quality is kept.")
+    statistics = {"spearman": "Spearman rho", N_SCORED: "pairs scored"}
+
+    def units(self, ctx):
+        return list(ctx.similarity_datasets)
+
+    def data(self, ctx):
+        return f"{', '.join(ctx.similarity_datasets)} (as shipped with gensim's test data)"
+
+    def score(self, emb, unit, ctx):
+        from .quality import word_similarity
+
+        r = word_similarity(emb, unit, lowercase=ctx.lowercase)
+        return r, {unit: {"spearman": r.spearman, N_SCORED: r.n_scored}}
+
+
+class Analogy(Metric):
+    name, title = "analogy", "Analogy"
+    legend = ("3CosAdd accuracy on the Google analogy questions; higher means more of the semantic "
+              "quality is kept. Only questions whose four words are among the most frequent words "
+              "(see Data) are scored.")
+    statistics = {"accuracy": "accuracy", "semantic_accuracy": "semantic accuracy",
+                  "syntactic_accuracy": "syntactic accuracy", N_SCORED: "questions scored"}
+
+    def units(self, ctx):
+        return ["google_analogy"]
+
+    def data(self, ctx):
+        return (f"Google analogy questions (gensim's test data); questions and answers restricted to "
+                f"the {ctx.analogy_restrict_vocab:,} most frequent words, as gensim does: a question "
+                f"with a word outside them is not scored (its words are listed as out of vocabulary)")
+
+    def score(self, emb, unit, ctx):
+        from .quality import analogy
+
+        r = analogy(emb, restrict_vocab=ctx.analogy_restrict_vocab, lowercase=ctx.lowercase)
+        return r, {unit: {"accuracy": r.accuracy, "semantic_accuracy": r.semantic_accuracy,
+                          "syntactic_accuracy": r.syntactic_accuracy, N_SCORED: r.n_scored}}
+
+
+#: The registered metrics, in report order.
+REGISTRY: dict[str, Metric] = {}
+
+
+def register(metric: Metric) -> Metric:
+    """Add a metric (an instance of a :class:`Metric` subclass) to the registry."""
+    if not metric.name:
+        raise EmbdebiasError("a metric needs a name")
+    REGISTRY[metric.name] = metric
+    return metric
+
+
+for _cls in (Weat, Rnsb, Ect, Bat, DirectBias, Similarity, Analogy):
+    register(_cls())
+
+
+def get_metric(name: str) -> Metric:
+    """The registered metric called ``name`` (case-insensitive)."""
+    key = str(name).lower()
+    if key not in REGISTRY:
+        raise EmbdebiasError(f"unknown metric {name!r}; known: {', '.join(REGISTRY)}")
+    return REGISTRY[key]
