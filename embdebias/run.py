@@ -175,14 +175,11 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         Receives one line per step.
     """
     from . import io
-    from .debias.api import transform_to_file
     from . import wordlists
-    from .debias.expand import (DEFAULT_MAX_RANK, DEFAULT_TARGET_PRECISION, expand_gender_specific,
-                                read_expanded)
+    from .debias.expand import DEFAULT_MAX_RANK, DEFAULT_TARGET_PRECISION
     from .debias.hard import HardDebias
     from .debias.soft import SoftDebias
-    from .evaluate import Report, evaluate
-    from .plot import plot_occupations
+    from .evaluate import Report
     from .subspace import BiasSubspace
 
     out_dir = Path(out_dir)
@@ -214,91 +211,50 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     log(f"[subspace] k={n_components}, explained variance "
         f"{', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:n_components])}")
 
-    # 3. the original is evaluated first, so a word set that the vocabulary misses
-    #    fails the run before any debiasing is done.
+    # 3. the original is evaluated first, so that with strict=True a word set that the
+    #    vocabulary misses fails the run before any debiasing is done.
     eval_kwargs = dict(subspace=subspace, direction_name="the original embedding's (fitted on its definitional pairs)",
                        random_state=random_state, lists=lists, **(evaluate_kwargs or {}))
     orig_key = _key(base_key, "evaluate", n_components, random_state, evaluate_kwargs or {})
-    if not steps.done("evaluate_original", orig_key):
-        t0 = time.perf_counter()
-        report = evaluate({"original": emb}, **eval_kwargs)
-        _write_json(out_dir / "evaluation_original.json", report.to_dict(), inputs)
-        steps.record("evaluate_original", orig_key, ["evaluation_original.json"], time.perf_counter() - t0)
+    _evaluate_step(steps, "evaluate_original", orig_key, {"original": emb}, eval_kwargs)
 
     # 4. the gender-specific words: the list as given, or its SVM expansion
     exp_file = "gender_specific_expanded.txt"
     exp_key = _key(base_key, "expand", lists_used["gender_specific"],
                    [lists_used["gender_specific_seed"], n_train, random_state, DEFAULT_TARGET_PRECISION,
                     DEFAULT_MAX_RANK] if expand else None)
-    expansion_info = None
-    soft_specific = gender_specific
+    soft_specific, expansion_info = gender_specific, None
     if expand:
-        expansion_info = steps.state.get("expand", {}).get("info")
-        if not steps.done("expand", exp_key):
-            t0 = time.perf_counter()
-            result = expand_gender_specific(emb, seeds, lists=lists, n_train=n_train,
-                                            random_state=random_state)
-            result.save(out_dir / exp_file, inputs=inputs)
-            expansion_info = _expansion_info(result)
-            steps.record("expand", exp_key, [exp_file], time.perf_counter() - t0, {"info": expansion_info})
-            soft_specific = result.words
-        else:
-            soft_specific = read_expanded(out_dir / exp_file)
+        soft_specific, expansion_info = _expansion_step(steps, exp_key, emb, out_dir / exp_file, seeds,
+                                                        lists=lists, n_train=n_train,
+                                                        random_state=random_state)
 
     # 5. hard debias
     hard_path = out_dir / _output_name("hard", format)
     hard_key = _key(base_key, "hard", n_components, format, lists_used["equalize_pairs"],
                     lists_used["gender_specific"])
-    if not steps.done("hard", hard_key):
-        t0 = time.perf_counter()
-        hd = HardDebias(subspace=subspace, gender_specific=gender_specific, equalize=equalize,
-                        lists=lists).fit(emb)
-        transform_to_file(hd, emb, hard_path, format, progress=progress)
-        steps.record("hard", hard_key, [hard_path.name], time.perf_counter() - t0,
-                     {"info": {"equalize_pairs": len(hd.equalize_pairs_),
-                               "equalize_pairs_missing": len(hd.equalize_missing_),
-                               "gender_specific": len(hd.gender_specific_),
-                               "gender_specific_in_vocabulary":
-                                   int((emb.words.rows(sorted(hd.gender_specific_)) >= 0).sum())}})
-    hard = io.load(hard_path, format=format, name="hard")
+    hard = _debias_step(steps, "hard", hard_key, HardDebias(
+        subspace=subspace, gender_specific=gender_specific, equalize=equalize, lists=lists),
+        emb, hard_path, format, progress, lambda hd: _hard_info(hd, emb))
 
     # 6. soft debias
     soft_path = out_dir / _output_name("soft", format)
     soft_key = _key(exp_key, "soft", n_components, lam, random_state, format)
-    if not steps.done("soft", soft_key):
-        t0 = time.perf_counter()
-        sd = SoftDebias(lam=lam, subspace=subspace, gender_specific=soft_specific, lists=lists,
-                        random_state=random_state).fit(emb)
-        transform_to_file(sd, emb, soft_path, format, progress=progress)
-        steps.record("soft", soft_key, [soft_path.name], time.perf_counter() - t0,
-                     {"info": _jsonable(sd.solve_info_)})
-    soft = io.load(soft_path, format=format, name="soft")
+    soft = _debias_step(steps, "soft", soft_key, SoftDebias(
+        lam=lam, subspace=subspace, gender_specific=soft_specific, lists=lists, random_state=random_state),
+        emb, soft_path, format, progress, lambda sd: _jsonable(sd.solve_info_))
 
     # 7. evaluation of soft and hard, beside the original's
     embeddings = {"original": emb, "soft": soft, "hard": hard}
-    eval_key = _key(orig_key, hard_key, soft_key)
-    if not steps.done("evaluate_debiased", eval_key):
-        t0 = time.perf_counter()
-        report = evaluate({"soft": soft, "hard": hard}, **eval_kwargs)
-        _write_json(out_dir / "evaluation_debiased.json", report.to_dict(), inputs)
-        steps.record("evaluate_debiased", eval_key, ["evaluation_debiased.json"], time.perf_counter() - t0)
+    _evaluate_step(steps, "evaluate_debiased", _key(orig_key, hard_key, soft_key),
+                   {"soft": soft, "hard": hard}, eval_kwargs)
     evaluation = Report.combine(
         Report.from_json(out_dir / name) for name in ("evaluation_original.json", "evaluation_debiased.json")
     ).to_dict()
 
     # 8. occupation plot
-    plot_key = _key(hard_key, soft_key, "plot")
-    plot_error = None
-    if not steps.done("plot", plot_key):
-        t0 = time.perf_counter()
-        try:
-            plot_occupations(embeddings, out_dir / "occupations.png", subspace=subspace, lists=lists)
-            steps.record("plot", plot_key, ["occupations.png"], time.perf_counter() - t0)
-        except EmbdebiasError as exc:  # like a metric that cannot be scored
-            if eval_kwargs.get("strict"):
-                raise
-            plot_error = str(exc)
-            log(f"[plot] not drawn: {plot_error}")
+    plot_error = _plot_step(steps, _key(hard_key, soft_key, "plot"), embeddings, out_dir / "occupations.png",
+                            subspace=subspace, lists=lists, strict=bool(eval_kwargs.get("strict")))
 
     # 9. report
     timings.update(steps.timings)
@@ -332,6 +288,70 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     return out_dir / "report.md"
 
 
+def _evaluate_step(steps, name: str, key: str, embeddings: dict, eval_kwargs: dict) -> None:
+    """``evaluate`` the embeddings into ``<name>.json`` (reused when unchanged)."""
+    from .evaluate import evaluate
+
+    if steps.done(name, key):
+        return
+    t0 = time.perf_counter()
+    report = evaluate(embeddings, **eval_kwargs)
+    file = name.replace("evaluate_", "evaluation_") + ".json"
+    _write_json(steps.out_dir / file, report.to_dict(), steps.inputs)
+    steps.record(name, key, [file], time.perf_counter() - t0)
+
+
+def _debias_step(steps, name: str, key: str, debiaser, emb, path: Path, format: str, progress: bool, info):
+    """Fit ``debiaser`` and write its output to ``path`` (reused when unchanged); open the result."""
+    from . import io
+    from .debias.api import transform_to_file
+
+    if not steps.done(name, key):
+        t0 = time.perf_counter()
+        debiaser.fit(emb)
+        transform_to_file(debiaser, emb, path, format, progress=progress)
+        steps.record(name, key, [path.name], time.perf_counter() - t0, {"info": info(debiaser)})
+    return io.load(path, format=format, name=name)
+
+
+def _expansion_step(steps, key, emb, path: Path, seeds, **options):
+    """``(words soft debias keeps, info)``: the SVM expansion, or its saved result."""
+    from .debias.expand import expand_gender_specific, read_expanded
+
+    if steps.done("expand", key):
+        return read_expanded(path), steps.state["expand"].get("info")
+    t0 = time.perf_counter()
+    result = expand_gender_specific(emb, seeds, **options)
+    result.save(path, inputs=steps.inputs)
+    info = _expansion_info(result)
+    steps.record("expand", key, [path.name], time.perf_counter() - t0, {"info": info})
+    return result.words, info
+
+
+def _hard_info(hd, emb) -> dict:
+    return {"equalize_pairs": len(hd.equalize_pairs_), "equalize_pairs_missing": len(hd.equalize_missing_),
+            "gender_specific": len(hd.gender_specific_),
+            "gender_specific_in_vocabulary": int((emb.words.rows(sorted(hd.gender_specific_)) >= 0).sum())}
+
+
+def _plot_step(steps, key, embeddings, path: Path, *, subspace, lists, strict: bool) -> str | None:
+    """Draw the occupation plot; its reason when it cannot be drawn (unless ``strict``)."""
+    from .plot import plot_occupations
+
+    if steps.done("plot", key):
+        return None
+    t0 = time.perf_counter()
+    try:
+        plot_occupations(embeddings, path, subspace=subspace, lists=lists)
+    except EmbdebiasError as exc:  # like a metric that cannot be scored
+        if strict:
+            raise
+        steps.log(f"[plot] not drawn: {exc}")
+        return str(exc)
+    steps.record("plot", key, [path.name], time.perf_counter() - t0)
+    return None
+
+
 def _expansion_info(result) -> dict:
     return {"seed_found": len(result.seed_found), "seed_missing": result.seed_missing,
             "seed_coverage": result.seed_coverage, "seeds_in_training": result.seed_in_training,
@@ -361,85 +381,104 @@ def _expansion_line(exp: dict) -> str:
 
 
 def render_report(meta: dict, evaluation: dict) -> str:
-    """``report.md``: the evaluation tables, then how the run can be reproduced."""
+    """``report.md``: the evaluation tables, the word lists, then how the run can be reproduced."""
     from .evaluate import Report
 
     lines = [f"# embdebias report: {meta['embedding']['name']}", "",
              f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "
-             f"columns: original, soft-debiased, hard-debiased.", "",
+             f"columns: original (as loaded), soft-debiased, hard-debiased. Both debiased embeddings "
+             f"are unit-normalized: every row has length 1 (zero rows stay zero).", "",
              ("![occupations](occupations.png)" if not meta.get("plot_error")
               else f"Occupation plot not drawn: {meta['plot_error']}"), ""]
     lines.append(Report.from_dict(evaluation).to_markdown())
+    lines += _lists_section(meta)
+    lines += ["", "## Run", ""] + _run_lines(meta) + [f"- reproduce: `{' '.join(_reproduce_command(meta))}`"]
+    return "\n".join(lines) + "\n"
+
+
+def _lists_section(meta: dict) -> list[str]:
     p = meta["parameters"]
-    lines += ["", "## Word lists", "",
-              f"List set: **{p.get('lists', 'published')}**"
-              + (" (published lists: numbers comparable with the literature)."
-                 if p.get("lists", "published") == "published" else
-                 " (the embdebias curated lists: numbers not comparable with published ones)."), ""]
+    published = p.get("lists", "published") == "published"
+    lines = ["", "## Word lists", "",
+             f"List set: **{p.get('lists', 'published')}**"
+             + (" (published lists: numbers comparable with the literature)." if published else
+                " (the embdebias curated lists: numbers not comparable with published ones)."), ""]
     for role, info in (meta.get("lists") or {}).items():
         size = f", {info['size']:,} entries" if "size" in info else ""
         lines.append(f"- {role}: {info['name']} ({info['source']}{size})")
     if p.get("expand"):
         lines.append("- soft debias keeps the SVM expansion of the seed list instead (see Run)")
-    lines += ["", "## Run", ""]
-    lines.append(f"- parameters: k = {p['n_components']}, lambda = {p['lambda']}, "
-                 + (f"SVM expansion on {p['n_train']:,} training words, " if p.get("expand") else
-                    "no SVM expansion (the gender-specific list as given), ")
-                 + f"limit = {p['limit']}, seed = {meta['seeds']['random_state']}")
-    sub = meta["subspace"]
+    return lines
+
+
+def _run_lines(meta: dict) -> list[str]:
+    """The "Run" section: parameters, subspace, expansion, hard/soft details, timings, versions."""
+    p, sub = meta["parameters"], meta["subspace"]
     k = p["n_components"]
-    lines.append(f"- bias subspace: {len(p['definitional_pairs'])} definitional pairs, explained variance of the "
-                 f"first components {', '.join(f'{r:.3f}' for r in sub['explained_variance_ratio'][:max(k, 3)])}"
-                 + (f"; missing: {', '.join(sub['missing_words'])}" if sub["missing_words"] else "")
-                 + (f"; lower-cased: {', '.join(f'{a}->{b}' for a, b in sub['case_mapped'].items())}"
-                    if sub.get("case_mapped") else ""))
-    exp = meta.get("expansion") or {}
-    if exp:
-        lines.append(_expansion_line(exp))
-    hard = meta.get("hard") or {}
-    if hard:
-        lines.append(f"- hard debias: {hard['equalize_pairs']} equalize forms equalized"
-                     + (f" ({hard['equalize_pairs_missing']} pairs of the list not in the vocabulary)"
-                        if hard.get("equalize_pairs_missing") else "")
-                     + (f"; {hard['gender_specific_in_vocabulary']:,} of {hard['gender_specific']:,} "
-                        f"gender-specific words in the vocabulary, kept; every other word neutralized"
-                        if "gender_specific_in_vocabulary" in hard else ""))
-    soft = meta.get("soft_solve") or {}
-    if soft:
-        shown = {k2: v for k2, v in soft.items() if not isinstance(v, (list, dict))}
-        lines.append("- soft debias solve: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in shown.items()))
-        for when in ("before", "after"):
-            terms = soft.get(f"objective_{when}")
-            if isinstance(terms, dict):
-                lines.append(f"  - objective {when}: " + ", ".join(f"{k2} = {_fmt(v)}" for k2, v in terms.items()))
+    lines = [f"- parameters: k = {k}, lambda = {p['lambda']}, "
+             + (f"SVM expansion on {p['n_train']:,} training words, " if p.get("expand") else
+                "no SVM expansion (the gender-specific list as given), ")
+             + f"limit = {p['limit']}, seed = {meta['seeds']['random_state']}",
+             f"- bias subspace: {len(p['definitional_pairs'])} definitional pairs, explained variance of the "
+             f"first components {', '.join(f'{r:.3f}' for r in sub['explained_variance_ratio'][:max(k, 3)])}"
+             + (f"; missing: {', '.join(sub['missing_words'])}" if sub["missing_words"] else "")
+             + (f"; lower-cased: {', '.join(f'{a}->{b}' for a, b in sub['case_mapped'].items())}"
+                if sub.get("case_mapped") else "")]
+    if meta.get("expansion"):
+        lines.append(_expansion_line(meta["expansion"]))
+    lines += _hard_lines(meta.get("hard") or {}) + _soft_lines(meta.get("soft_solve") or {})
     t = meta["timings_s"]
     lines.append("- timings (s): " + ", ".join(f"{k2} {v:.1f}" for k2, v in t.items())
                  + (f" (reused: {', '.join(meta['reused_steps'])})" if meta["reused_steps"] else ""))
     lines.append("- versions: " + ", ".join(f"{k2} {v}" for k2, v in meta["versions"].items()))
-    src = meta["input"]["source"]
-    command = ["embdebias", "run"] + ([src] if src != "glove-6b-50d" else []) + [
-        "--out-dir", "DIR", "--components", str(k), "--lambda", str(p["lambda"]),
-        "--seed", str(meta["seeds"]["random_state"])]
-    if p["limit"]:
-        command += ["--limit", str(p["limit"])]
-    if p["output_format"] != "native":
-        command += ["--format", p["output_format"]]
+    return lines
+
+
+def _hard_lines(hard: dict) -> list[str]:
+    if not hard:
+        return []
+    return [f"- hard debias: {hard['equalize_pairs']} equalize forms equalized"
+            + (f" ({hard['equalize_pairs_missing']} pairs of the list not in the vocabulary)"
+               if hard.get("equalize_pairs_missing") else "")
+            + (f"; {hard['gender_specific_in_vocabulary']:,} of {hard['gender_specific']:,} "
+               f"gender-specific words in the vocabulary, kept; every other word neutralized"
+               if "gender_specific_in_vocabulary" in hard else "")]
+
+
+def _soft_lines(soft: dict) -> list[str]:
+    if not soft:
+        return []
+    shown = {k: v for k, v in soft.items() if not isinstance(v, (list, dict))}
+    lines = ["- soft debias solve: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in shown.items())]
+    for when in ("before", "after"):
+        terms = soft.get(f"objective_{when}")
+        if isinstance(terms, dict):
+            lines.append(f"  - objective {when}: " + ", ".join(f"{k} = {_fmt(v)}" for k, v in terms.items()))
+    return lines
+
+
+def _reproduce_command(meta: dict) -> list[str]:
+    """The ``embdebias run`` command line that repeats this run."""
+    p, src = meta["parameters"], meta["input"]["source"]
     ev = p.get("evaluate") or {}
-    if ev.get("max_missing") not in (None, 0.2):
-        command += ["--max-missing", str(ev["max_missing"])]
-    if ev.get("sembias"):
-        command += ["--sembias", str(ev["sembias"])]
-    if p.get("lists", "published") != "published":
-        command += ["--lists", p["lists"]]
-    if p.get("expand"):
-        command += ["--expand", "--n-train", str(p["n_train"])]
+    command = ["embdebias", "run"] + ([src] if src != "glove-6b-50d" else []) + [
+        "--out-dir", "DIR", "--components", str(p["n_components"]), "--lambda", str(p["lambda"]),
+        "--seed", str(meta["seeds"]["random_state"])]
+    optional = [("--limit", p["limit"]),
+                ("--format", p["output_format"] if p["output_format"] != "native" else None),
+                ("--max-missing", ev.get("max_missing") if ev.get("max_missing") not in (None, 0.2) else None),
+                ("--sembias", ev.get("sembias")),
+                ("--lists", p.get("lists") if p.get("lists", "published") != "published" else None),
+                ("--n-train", p["n_train"] if p.get("expand") else None)]
+    command += [str(x) for option, value in optional if value for x in (option, value)]
+    command += ["--expand"] if p.get("expand") else []
+    command += ["--strict"] if ev.get("strict") else []
     for role, option in (("definitional_pairs", "--definitional"), ("equalize_pairs", "--equalize"),
                          ("gender_specific", "--specific"), ("gender_specific_seed", "--seeds")):
         info = (meta.get("lists") or {}).get(role, {})
         if info.get("source") == "user file":
             command += [option, info["path"]]
-    lines.append(f"- reproduce: `{' '.join(command)}`")
-    return "\n".join(lines) + "\n"
+    return command
 
 
 def _fmt(v) -> str:
