@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
+from ._case import rows_with_lowercase
 from ._rows import unit_rows
 from .embedding import Embedding, as_embedding
 from .errors import DimensionError, EmbdebiasError, MissingWordsError, NonFiniteError
@@ -91,18 +92,7 @@ class BiasSubspace(BaseEstimator):
         k = int(self.n_components)
         if k < 1:
             raise EmbdebiasError(f"n_components must be >= 1, got {self.n_components}")
-        used, missing, mapped = [], [], {}
-        for pair in pairs:
-            resolved = []
-            for w in pair:
-                if w not in emb and self.lowercase_fallback and w.lower() != w and w.lower() in emb:
-                    mapped[w] = w.lower()
-                    w = w.lower()
-                resolved.append(w)
-            absent = [w for w in resolved if w not in emb]
-            missing.extend(absent)
-            if not absent:
-                used.append(tuple(resolved))
+        used, missing, mapped = self._resolve_pairs(pairs, emb)
         if missing:
             warnings.warn(f"definitional pairs: {len(missing)} word(s) not in {emb.name}: "
                           f"{', '.join(missing)}; {len(used)} of {len(pairs)} pairs used",
@@ -134,6 +124,16 @@ class BiasSubspace(BaseEstimator):
         self.case_mapped_ = mapped
         self.n_features_in_ = emb.dim
         return self
+
+    def _resolve_pairs(self, pairs, emb):
+        """``(pairs found, missing words, {word: lower-case form used})``."""
+        words = [w for pair in pairs for w in pair]
+        rows, mapped = rows_with_lowercase(emb.words, words, self.lowercase_fallback)
+        resolved = [mapped.get(w, w) for w in words]
+        ok = rows.reshape(-1, 2) >= 0
+        used = [(resolved[2 * i], resolved[2 * i + 1]) for i in np.flatnonzero(ok.all(axis=1))]
+        missing = [w for w, r in zip(resolved, rows) if r < 0]
+        return used, missing, mapped
 
     @classmethod
     def from_components(cls, components) -> "BiasSubspace":

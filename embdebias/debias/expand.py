@@ -96,6 +96,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._atomic import atomic_file
+from .._case import rows_with_lowercase
 from ..embedding import DEFAULT_CHUNK_ROWS, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
 from ._base import unit_rows
@@ -279,14 +280,10 @@ def _seed_words(seed, lists) -> list[str]:
 
 def _seed_rows(emb, seeds: list[str]):
     """``(found, missing, rows)`` of the seeds, with the lower-case fallback."""
-    rows = emb.words.rows(seeds)
-    # As for the bias subspace: a seed missing in its exact case stands for its
-    # lower-case form ("Mary" -> "mary" in GloVe 6B), which must not become a
-    # negative training example.
-    lower_rows = emb.words.rows([w.lower() for w in seeds])
-    use_lower = (rows < 0) & (lower_rows >= 0)
-    seeds = [w.lower() if lo else w for w, lo in zip(seeds, use_lower)]
-    rows = np.where(use_lower, lower_rows, rows)
+    # A seed missing in its exact case stands for its lower-case form ("Mary" -> "mary"
+    # in GloVe 6B), which must not become a negative training example.
+    rows, lowered = rows_with_lowercase(emb.words, seeds)
+    seeds = [lowered.get(w, w) for w in seeds]
     found = [w for w, r in zip(seeds, rows) if r >= 0]
     missing = [w for w, r in zip(seeds, rows) if r < 0]
     return found, missing, rows[rows >= 0]

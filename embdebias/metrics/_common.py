@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..embedding import Embedding, as_embedding
+from .._case import rows_with_lowercase
 from .._rows import unit_rows
 from ..errors import EmbdebiasError, MissingWordsError
 
@@ -77,16 +78,7 @@ def lookup(emb: Embedding, words, *, name: str = "words", lowercase: bool = True
     """
     max_missing = check_max_missing(max_missing)
     words = list(dict.fromkeys(str(w) for w in words))
-    rows = emb.words.rows(words)
-    lowered: dict[str, str] = {}
-    if lowercase:
-        absent = [i for i, r in enumerate(rows) if r < 0 and words[i].lower() != words[i]]
-        if absent:
-            low_rows = emb.words.rows([words[i].lower() for i in absent])
-            for i, r in zip(absent, low_rows):
-                if r >= 0:
-                    rows[i] = r
-                    lowered[words[i]] = words[i].lower()
+    rows, lowered = rows_with_lowercase(emb.words, words, lowercase)
     found = rows >= 0
     kept = [w for w, f in zip(words, found) if f]
     missing = [w for w, f in zip(words, found) if not f]

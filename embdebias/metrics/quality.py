@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import EmbdebiasError, WordListError
+from .._case import rows_with_lowercase
 from .._rows import unit_rows
 from ._common import MetricResult, as_emb
 
@@ -47,13 +48,12 @@ def dataset_path(name_or_path) -> Path:
     return p
 
 
-def _resolver(vocab_get, lowercase: bool):
-    def row(word: str) -> int:
-        r = vocab_get(word)
-        if r < 0 and lowercase and word.lower() != word:
-            r = vocab_get(word.lower())
-        return r
-    return row
+def _word_rows(vocab, words, lowercase: bool) -> np.ndarray:
+    """Rows of ``words`` (any shape of nested lists) with the lower-case fallback; -1 if missing."""
+    flat = np.asarray(words, dtype=object)
+    unique, inverse = np.unique(flat.ravel().astype(str), return_inverse=True)
+    rows, _ = rows_with_lowercase(vocab, unique.tolist(), lowercase)
+    return rows[inverse].reshape(flat.shape)
 
 
 @dataclass
@@ -123,12 +123,11 @@ def word_similarity(embedding, dataset="wordsim353", *, restrict_vocab: int | No
         emb = emb.head(restrict_vocab)
     path = dataset_path(dataset)
     rows = read_word_pairs(path)
-    get = _resolver(emb.words.get, lowercase)
-    r1 = np.array([get(a) for _, a, _, _ in rows])
-    r2 = np.array([get(b) for _, _, b, _ in rows])
+    pair_rows = _word_rows(emb.words, [[a, b] for _, a, b, _ in rows], lowercase).reshape(-1, 2)
+    r1, r2 = pair_rows[:, 0], pair_rows[:, 1]
     ok = (r1 >= 0) & (r2 >= 0)
     oov_pairs = [(a, b) for (_, a, b, _), k in zip(rows, ok) if not k]
-    missing = sorted({w for (_, a, b, _) in rows for w in (a, b) if get(w) < 0})
+    missing = sorted({w for (_, a, b, _), (ra, rb) in zip(rows, pair_rows) for w, r in ((a, ra), (b, rb)) if r < 0})
     if ok.sum() < 3:
         raise EmbdebiasError(f"{path.name}: only {int(ok.sum())} word pairs are in the vocabulary of {emb.name}")
     u1 = unit_rows(emb.take(r1[ok], np.float64))
@@ -214,15 +213,9 @@ def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000
     head = emb.head(restrict_vocab)
     path = dataset_path(dataset)
     sections = read_analogies(path)
-    get = _resolver(head.words.get, lowercase)
-    cache: dict[str, int] = {}
-    section_of, quads = [], []
-    for si, (_, questions) in enumerate(sections):
-        for q in questions:
-            quads.append([cache[w] if w in cache else cache.setdefault(w, get(w)) for w in q])
-            section_of.append(si)
-    quads = np.array(quads, dtype=np.int64).reshape(-1, 4)
-    section_of = np.array(section_of, dtype=np.int64)
+    questions = [list(q) for _, qs in sections for q in qs]
+    section_of = np.array([si for si, (_, qs) in enumerate(sections) for _ in qs], dtype=np.int64)
+    quads = _word_rows(head.words, questions, lowercase).astype(np.int64).reshape(-1, 4)
     ok = (quads >= 0).all(axis=1)
     q_ok = quads[ok]
     correct = np.zeros(len(quads), dtype=bool)
@@ -256,4 +249,4 @@ def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000
         n_correct=int(correct.sum()), n_questions=int(ok.sum()), n_oov=int((~ok).sum()),
         restrict_vocab=int(restrict_vocab), sections=per_section,
         dataset=DATASETS_NAME.get(path.name, str(path)),
-        missing={"words": sorted(w for w, r in cache.items() if r < 0)})
+        missing={"words": sorted({w for q, r in zip(questions, quads) for w, x in zip(q, r) if x < 0})})
