@@ -115,6 +115,43 @@ def _fractions(pred: np.ndarray) -> tuple[float, float, float]:
             float(np.mean(labels == "none")))
 
 
+def _direction(emb, direction, lowercase: bool):
+    """The unit female-positive direction and its label (see the module docstring)."""
+    if direction is None:
+        ends = lookup(emb, ["she", "he"], name="BAT: the direction words she, he",
+                      lowercase=lowercase, max_missing=0.0)
+        she, he = unit_vectors(emb, ends.rows)
+        g, label = she - he, "she - he"
+    elif hasattr(direction, "direction_"):
+        g, label = np.asarray(direction.direction_, dtype=np.float64), "BiasSubspace.direction_ (female positive)"
+    else:
+        g, label = np.asarray(direction, dtype=np.float64).ravel(), "given vector (female positive)"
+    if g.shape != (emb.dim,):
+        raise DimensionError(f"BAT: direction has shape {g.shape}, the embedding has dimension {emb.dim}")
+    return unit_rows(g, copy=True), label
+
+
+def _instance_rows(emb, instances, lowercase: bool):
+    """``(rows (n, 4, 2), lookup)``: the row of every word of every instance (-1 if missing)."""
+    words = [w for inst in instances for pair in inst.pairs for w in pair]
+    lk = lookup(emb, words, name="BAT words", lowercase=lowercase, max_missing=1.0, min_size=0)
+    row_of = dict(zip(lk.words, lk.rows.tolist()))
+    rows = np.array([row_of.get(w, -1) for w in words], dtype=np.int64).reshape(len(instances), 4, 2)
+    return rows, lk
+
+
+def _predict(emb, rows: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Column (0-3) of the pair whose female-minus-male difference best aligns with ``g``."""
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64)
+    vecs = unit_vectors(emb, rows.ravel()).reshape(len(rows), 4, 2, emb.dim)
+    diff = vecs[:, :, 1] - vecs[:, :, 0]  # female minus male: the same sign as g
+    norms = np.linalg.norm(diff, axis=2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos = np.where(norms > 0, (diff @ g) / norms, -np.inf)
+    return np.argmax(cos, axis=1)
+
+
 def bat(embedding, path=None, *, direction=None, lists: str = "published", n_sub: int = 40,
         max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True) -> BatResult:
     """Bias Analogy Test of ``embedding`` on a SemBias-format file.
@@ -144,29 +181,11 @@ def bat(embedding, path=None, *, direction=None, lists: str = "published", n_sub
         path = sembias_path(lists)
     instances = read_sembias(path)
 
-    if direction is None:
-        ends = lookup(emb, ["she", "he"], name="BAT: the direction words she, he",
-                      lowercase=lowercase, max_missing=0.0)
-        she, he = unit_vectors(emb, ends.rows)
-        g = she - he
-        label = "she - he"
-    elif hasattr(direction, "direction_"):
-        g = np.asarray(direction.direction_, dtype=np.float64)
-        label = "BiasSubspace.direction_ (female positive)"
-    else:
-        g = np.asarray(direction, dtype=np.float64).ravel()
-        label = "given vector (female positive)"
-    if g.shape != (emb.dim,):
-        raise DimensionError(f"BAT: direction has shape {g.shape}, the embedding has dimension {emb.dim}")
-    g = unit_rows(g, copy=True)
-
-    words = [w for inst in instances for pair in inst.pairs for w in pair]
-    lk = lookup(emb, words, name="BAT words", lowercase=lowercase, max_missing=1.0, min_size=0)
-    row_of = dict(zip(lk.words, lk.rows.tolist()))
-    missing = set(lk.missing)
-    ok = np.array([not any(w in missing for pair in inst.pairs for w in pair) for inst in instances])
+    g, label = _direction(emb, direction, lowercase)
+    rows, lk = _instance_rows(emb, instances, lowercase)
+    ok = (rows >= 0).all(axis=(1, 2))
     n = len(instances)
-    skipped_words = [w for w in lk.missing]
+    skipped_words = list(lk.missing)
     if n and (1 - ok.mean()) > max_missing:
         raise MissingWordsError(
             f"BAT: {int((~ok).sum())} of {n} SemBias instances in {path} have words not in the "
@@ -174,19 +193,8 @@ def bat(embedding, path=None, *, direction=None, lists: str = "published", n_sub
             f"{', '.join(map(repr, skipped_words[:30]))}"
             f"{f' and {len(skipped_words) - 30} more' if len(skipped_words) > 30 else ''}",
             skipped_words)
-
     pred = np.full(n, -1, dtype=np.int64)
-    idx = np.flatnonzero(ok)
-    if idx.size:
-        a_rows = np.array([[row_of[instances[i].pairs[c][0]] for c in range(4)] for i in idx])
-        b_rows = np.array([[row_of[instances[i].pairs[c][1]] for c in range(4)] for i in idx])
-        a = unit_vectors(emb, a_rows.ravel()).reshape(idx.size, 4, emb.dim)
-        b = unit_vectors(emb, b_rows.ravel()).reshape(idx.size, 4, emb.dim)
-        diff = b - a  # female minus male: the same sign as g
-        norms = np.linalg.norm(diff, axis=2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            cos = np.where(norms > 0, (diff @ g) / norms, -np.inf)
-        pred[idx] = np.argmax(cos, axis=1)
+    pred[ok] = _predict(emb, rows[ok], g)
 
     sub = pred[max(0, n - int(n_sub)):]
     d, s, no = _fractions(pred)

@@ -157,6 +157,26 @@ def kl_from_uniform(p: np.ndarray) -> float:
     return float(np.sum(q[nz] * np.log(q[nz] * q.size)))
 
 
+def _sentiment_rows(emb, identity_rows, positive, negative, lexicon_threshold):
+    """``(positive rows, negative rows, lexicon words missing)``: the training words.
+
+    Words in both lists, and identity terms, are left out of training.
+    """
+    if positive is None or negative is None:
+        lex_pos, lex_neg = sentiment_lexicon(float(lexicon_threshold))
+        positive = lex_pos if positive is None else positive
+        negative = lex_neg if negative is None else negative
+    pos_rows, pos_missing = emb.rows(list(positive))
+    neg_rows, neg_missing = emb.rows(list(negative))
+    drop = np.union1d(np.intersect1d(pos_rows, neg_rows), identity_rows)
+    pos_rows = pos_rows[~np.isin(pos_rows, drop)].astype(np.int64)
+    neg_rows = neg_rows[~np.isin(neg_rows, drop)].astype(np.int64)
+    if min(pos_rows.size, neg_rows.size) < 10:
+        raise EmbdebiasError(f"RNSB: only {pos_rows.size} positive and {neg_rows.size} negative "
+                             f"sentiment words are in the vocabulary of {emb.name}; need at least 10 each")
+    return pos_rows, neg_rows, len(pos_missing) + len(neg_missing)
+
+
 def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
          test_size: float = 0.2, random_state: int | None = 0, normalize: bool = True,
          lexicon_threshold: float = 1.0, positive=None, negative=None,
@@ -197,19 +217,8 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
         identity_terms = default_identity_terms()
     ident = lookup(emb, identity_terms, name="RNSB identity terms", lowercase=lowercase,
                    max_missing=max_missing, min_size=2)
-    if positive is None or negative is None:
-        lex_pos, lex_neg = sentiment_lexicon(float(lexicon_threshold))
-        positive = lex_pos if positive is None else positive
-        negative = lex_neg if negative is None else negative
-    identity_rows = set(ident.rows.tolist())
-    pos_rows, pos_missing = emb.rows(list(positive))
-    neg_rows, neg_missing = emb.rows(list(negative))
-    overlap = set(pos_rows.tolist()) & set(neg_rows.tolist())
-    pos_rows = np.array([r for r in pos_rows if r not in identity_rows and r not in overlap], dtype=np.int64)
-    neg_rows = np.array([r for r in neg_rows if r not in identity_rows and r not in overlap], dtype=np.int64)
-    if min(pos_rows.size, neg_rows.size) < 10:
-        raise EmbdebiasError(f"RNSB: only {pos_rows.size} positive and {neg_rows.size} negative "
-                             f"sentiment words are in the vocabulary of {emb.name}; need at least 10 each")
+    pos_rows, neg_rows, lexicon_missing = _sentiment_rows(emb, ident.rows, positive, negative,
+                                                          lexicon_threshold)
     rows = np.concatenate([pos_rows, neg_rows])
     feats = emb.take(rows, np.float64)
     ident_feats = emb.take(ident.rows, np.float64)
@@ -240,7 +249,7 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
         probabilities=dict(zip(ident.words, probs_arr.mean(axis=0).tolist())),
         distribution=dict(zip(ident.words, dist.mean(axis=0).tolist())),
         n_positive=int(pos_rows.size), n_negative=int(neg_rows.size),
-        lexicon_missing=len(pos_missing) + len(neg_missing),
+        lexicon_missing=lexicon_missing,
         missing={"identity": list(ident.missing)},
         lowercased={"identity": dict(ident.lowercased)} if ident.lowercased else {},
         n_runs=n_runs, C=float(C), test_size=float(test_size), random_state=random_state)

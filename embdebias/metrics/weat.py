@@ -228,6 +228,38 @@ def _bootstrap_effect_sizes(t_x, t_y, a, b, n_boot, rng, ddof, block_size=2000):
     return out
 
 
+def _test_sets(X, Y, A, B) -> tuple[str, str, dict]:
+    """``(test id, title, {"X": WordSet, ...})`` from a WeatTest or four sets."""
+    if not isinstance(X, WeatTest):
+        return "", "", {k: _as_wordset(v, k) for k, v in zip(_SETS, (X, Y, A, B))}
+    if any(v is not None for v in (Y, A, B)):
+        raise EmbdebiasError("weat: pass either a WeatTest or the four sets, not both")
+    return X.id, X.title, {k: _as_wordset(getattr(X, k), k) for k in _SETS}
+
+
+def permutation_p_value(s_x: np.ndarray, s_y: np.ndarray, *, exact_limit: int, n_permutations: int,
+                        rng: np.random.Generator, block_size: int = 10_000):
+    """One-sided permutation p-value of ``sum s_X`` (see the module docstring).
+
+    Returns ``(p, standard error, exact, partitions counted, partitions in all)``: exact
+    when there are at most ``exact_limit`` partitions, else ``(hits + 1) / (m + 1)`` over
+    ``m = n_permutations`` random ones, with its Monte-Carlo standard error.
+    """
+    pooled = np.concatenate([s_x, s_y])
+    nx = s_x.size
+    threshold = float(s_x.sum()) - 1e-9 * max(1.0, float(np.abs(pooled).sum()))
+    n_partitions = math.comb(pooled.size, nx)
+    if n_partitions <= exact_limit:
+        count, total = count_at_least(pooled, nx, threshold)
+        return count / total, 0.0, True, total, n_partitions
+    m = int(n_permutations)
+    if m < 1:
+        raise EmbdebiasError(f"n_permutations must be >= 1, got {n_permutations}")
+    hits = sample_at_least(pooled, nx, threshold, m, rng, block_size)
+    p = (hits + 1) / (m + 1)
+    return p, math.sqrt(p * (1 - p) / m), False, m, n_partitions
+
+
 def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100_000,
          exact_limit: int = 1_000_000, random_state: int | None = 0, bootstrap: int = 0,
          ci_level: float = 0.95, ddof: int = 1, max_missing: float = DEFAULT_MAX_MISSING,
@@ -266,14 +298,7 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
     WeatResult
     """
     emb = as_emb(embedding)
-    test_id = title = ""
-    if isinstance(X, WeatTest):
-        if any(v is not None for v in (Y, A, B)):
-            raise EmbdebiasError("weat: pass either a WeatTest or the four sets, not both")
-        test = X
-        test_id, title = test.id, test.title
-        X, Y, A, B = test.X, test.Y, test.A, test.B
-    sets = {k: _as_wordset(v, k) for k, v in zip(_SETS, (X, Y, A, B))}
+    test_id, title, sets = _test_sets(X, Y, A, B)
     prefix = f"WEAT {test_id}: " if test_id else "WEAT: "
     looks = {k: lookup(emb, ws.words, name=f"{prefix}set {k} ({ws.name})" if ws.name != k else f"{prefix}set {k}",
                        lowercase=lowercase, max_missing=max_missing) for k, ws in sets.items()}
@@ -286,21 +311,10 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
     d = effect_size(s_x, s_y, ddof)
     statistic = float(s_x.sum() - s_y.sum())
 
-    pooled = np.concatenate([s_x, s_y])
-    observed = float(s_x.sum())
-    threshold = observed - 1e-9 * max(1.0, float(np.abs(pooled).sum()))
-    n_partitions = math.comb(nx + ny, nx)
     perm_seed, boot_seed = np.random.SeedSequence(random_state).spawn(2)
-    if n_partitions <= exact_limit:
-        count, total = count_at_least(pooled, nx, threshold)
-        p, se, exact, counted = count / total, 0.0, True, total
-    else:
-        m = int(n_permutations)
-        if m < 1:
-            raise EmbdebiasError(f"n_permutations must be >= 1, got {n_permutations}")
-        hits = sample_at_least(pooled, nx, threshold, m, np.random.default_rng(perm_seed), block_size)
-        p = (hits + 1) / (m + 1)
-        se, exact, counted = math.sqrt(p * (1 - p) / m), False, m
+    p, se, exact, counted, n_partitions = permutation_p_value(
+        s_x, s_y, exact_limit=exact_limit, n_permutations=n_permutations,
+        rng=np.random.default_rng(perm_seed), block_size=block_size)
 
     ci = None
     if bootstrap:
