@@ -12,6 +12,7 @@ from . import wordlists
 from ._atomic import atomic_file
 from .embedding import Embedding, as_embedding
 from .errors import EmbdebiasError, MissingWordsError
+from .metrics.projection import projections
 from .subspace import MissingWordsWarning, resolve_subspace
 
 SHE_COLOR = "#c2185b"
@@ -55,13 +56,10 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
         warnings.warn(f"occupations: {len(missing)} word(s) left out (not in every embedding): "
                       f"{', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}",
                       MissingWordsWarning, stacklevel=2)
-    proj = {}
-    for name, emb in embeddings.items():
-        vecs = emb[present].astype(np.float64)
-        if vecs.shape[1] != direction.shape[0]:
-            raise EmbdebiasError(f"{name} has {vecs.shape[1]}-d vectors, the direction is {direction.shape[0]}-d")
-        norms = np.linalg.norm(vecs, axis=1)
-        proj[name] = np.divide(vecs @ direction, norms, out=np.zeros(len(present)), where=norms > 0)
+    # The metric itself, on the words every panel has: one definition of a projection.
+    proj = {name: np.asarray(projections(emb, present, subspace=direction, max_missing=0.0,
+                                         lowercase=False).projections)
+            for name, emb in embeddings.items()}
     return present, proj, missing
 
 

