@@ -165,7 +165,7 @@ def cmd_expand(args, say) -> int:
 
 
 def cmd_score(args, say) -> int:
-    from .evaluate import evaluate, suite_options
+    from .evaluation import evaluate, suite_options
 
     embeddings = _load_many(args)
     options = suite_options(args.tests) if args.tests else {}

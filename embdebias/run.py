@@ -179,7 +179,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     from .debias.expand import DEFAULT_MAX_RANK, DEFAULT_TARGET_PRECISION
     from .debias.hard import HardDebias
     from .debias.soft import SoftDebias
-    from .evaluate import Report
+    from .evaluation import Report
     from .subspace import BiasSubspace
 
     out_dir = Path(out_dir)
@@ -290,7 +290,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
 
 def _evaluate_step(steps, name: str, key: str, embeddings: dict, eval_kwargs: dict) -> None:
     """``evaluate`` the embeddings into ``<name>.json`` (reused when unchanged)."""
-    from .evaluate import evaluate
+    from .evaluation import evaluate
 
     if steps.done(name, key):
         return
@@ -382,7 +382,7 @@ def _expansion_line(exp: dict) -> str:
 
 def render_report(meta: dict, evaluation: dict) -> str:
     """``report.md``: the evaluation tables, the word lists, then how the run can be reproduced."""
-    from .evaluate import Report
+    from .evaluation import Report
 
     lines = [f"# embdebias report: {meta['embedding']['name']}", "",
              f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "

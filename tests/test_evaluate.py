@@ -9,7 +9,7 @@ from gensim.test.utils import datapath
 from embdebias import wordlists
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
-from embdebias.evaluate import DEFAULT_SUITE, Report, UnscoredWarning, evaluate, suite_options
+from embdebias.evaluation import DEFAULT_SUITE, Report, UnscoredWarning, evaluate, suite_options
 from embdebias.subspace import BiasSubspace
 from embdebias.metrics import bat, direct_bias, weat
 from embdebias.metrics.bat import read_sembias

@@ -33,3 +33,15 @@ def test_the_two_newcomer_commands_stand_near_the_top():
     assert "pip install '.[test]' && embdebias run --out-dir embdebias-out" in bash[0]
     assert "python -m pytest -q" in bash[1]
     assert "python -m pytest -q" in (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_top_level_names_are_the_functions_whatever_was_imported_before():
+    import importlib
+
+    import embdebias
+
+    importlib.import_module("embdebias.evaluation")
+    importlib.import_module("embdebias.io")
+    from embdebias import evaluate, load
+
+    assert callable(evaluate) and callable(load) and evaluate.__name__ == "evaluate"

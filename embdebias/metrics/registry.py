@@ -1,9 +1,9 @@
-"""The metrics that :func:`embdebias.evaluate` runs, behind one registry.
+"""The metrics that :func:`embdebias.evaluation` runs, behind one registry.
 
 Each metric is a small object: what it is called, how to read it, which statistics it
 reports (machine keys, with display labels), which word lists or data it needs, and how
 to score one *unit* of work (a WEAT test, the SemBias file, a similarity data set) on one
-embedding. :func:`embdebias.evaluate` is a loop over these objects, so a unit that cannot
+embedding. :func:`embdebias.evaluation` is a loop over these objects, so a unit that cannot
 be scored becomes empty cells with its reason instead of stopping the others, and a new
 metric is one more class registered with :func:`register`.
 
@@ -29,7 +29,7 @@ N_SCORED = "n_scored"
 
 @dataclass
 class EvalContext:
-    """Everything the metrics share in one :func:`~embdebias.evaluate` call."""
+    """Everything the metrics share in one :func:`~embdebias.evaluation` call."""
 
     lists: str = wordlists.DEFAULT_LISTS
     max_missing: float = 0.2
@@ -91,7 +91,7 @@ class EvalContext:
 
 
 class Metric:
-    """One metric as :func:`~embdebias.evaluate` sees it (subclass and :func:`register`).
+    """One metric as :func:`~embdebias.evaluation` sees it (subclass and :func:`register`).
 
     Attributes
     ----------
