@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import FairnessInputError
-from .scoring import roc_auc
+from .scoring import builtin_by_name, roc_auc
 
 
 @dataclass(frozen=True)
@@ -267,11 +267,4 @@ def distance(spec) -> ComparisonFunction:
     if callable(spec):
         return ComparisonFunction(getattr(spec, "__name__", "custom"), "any", "any", False, None,
                                   "user comparison function", spec)
-    if not isinstance(spec, str):
-        raise FairnessInputError(f"a comparison function is a name or a callable, got {spec!r}")
-    key = spec.strip().lower().replace("-", "_").replace(" ", "_")
-    key = _ALIASES.get(key, key)
-    if key not in _BUILTIN:
-        raise FairnessInputError(
-            f"unknown comparison function {spec!r}; known: {', '.join(available_comparisons())}")
-    return _BUILTIN[key]
+    return builtin_by_name(spec, _BUILTIN, _ALIASES, "comparison function", available_comparisons)

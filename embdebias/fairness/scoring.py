@@ -49,6 +49,20 @@ import numpy as np
 from ..errors import FairnessInputError
 
 
+def builtin_by_name(spec, builtin: dict, aliases: dict, kind: str, known):
+    """The built-in ``kind`` named ``spec`` (case, ``-`` and spaces ignored; aliases allowed).
+
+    ``known()`` lists the names for the error message of an unknown one.
+    """
+    if not isinstance(spec, str):
+        raise FairnessInputError(f"a {kind} is a name or a callable, got {spec!r}")
+    key = spec.strip().lower().replace("-", "_").replace(" ", "_")
+    key = aliases.get(key, key)
+    if key not in builtin:
+        raise FairnessInputError(f"unknown {kind} {spec!r}; known: {', '.join(known())}")
+    return builtin[key]
+
+
 @dataclass(frozen=True)
 class ScoringFunction:
     """A scoring function :math:`\\varphi`.
@@ -297,11 +311,5 @@ def phi(spec, *, threshold: float = 0.5) -> ScoringFunction:
         return replace(spec, threshold=float(threshold))
     if callable(spec):
         return _user_callable(spec)
-    if not isinstance(spec, str):
-        raise FairnessInputError(f"a scoring function is a name or a callable, got {spec!r}")
-    key = spec.strip().lower().replace("-", "_").replace(" ", "_")
-    key = _ALIASES.get(key, key)
-    if key not in _BUILTIN:
-        raise FairnessInputError(
-            f"unknown scoring function {spec!r}; known: {', '.join(available_scoring_functions())}")
-    return replace(_BUILTIN[key], threshold=float(threshold))
+    found = builtin_by_name(spec, _BUILTIN, _ALIASES, "scoring function", available_scoring_functions)
+    return replace(found, threshold=float(threshold))
