@@ -81,6 +81,13 @@ class Report:
         ``{metric: {statistic: display label}}``.
     failures : list of dict
         ``{"embedding", "metric", "unit", "reason"}`` of every unit not scored.
+    comparisons : list of dict
+        For every bias statistic of every column but the first (the reference):
+        ``{"embedding", "reference", "metric", "test", "statistic", "reference_value",
+        "value", "change", "ci_low", "ci_high", "outcome", "n_items"}``, where ``change``
+        is the paired change of the bias magnitude (negative: fairer) and ``outcome`` is
+        "improved", "worse" or "no significant change" (see
+        :func:`~embdebias.metrics.uncertainty.paired_change`).
     """
 
     embeddings: list[str]
@@ -92,6 +99,7 @@ class Report:
     legends: dict[str, str] = field(default_factory=dict)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     failures: list[dict] = field(default_factory=list)
+    comparisons: list[dict] = field(default_factory=list)
 
     # -- building --------------------------------------------------------------------
     def add(self, embedding: str, metric: str, test: str, statistic: str, value) -> None:
@@ -129,6 +137,7 @@ class Report:
                 out.values[key].update(rep.values[key])
             out.details.update(rep.details)
             out.failures.extend(rep.failures)
+            out.comparisons.extend(rep.comparisons)
             for mine, theirs in ((out.data, rep.data), (out.legends, rep.legends), (out.labels, rep.labels)):
                 for k, v in theirs.items():
                     mine.setdefault(k, v)
@@ -187,6 +196,7 @@ class Report:
                      for m, t, s in self.rows],
             "details": self.details, "params": self.params, "data": self.data,
             "legends": self.legends, "labels": self.labels, "failures": self.failures,
+            "comparisons": self.comparisons, "verdict": self.verdict(),
         })
 
     @classmethod
@@ -196,7 +206,8 @@ class Report:
             report = cls(list(data["embeddings"]), details=dict(data.get("details", {})),
                          params=dict(data.get("params", {})), data=dict(data.get("data", {})),
                          legends=dict(data.get("legends", {})), labels=dict(data.get("labels", {})),
-                         failures=list(data.get("failures", [])))
+                         failures=list(data.get("failures", [])),
+                         comparisons=list(data.get("comparisons", [])))
             for row in data["rows"]:
                 key = (row["metric"], row["test"], row["statistic"])
                 report.rows.append(key)
@@ -225,13 +236,15 @@ class Report:
         """Markdown: per metric its data, how to read it and a table (rows = tests x
         statistics, columns = embeddings); then the units not scored and, with
         ``missing=True``, the out-of-vocabulary words."""
-        parts = []
+        parts = self._verdict_lines()
         for metric in dict.fromkeys(m for m, _, _ in self.rows):
             parts.append(f"### {METRIC_TITLES.get(metric, metric)}\n")
             for label, text in (("Data", self.data.get(metric)), ("How to read", self.legends.get(metric))):
                 if text:
                     parts.append(f"{label}: {text}\n")
             parts.append(self._table(metric, digits) + "\n")
+            if any(s.endswith("_ci_low") for m, _, s in self.rows if m == metric):
+                parts.append(self._interval_note() + "\n")
         if self.failures:
             parts.append("### Not scored\n")
             parts += [f"- {f['embedding']}, {f['metric']}/{f['unit']}: {f['reason']}" for f in self.failures]
@@ -246,13 +259,54 @@ class Report:
             parts.append("")
         return "\n".join(parts)
 
+    # -- uncertainty and the verdict -----------------------------------------------------
+    def _interval_note(self) -> str:
+        boot = self.params.get("bootstrap_resamples")
+        ref = self.embeddings[0] if self.embeddings else ""
+        return (f"[a, b]: {self.params.get('bootstrap_level', 0.95):.0%} bootstrap interval over the "
+                f"words or lines ({boot:,} resamples); † the change from '{ref}' is within the noise "
+                f"(paired bootstrap interval of the change contains 0).")
+
+    def verdict(self) -> dict:
+        """Per column compared with the reference: per metric, the statistics that improved
+        significantly, did not change significantly, and got worse; computed from
+        :attr:`comparisons`, never written by hand."""
+        out: dict = {}
+        for c in self.comparisons:
+            per = out.setdefault(c["embedding"], {}).setdefault(
+                c["metric"], {"improved": [], "no significant change": [], "worse": [], "not comparable": []})
+            per[c["outcome"]].append(f"{c['test']}/{c['statistic']}")
+        return out
+
+    def _verdict_lines(self) -> list[str]:
+        verdict = self.verdict()
+        if not verdict:
+            return []
+        by_key = {(c["embedding"], c["metric"], c["test"], c["statistic"]): c for c in self.comparisons}
+        lines = ["### Verdict", "",
+                 f"Each bias number of every column against '{self.embeddings[0]}', with a paired "
+                 f"bootstrap over the same words: what changed beyond the noise.", ""]
+        for emb, per_metric in verdict.items():
+            parts = []
+            for metric, outcome in per_metric.items():
+                n = sum(len(v) for v in outcome.values())
+                counts = ", ".join(f"{len(v)} {k}" for k, v in outcome.items() if v)
+                worse = [by_key[(emb, metric, *item.split("/"))] for item in outcome["worse"]]
+                detail = ", ".join(f"{w['test']} {self.labels.get(metric, {}).get(w['statistic'], w['statistic'])} "
+                                   f"{w['reference_value']:.3g} -> {w['value']:.3g}"
+                                   for w in worse if w["value"] is not None)
+                parts.append(f"{METRIC_TITLES.get(metric, metric)}: {counts} of {n}"
+                             + (f" (worse: {detail})" if detail else ""))
+            lines.append(f"- **{emb}**: " + "; ".join(parts) + ".")
+        return lines + [""]
+
     def _table(self, metric: str, digits: int) -> str:
         labels = self.labels.get(metric, {})
         lines = ["| " + " | ".join(["test", "statistic", *self.embeddings]) + " |",
                  "| " + " | ".join(["---", "---"] + ["---:"] * len(self.embeddings)) + " |"]
         last_test = None
         for m, t, s in self.rows:
-            if m != metric or s in _FOLDED:
+            if m != metric or s in _FOLDED or s.endswith(("_ci_low", "_ci_high")):
                 continue
             cells = [self._cell(m, t, s, e, digits) for e in self.embeddings]
             lines.append("| " + " | ".join([t if t != last_test else "", labels.get(s, s), *cells]) + " |")
@@ -266,7 +320,7 @@ class Report:
         if isinstance(v, (bool, int)) or statistic == N_SCORED:
             return str(int(v))
         if statistic != "p_value":
-            return f"{v:.{digits}f}"
+            return f"{v:.{digits}f}" + self._interval(metric, test, statistic, embedding, digits)
         se = self.values.get((metric, test, "p_value_se"), {}).get(embedding)
         n = self.values.get((metric, test, "n_permutations"), {}).get(embedding)
         if not se:
@@ -274,6 +328,15 @@ class Report:
         if n and v <= 1.0 / (n + 1) * (1 + 1e-9):
             return f"<= {1.0 / (n + 1):.1g}"
         return f"{v:.{digits}g} ± {se:.1g}"
+
+    def _interval(self, metric: str, test: str, statistic: str, embedding: str, digits: int) -> str:
+        lo = self.values.get((metric, test, f"{statistic}_ci_low"), {}).get(embedding)
+        hi = self.values.get((metric, test, f"{statistic}_ci_high"), {}).get(embedding)
+        text = f" [{lo:.{digits - 1}f}, {hi:.{digits - 1}f}]" if lo is not None and hi is not None else ""
+        flat = any(c["outcome"] == "no significant change" and c["embedding"] == embedding
+                   and (c["metric"], c["test"], c["statistic"]) == (metric, test, statistic)
+                   for c in self.comparisons)
+        return text + (" †" if flat else "")
 
     def __str__(self) -> str:
         return self.to_markdown()
@@ -350,10 +413,12 @@ def _weat_tests(weat_groups, weat_tests) -> list:
     return [t for g in (weat_groups or ()) for t in wordlists.weat_tests(g)]
 
 
-def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: EvalContext, strict: bool) -> None:
-    """Score one unit of one metric on one embedding into ``report`` (tolerant unless ``strict``)."""
+def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: EvalContext, strict: bool,
+                samples: dict) -> None:
+    """Score one unit of one metric on one embedding into ``report`` (tolerant unless ``strict``);
+    its bootstrap samples go into ``samples[(embedding, metric, test, statistic)]``."""
     try:
-        result, cells = metric.score(emb, unit, ctx)
+        result, cells, unit_samples = metric.score(emb, unit, ctx)
     except EmbdebiasError as exc:
         if strict:
             raise
@@ -365,15 +430,47 @@ def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: Eval
                 report.add(emb_name, metric.name, test, stat, None)
         return
     report.details.setdefault(emb_name, {})[f"{metric.name}/{unit}"] = result.to_dict()
+    for (test, stat), sample in unit_samples.items():
+        samples[(emb_name, metric.name, test, stat)] = sample
     for test, stats in cells.items():
         for stat, value in stats.items():
             report.add(emb_name, metric.name, test, stat, value)
 
 
+def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, seed) -> None:
+    """Bootstrap intervals of every sampled statistic, and paired comparisons with the first column.
+
+    Each interval and comparison draws from its own generator, seeded by ``seed`` and the
+    row's key, so the numbers do not depend on what else was computed.
+    """
+    import zlib
+
+    import numpy as np
+
+    from .metrics.uncertainty import bootstrap_interval, paired_change
+
+    def rng(*key):
+        return np.random.default_rng([0 if seed is None else int(seed), zlib.crc32("/".join(key).encode())])
+
+    reference = report.embeddings[0]
+    for (emb, metric, test, stat), sample in samples.items():
+        lo, hi = bootstrap_interval(sample, n_boot, rng(emb, metric, test, stat), level)
+        report.add(emb, metric, test, f"{stat}_ci_low", lo)
+        report.add(emb, metric, test, f"{stat}_ci_high", hi)
+        ref = samples.get((reference, metric, test, stat))
+        if emb == reference or ref is None:
+            continue
+        change = paired_change(ref, sample, n_boot, rng("paired", emb, metric, test, stat), level)
+        report.comparisons.append({
+            "embedding": emb, "reference": reference, "metric": metric, "test": test, "statistic": stat,
+            "reference_value": report.values[(metric, test, stat)].get(reference),
+            "value": report.values[(metric, test, stat)].get(emb), **change})
+
+
 def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_state: int | None = 0,
              max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              weat_groups=("gender",), weat_tests=None, n_permutations: int = 100_000,
-             exact_limit: int = 1_000_000, bootstrap: int = 0, rnsb_runs: int = 10,
+             exact_limit: int = 1_000_000, bootstrap: int = 1000, level: float = 0.95, rnsb_runs: int = 10,
              rnsb_C: float = 1.0, identity_terms=None, neutral_words=None, c: float = 1.0,
              similarity_datasets=("wordsim353", "simlex999"), analogy_restrict_vocab: int = 30_000,
              lists: str = "published", direction_name: str | None = None, strict: bool = False,
@@ -402,8 +499,13 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
         Groups of bundled WEAT tests; add "caliskan" for Caliskan et al.'s ten.
     weat_tests : list of WeatTest, optional
         Explicit tests (replaces ``weat_groups``).
-    n_permutations, exact_limit, bootstrap
+    n_permutations, exact_limit
         Passed to :func:`~embdebias.metrics.weat`.
+    bootstrap : int, default 1000
+        Resamples of the bootstrap that gives every bias number its interval at ``level``
+        and compares every column with the first (paired); 0 skips it.
+    level : float, default 0.95
+        Coverage of the intervals.
     rnsb_runs, rnsb_C, identity_terms
         Passed to :func:`~embdebias.metrics.rnsb`.
     neutral_words : list of str or a list name/path, optional
@@ -437,7 +539,7 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
     ctx = EvalContext(
         lists=lists, max_missing=max_missing, lowercase=lowercase, random_state=random_state,
         weat_tests=_weat_tests(weat_groups, weat_tests), n_permutations=n_permutations,
-        exact_limit=exact_limit, bootstrap=bootstrap, rnsb_runs=rnsb_runs, rnsb_C=rnsb_C,
+        exact_limit=exact_limit, rnsb_runs=rnsb_runs, rnsb_C=rnsb_C,
         identity_terms=identity_terms, neutral_words=neutral, neutral_source=neutral_words,
         neutral_name="professions" if neutral_words is None else "neutral words", c=c,
         sembias=sembias, similarity_datasets=tuple(similarity_datasets),
@@ -448,7 +550,8 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
     report.params = to_builtin({
         "suite": [m.name for m in metrics], "random_state": random_state, "max_missing": max_missing,
         "lowercase": lowercase, "weat_tests": [t.id for t in ctx.weat_tests],
-        "n_permutations": n_permutations, "exact_limit": exact_limit, "bootstrap": bootstrap,
+        "n_permutations": n_permutations, "exact_limit": exact_limit,
+        "bootstrap_resamples": bootstrap, "bootstrap_level": level,
         "rnsb_runs": rnsb_runs, "rnsb_C": rnsb_C, "c": c, "sembias": str(sembias) if sembias else "bundled",
         "similarity_datasets": list(similarity_datasets), "analogy_restrict_vocab": analogy_restrict_vocab,
         "direction": ctx.reference_label, "bat_direction": "she - he", "lists": lists, "strict": strict,
@@ -457,11 +560,14 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
         report.data[metric.name] = metric.data(ctx)
         report.legends[metric.name] = metric.legend_for(ctx)
         report.labels[metric.name] = dict(metric.statistics)
+    samples: dict = {}
     for name, emb in named.items():
         report.details.setdefault(name, {})
         for metric in metrics:
             if progress is not None:
                 progress(name, metric.name)
             for unit in metric.units(ctx):
-                _score_unit(report, metric, name, emb, unit, ctx, strict)
+                _score_unit(report, metric, name, emb, unit, ctx, strict, samples)
+    if bootstrap:
+        _add_uncertainty(report, samples, int(bootstrap), float(level), random_state)
     return report

@@ -211,12 +211,14 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     log(f"[subspace] k={n_components}, explained variance "
         f"{', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:n_components])}")
 
-    # 3. the original is evaluated first, so that with strict=True a word set that the
-    #    vocabulary misses fails the run before any debiasing is done.
+    # 3. with strict=True, the original is scored first (without intervals), so that a word
+    #    set the vocabulary misses fails the run before any debiasing is done.
     eval_kwargs = dict(subspace=subspace, direction_name="the original embedding's (fitted on its definitional pairs)",
                        random_state=random_state, lists=lists, **(evaluate_kwargs or {}))
     orig_key = _key(base_key, "evaluate", n_components, random_state, evaluate_kwargs or {})
-    _evaluate_step(steps, "evaluate_original", orig_key, {"original": emb}, eval_kwargs)
+    if eval_kwargs.get("strict"):
+        _evaluate_step(steps, "check_original", orig_key, {"original": emb}, {**eval_kwargs, "bootstrap": 0},
+                       "check_original.json")
 
     # 4. the gender-specific words: the list as given, or its SVM expansion
     exp_file = "gender_specific_expanded.txt"
@@ -244,13 +246,12 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         lam=lam, subspace=subspace, gender_specific=soft_specific, lists=lists, random_state=random_state),
         emb, soft_path, format, progress, lambda sd: _jsonable(sd.solve_info_))
 
-    # 7. evaluation of soft and hard, beside the original's
+    # 7. evaluation of original, soft and hard together: the debiased columns are compared
+    #    with the original, item by item (paired bootstrap)
     embeddings = {"original": emb, "soft": soft, "hard": hard}
-    _evaluate_step(steps, "evaluate_debiased", _key(orig_key, hard_key, soft_key),
-                   {"soft": soft, "hard": hard}, eval_kwargs)
-    evaluation = Report.combine(
-        Report.from_json(out_dir / name) for name in ("evaluation_original.json", "evaluation_debiased.json")
-    ).to_dict()
+    _evaluate_step(steps, "evaluate", _key(orig_key, hard_key, soft_key), embeddings, eval_kwargs,
+                   "evaluation.json")
+    evaluation = Report.from_json(out_dir / "evaluation.json").to_dict()
 
     # 8. occupation plot
     plot_error = _plot_step(steps, _key(hard_key, soft_key, "plot"), embeddings, out_dir / "occupations.png",
@@ -288,15 +289,14 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     return out_dir / "report.md"
 
 
-def _evaluate_step(steps, name: str, key: str, embeddings: dict, eval_kwargs: dict) -> None:
-    """``evaluate`` the embeddings into ``<name>.json`` (reused when unchanged)."""
+def _evaluate_step(steps, name: str, key: str, embeddings: dict, eval_kwargs: dict, file: str) -> None:
+    """``evaluate`` the embeddings into ``file`` (reused when unchanged)."""
     from .evaluation import evaluate
 
     if steps.done(name, key):
         return
     t0 = time.perf_counter()
     report = evaluate(embeddings, **eval_kwargs)
-    file = name.replace("evaluate_", "evaluation_") + ".json"
     _write_json(steps.out_dir / file, report.to_dict(), steps.inputs)
     steps.record(name, key, [file], time.perf_counter() - t0)
 

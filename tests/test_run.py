@@ -9,7 +9,7 @@ from embdebias.cli import main
 from synthetic import synthetic_embedding, write_word2vec_text
 
 OUTPUTS = {"hard.embd", "soft.embd", "report.md", "report.json", "occupations.png",
-           "evaluation_original.json", "evaluation_debiased.json", "run_state.json"}
+           "evaluation.json", "run_state.json"}
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +28,13 @@ def test_run_writes_everything_and_reuses_steps(small, tmp_path, capsys):
     assert report["evaluation"]["embeddings"] == ["original", "soft", "hard"]
     assert report["seeds"] == {"random_state": 0}
     assert report["reused_steps"] == []
-    assert set(report["timings_s"]) >= {"load", "evaluate_original", "hard", "soft",
-                                       "evaluate_debiased", "plot", "total"}
+    assert set(report["timings_s"]) >= {"load", "hard", "soft", "evaluate", "plot", "total"}
+    # the debiased columns are compared with the original, and the verdict says how
+    evaluation = report["evaluation"]
+    assert {c["embedding"] for c in evaluation["comparisons"]} == {"soft", "hard"}
+    assert {c["reference"] for c in evaluation["comparisons"]} == {"original"}
+    assert set(evaluation["verdict"]) == {"soft", "hard"}
+    assert "### Verdict" in (out / "report.md").read_text(encoding="utf-8")
     assert "expand" not in report["timings_s"]  # the SVM expansion is opt-in
     assert not (out / "gender_specific_expanded.txt").exists()
     md = (out / "report.md").read_text(encoding="utf-8")
@@ -47,21 +52,21 @@ def test_run_writes_everything_and_reuses_steps(small, tmp_path, capsys):
     mtime = (out / "hard.embd" / "vectors.npy").stat().st_mtime_ns
     assert main(["run", str(small), "--out-dir", str(out)]) == 0
     again = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert again["reused_steps"] == ["evaluate_original", "hard", "soft", "evaluate_debiased", "plot"]
+    assert again["reused_steps"] == ["hard", "soft", "evaluate", "plot"]
     assert (out / "hard.embd" / "vectors.npy").stat().st_mtime_ns == mtime
     assert "reusing" in capsys.readouterr().err
 
     # a changed parameter recomputes what depends on it, and only that
     assert main(["--quiet", "run", str(small), "--out-dir", str(out), "--lambda", "0.5"]) == 0
     third = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert third["reused_steps"] == ["evaluate_original", "hard"]
+    assert third["reused_steps"] == ["hard"]
     assert third["parameters"]["lambda"] == 0.5
 
     # --expand recomputes soft (its list changes), not hard
     assert main(["--quiet", "run", str(small), "--out-dir", str(out), "--lambda", "0.5", "--expand",
                  "--n-train", "1500"]) == 0
     fourth = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert fourth["reused_steps"] == ["evaluate_original", "hard"]
+    assert fourth["reused_steps"] == ["hard"]
     assert (out / "gender_specific_expanded.txt").is_file()
     assert fourth["lists"]["gender_specific_seed"]["size"] == 218
     assert "--expand" in (out / "report.md").read_text(encoding="utf-8")

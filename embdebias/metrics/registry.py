@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .. import wordlists
 from ..errors import EmbdebiasError
+from .uncertainty import Sample, ect_correlations, mean_of, rnsb_values, weat_effect_sizes
 
 _WEAT_GROUP_SOURCES = {
     "caliskan": "Caliskan et al. (2017)'s stimuli as published",
@@ -38,7 +41,6 @@ class EvalContext:
     weat_tests: list = field(default_factory=list)
     n_permutations: int = 100_000
     exact_limit: int = 1_000_000
-    bootstrap: int = 0
     rnsb_runs: int = 10
     rnsb_C: float = 1.0
     identity_terms: list | None = None
@@ -124,8 +126,22 @@ class Metric:
         return ""
 
     def score(self, emb, unit: str, ctx: EvalContext):
-        """``(result, {test: {statistic: value}})`` of ``unit`` on ``emb``."""
+        """``(result, {test: {statistic: value}}, {(test, statistic): Sample})`` of ``unit`` on ``emb``.
+
+        The samples (see :mod:`embdebias.metrics.uncertainty`) are the items each bias
+        statistic was computed from, for its bootstrap interval and the paired comparison
+        with the reference column; quality statistics have none.
+        """
         raise NotImplementedError
+
+
+def _set_vectors(emb, sets: dict, ctx: EvalContext) -> tuple[dict, dict]:
+    """``({set: found words}, {set: unit vectors})`` of named word sets, as the metrics look them up."""
+    from ._common import lookup, unit_vectors
+
+    looks = {k: lookup(emb, words, name=k, max_missing=1.0, min_size=0, lowercase=ctx.lowercase)
+             for k, words in sets.items()}
+    return {k: lk.words for k, lk in looks.items()}, {k: unit_vectors(emb, lk.rows) for k, lk in looks.items()}
 
 
 class Weat(Metric):
@@ -154,12 +170,13 @@ class Weat(Metric):
 
         test = next(t for t in ctx.weat_tests if t.id == unit)
         r = weat(emb, test, n_permutations=ctx.n_permutations, exact_limit=ctx.exact_limit,
-                 random_state=ctx.random_state, bootstrap=ctx.bootstrap, **ctx.common)
+                 random_state=ctx.random_state, **ctx.common)
         cells = {"effect_size": r.effect_size, "p_value": r.p_value, "p_value_se": r.p_value_se,
                  "n_permutations": r.n_permutations, N_SCORED: r.n_scored}
-        if ctx.bootstrap:
-            cells.update(ci_low=r.ci[0], ci_high=r.ci[1])
-        return r, {unit: cells}
+        words, vec = _set_vectors(emb, {k: getattr(test, k).words for k in "XYAB"}, ctx)
+        cos = {x + a: vec[x] @ vec[a].T for x in "XY" for a in "AB"}
+        sample = Sample(words, weat_effect_sizes(cos), fairer="zero")
+        return r, {unit: cells}, {(unit, "effect_size"): sample}
 
 
 class Rnsb(Metric):
@@ -184,8 +201,9 @@ class Rnsb(Metric):
 
         r = rnsb(emb, ctx.identity_terms, C=ctx.rnsb_C, n_runs=ctx.rnsb_runs,
                  random_state=ctx.random_state, **ctx.common)
+        sample = Sample({"identity": list(r.probabilities)}, rnsb_values(r.run_probabilities, ctx.random_state))
         return r, {unit: {"rnsb": r.rnsb, "rnsb_std": r.rnsb_std, "accuracy": r.accuracy,
-                          N_SCORED: r.n_scored}}
+                          N_SCORED: r.n_scored}}, {(unit, "rnsb"): sample}
 
 
 class Ect(Metric):
@@ -209,10 +227,15 @@ class Ect(Metric):
         tests = ctx.gender_tests()
         by_id = {t.id: t for t in tests}
         if unit in by_id:
-            r = ect(emb, by_id[unit], **ctx.common)
+            t = by_id[unit]
+            r = ect(emb, t, **ctx.common)
+            attributes = list(t.A.words) + list(t.B.words)
         else:
-            r = ect(emb, tests[0].X, tests[0].Y, ctx.neutral(), **ctx.common)
-        return r, {unit: {"spearman": r.correlation, N_SCORED: r.n_scored}}
+            t, attributes = tests[0], ctx.neutral()
+            r = ect(emb, t.X, t.Y, attributes, **ctx.common)
+        words, vec = _set_vectors(emb, {"X": t.X.words, "Y": t.Y.words, "attributes": attributes}, ctx)
+        sample = Sample(words, ect_correlations(vec["X"], vec["Y"], vec["attributes"]), fairer="higher")
+        return r, {unit: {"spearman": r.correlation, N_SCORED: r.n_scored}}, {(unit, "spearman"): sample}
 
 
 class Bat(Metric):
@@ -241,11 +264,18 @@ class Bat(Metric):
         from .bat import bat
 
         r = bat(emb, ctx.sembias, lists=ctx.lists, **ctx.common)
-        cells = {}
-        for test, prefix in (("all", ""), ("sub", "sub_")):
+        cells, samples = {}, {}
+        pred = np.asarray(r.predictions)
+        lines = np.arange(pred.size)
+        for test, prefix, part in (("all", "", lines), ("sub", "sub_", lines[max(0, pred.size - 40):])):
             cells[test] = {stat: getattr(r, prefix + stat) for stat in ("definition", "stereotype", "none")}
             cells[test][N_SCORED] = r.n_scored if test == "all" else r.sub_n_scored
-        return r, cells
+            scored = part[pred[part] >= 0]
+            for stat, columns, fairer in (("definition", (0,), "higher"), ("stereotype", (3,), "lower"),
+                                          ("none", (1, 2), "lower")):
+                hit = np.isin(pred[scored], columns).astype(np.float64)
+                samples[(test, stat)] = Sample({"items": scored.tolist()}, mean_of(hit), fairer)
+        return r, cells, samples
 
 
 class DirectBias(Metric):
@@ -267,15 +297,20 @@ class DirectBias(Metric):
 
     def score(self, emb, unit, ctx):
         from ..subspace import resolve_subspace
-        from .projection import direct_bias
+        from .projection import direct_bias, projections
 
         g, label = ctx.reference_direction()
         r = direct_bias(emb, ctx.neutral(), c=ctx.c, subspace=g, **ctx.common)
         r.direction, r.words_name = f"original: {label}", unit
         own_g = resolve_subspace(None, emb, lists=ctx.lists).direction_
-        own = direct_bias(emb, ctx.neutral(), c=ctx.c, subspace=own_g, **ctx.common).direct_bias
-        return r, {unit: {"direct_bias_original": r.direct_bias, "direct_bias_own": own,
-                          N_SCORED: r.n_scored}}
+        cells, samples = {}, {}
+        for stat, direction in (("direct_bias_original", g), ("direct_bias_own", own_g)):
+            p = projections(emb, ctx.neutral(), subspace=direction, **ctx.common)
+            per_word = np.abs(np.asarray(p.projections)) ** ctx.c
+            cells[stat] = float(per_word.mean())
+            samples[(unit, stat)] = Sample({"items": p.words}, mean_of(per_word))
+        cells[N_SCORED] = r.n_scored
+        return r, {unit: cells}, samples
 
 
 class Similarity(Metric):
@@ -294,7 +329,7 @@ class Similarity(Metric):
         from .quality import word_similarity
 
         r = word_similarity(emb, unit, lowercase=ctx.lowercase)
-        return r, {unit: {"spearman": r.spearman, N_SCORED: r.n_scored}}
+        return r, {unit: {"spearman": r.spearman, N_SCORED: r.n_scored}}, {}
 
 
 class Analogy(Metric):
@@ -318,7 +353,7 @@ class Analogy(Metric):
 
         r = analogy(emb, restrict_vocab=ctx.analogy_restrict_vocab, lowercase=ctx.lowercase)
         return r, {unit: {"accuracy": r.accuracy, "semantic_accuracy": r.semantic_accuracy,
-                          "syntactic_accuracy": r.syntactic_accuracy, N_SCORED: r.n_scored}}
+                          "syntactic_accuracy": r.syntactic_accuracy, N_SCORED: r.n_scored}}, {}
 
 
 #: The registered metrics, in report order.

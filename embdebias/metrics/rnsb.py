@@ -51,6 +51,8 @@ class RnsbResult(MetricResult):
         Held-out accuracy of the sentiment classifier (mean, std over runs).
     probabilities : dict
         ``{identity term: P(negative)}`` averaged over runs.
+    run_probabilities : list of list of float
+        ``P(negative)`` of every identity term (in ``probabilities``' order) in every run.
     distribution : dict
         ``{identity term: P(t)}`` (normalized), averaged over runs.
     n_positive, n_negative : int
@@ -73,6 +75,7 @@ class RnsbResult(MetricResult):
     lexicon_missing: int
     missing: dict[str, list[str]]
     lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
+    run_probabilities: list[list[float]] = field(default_factory=list)
     n_runs: int = 1
     C: float = 1.0
     test_size: float = 0.2
@@ -249,7 +252,7 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
         probabilities=dict(zip(ident.words, probs_arr.mean(axis=0).tolist())),
         distribution=dict(zip(ident.words, dist.mean(axis=0).tolist())),
         n_positive=int(pos_rows.size), n_negative=int(neg_rows.size),
-        lexicon_missing=lexicon_missing,
+        lexicon_missing=lexicon_missing, run_probabilities=probs_arr.tolist(),
         missing={"identity": list(ident.missing)},
         lowercased={"identity": dict(ident.lowercased)} if ident.lowercased else {},
         n_runs=n_runs, C=float(C), test_size=float(test_size), random_state=random_state)

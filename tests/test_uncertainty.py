@@ -1,0 +1,91 @@
+"""Bootstrap intervals and paired comparisons (embdebias.metrics.uncertainty)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from embdebias import wordlists
+from embdebias.evaluation import evaluate
+from embdebias.metrics import ect, rnsb, weat
+from embdebias.metrics.registry import REGISTRY, EvalContext
+from embdebias.metrics.uncertainty import Sample, bootstrap_interval, mean_of, paired_change
+from synthetic import synthetic_embedding
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def test_interval_of_a_constant_is_the_constant_and_covers_the_mean():
+    assert bootstrap_interval(Sample({"items": list("abcd")}, mean_of([2.0] * 4)), 200, rng()) == (2.0, 2.0)
+    values = rng(1).normal(0.3, 1.0, size=400)
+    lo, hi = bootstrap_interval(Sample({"items": list(range(400))}, mean_of(values)), 1000, rng())
+    se = values.std() / np.sqrt(400)
+    assert lo < values.mean() < hi
+    assert hi - lo == pytest.approx(2 * 1.96 * se, rel=0.15)  # the normal-theory width
+
+
+def test_paired_change_pairs_items_by_key_and_detects_shifts():
+    keys = [f"w{i}" for i in range(300)]
+    base = rng(2).normal(1.0, 1.0, size=300)
+    ref = Sample({"items": keys}, mean_of(base))
+    same_shuffled = Sample({"items": keys[::-1]}, mean_of(base[::-1]))
+    out = paired_change(ref, same_shuffled, 500, rng())
+    assert out["change"] == pytest.approx(0.0, abs=1e-12) and out["outcome"] == "no significant change"
+    assert out["ci_low"] == pytest.approx(0.0, abs=1e-12) and out["n_items"] == 300
+    # a small shift far below the between-word spread is still detected, because items pair up
+    shifted = Sample({"items": keys}, mean_of(base - 0.05 + rng(3).normal(0, 0.01, 300)))
+    assert paired_change(ref, shifted, 500, rng())["outcome"] == "improved"
+    worse = Sample({"items": keys}, mean_of(base + 0.05))
+    assert paired_change(ref, worse, 500, rng())["outcome"] == "worse"
+    # "higher is fairer" flips the reading
+    up = Sample({"items": keys}, mean_of(base + 0.05), fairer="higher")
+    assert paired_change(Sample({"items": keys}, mean_of(base), fairer="higher"), up, 500, rng())["outcome"] \
+        == "improved"
+    # |d| is the bias of a "zero" statistic: -0.5 -> 0.1 is an improvement
+    neg = Sample({"items": keys}, mean_of(np.full(300, -0.5)), fairer="zero")
+    small = Sample({"items": keys}, mean_of(np.full(300, 0.1)), fairer="zero")
+    assert paired_change(neg, small, 100, rng())["change"] == pytest.approx(-0.4)
+
+
+@pytest.fixture(scope="module")
+def emb():
+    return synthetic_embedding()
+
+
+def test_samples_reproduce_the_metrics_point_values(emb):
+    ctx = EvalContext(weat_tests=wordlists.weat_tests("gender")[:1], rnsb_runs=3, n_permutations=200,
+                      reference=emb, reference_name="e")
+    t = ctx.weat_tests[0]
+    _, cells, samples = REGISTRY["weat"].score(emb, t.id, ctx)
+    assert samples[(t.id, "effect_size")].value() == pytest.approx(weat(emb, t, n_permutations=200).effect_size)
+    _, _, samples = REGISTRY["ect"].score(emb, t.id, ctx)
+    assert samples[(t.id, "spearman")].value() == pytest.approx(ect(emb, t).correlation)
+    _, _, samples = REGISTRY["rnsb"].score(emb, "identity terms", ctx)
+    assert samples[("identity terms", "rnsb")].value() == pytest.approx(rnsb(emb, n_runs=3).rnsb)
+    _, cells, samples = REGISTRY["bat"].score(emb, "sembias", ctx)
+    for test in ("all", "sub"):
+        for stat in ("definition", "stereotype", "none"):
+            assert samples[(test, stat)].value() == pytest.approx(cells[test][stat])
+
+
+def test_every_bias_number_gets_an_interval_and_a_paired_comparison(emb):
+    other = emb.with_vectors(emb.vectors * 1.0, name="copy")
+    r = evaluate({"original": emb, "copy": other}, suite=["weat", "bat", "direct_bias"], bootstrap=200,
+                 n_permutations=200)
+    t = wordlists.weat_tests("gender")[0].id
+    lo = r.value("weat", t, "effect_size_ci_low", "original")
+    hi = r.value("weat", t, "effect_size_ci_high", "original")
+    assert lo < r.value("weat", t, "effect_size", "original") < hi
+    # an identical copy: every comparison is "no significant change", with a zero change
+    assert r.comparisons and all(c["outcome"] == "no significant change" for c in r.comparisons)
+    assert all(abs(c["change"]) < 1e-9 for c in r.comparisons)
+    assert set(r.verdict()) == {"copy"}
+    assert "†" in r.to_markdown() and "### Verdict" in r.to_markdown()
+    # the same seed gives the same intervals
+    again = evaluate({"original": emb, "copy": other}, suite=["weat", "bat", "direct_bias"], bootstrap=200,
+                     n_permutations=200)
+    assert again.to_dict() == r.to_dict()
+    none = evaluate(emb, suite=["bat"], bootstrap=0)
+    assert not any(s.endswith("_ci_low") for _, _, s in none.rows) and not none.comparisons
