@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, owned
 from ..errors import DimensionError
 from ..subspace import BiasSubspace
 
@@ -76,12 +76,14 @@ def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.nd
             finish(dest)
 
     if out is None or isinstance(out, np.ndarray):
-        if out is None:
+        fresh = out is None
+        if fresh:
             out = np.empty(embedding.shape, dtype=np.float32)
         elif out.shape != embedding.shape:
             raise DimensionError(f"out has shape {out.shape}, expected {embedding.shape}")
         fill(out)
-        return Embedding(embedding.words, out, name=name)
+        # A fresh array becomes the result's own; a given one is shared (a live view).
+        return Embedding(embedding.words, owned(out) if fresh else out, name=name, copy=False)
 
     from ..io.native import NativeWriter
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embedding import Embedding, drop_duplicates
+from ..embedding import Embedding, drop_duplicates, owned
 from ..errors import EmbdebiasError, NonFiniteError, VectorFileError
 from ..vocab import Vocabulary
 
@@ -75,13 +75,20 @@ def require_file(path) -> Path:
 
 
 def make_embedding(words: list[str], vectors: np.ndarray, path, name, line_of=None) -> Embedding:
-    """Build the Embedding of a parsed file, dropping duplicate words (first kept) with a warning."""
+    """Build the Embedding of a parsed file, dropping duplicate words (first kept) with a warning.
+
+    ``vectors`` must be the reader's own array (or a read-only memory map): it is
+    marked read-only and shared, not copied.
+    """
     keep = drop_duplicates(words, os.fspath(path), line_of=line_of)
     if keep is not None:
         words = [words[i] for i in keep]
         vectors = vectors[keep]
-    # A Vocabulary skips the second duplicate scan in Embedding.__init__.
-    return Embedding(Vocabulary(words), vectors, name=name or Path(path).name, path=os.fspath(path))
+    if vectors.dtype != np.float32:
+        vectors = vectors.astype(np.float32)
+    # A checked Vocabulary skips the second duplicate scan in Embedding.__init__.
+    return Embedding(Vocabulary._from_unique(words), owned(vectors), name=name or Path(path).name,
+                     path=os.fspath(path))
 
 
 def encode_words(words, path, *, allow_space: bool, format_name: str) -> tuple[np.ndarray, np.ndarray]:

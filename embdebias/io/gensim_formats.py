@@ -12,21 +12,17 @@ from pathlib import Path
 import numpy as np
 
 from .._atomic import atomic_file
-from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, owned
 from ..errors import EmbdebiasError, VectorFileError
-from ._common import check_finite, check_limit, make_embedding, require_file
+from ._common import check_finite, check_limit, require_file
 
 
-def _keyed_vectors(emb: Embedding):
-    """A gensim KeyedVectors sharing ``emb``'s vector array (no copy for float32 input)."""
-    from gensim.models import KeyedVectors
-
-    words = emb.words.tolist()
-    kv = KeyedVectors(emb.dim, count=0, dtype=np.float32)
-    kv.index_to_key = list(words)
-    kv.key_to_index = dict(zip(words, range(len(words))))
-    kv.vectors = np.asarray(emb.vectors)
-    return kv
+def _embedding_of_loaded(kv, path, name, n: int) -> Embedding:
+    """The first ``n`` rows of a KeyedVectors just loaded from ``path`` (its arrays are ours to keep)."""
+    owned(kv.vectors)  # nothing else holds them: shared read-only (a float32 copy if another dtype)
+    emb = Embedding.from_gensim(kv, name=name or Path(path).name)
+    emb.path = os.fspath(path)
+    return emb.head(n)
 
 
 # -- fastText .bin -------------------------------------------------------------------------
@@ -47,11 +43,11 @@ def read_fasttext_bin(path, *, limit: int | None = None, name: str | None = None
     except Exception as exc:  # gensim raises struct.error, ValueError, AssertionError...
         raise VectorFileError(path, f"not a readable fastText .bin model ({type(exc).__name__}: {exc})") from None
     n = len(kv.index_to_key) if limit is None else min(limit, len(kv.index_to_key))
-    vectors = np.asarray(kv.vectors[:n], dtype=np.float32)
-    if not np.isfinite(vectors).all():
-        r = int(np.flatnonzero(~np.isfinite(vectors).all(axis=1))[0])
+    finite = np.isfinite(kv.vectors[:n]).all(axis=1)
+    if not finite.all():
+        r = int(np.flatnonzero(~finite)[0])
         raise VectorFileError(path, f"the vector of {kv.index_to_key[r]!r} has NaN or infinite values")
-    return make_embedding(list(kv.index_to_key[:n]), vectors, path, name)
+    return _embedding_of_loaded(kv, path, name, n)
 
 
 def write_fasttext_bin(emb: Embedding, path, *, inputs=()) -> None:
@@ -120,18 +116,18 @@ def read_gensim_kv(path, *, limit: int | None = None, mmap: bool = True, name: s
     if not (hasattr(kv, "index_to_key") and hasattr(kv, "vectors")):
         raise VectorFileError(path, f"the pickle holds a {type(obj).__name__}, expected gensim KeyedVectors")
     n = len(kv.index_to_key) if limit is None else min(limit, len(kv.index_to_key))
-    vectors = kv.vectors[:n]
-    if vectors.dtype != np.float32:
-        vectors = vectors.astype(np.float32)
-    if vectors.ndim != 2 or vectors.shape[0] != n:
-        raise VectorFileError(path, f"expected a 2-d array of {n} vectors, found shape {vectors.shape}")
+    vectors = kv.vectors
+    if not isinstance(vectors, np.ndarray) or vectors.ndim != 2 or vectors.shape[0] < n \
+            or vectors.dtype.kind != "f":
+        raise VectorFileError(path, f"expected a 2-d float array of {n} vectors, found "
+                                    f"{getattr(vectors, 'shape', type(vectors).__name__)}")
     for start in range(0, n, DEFAULT_CHUNK_ROWS):
-        finite = np.isfinite(vectors[start:start + DEFAULT_CHUNK_ROWS]).all(axis=1)
+        finite = np.isfinite(vectors[start:min(start + DEFAULT_CHUNK_ROWS, n)]).all(axis=1)
         if not finite.all():
             r = start + int(np.flatnonzero(~finite)[0])
             raise VectorFileError(path, f"the vector of {kv.index_to_key[r]!r} (row {r}) has NaN or infinite "
                                         f"values; expected finite numbers")
-    return make_embedding(list(kv.index_to_key[:n]), vectors, path, name)
+    return _embedding_of_loaded(kv, path, name, n)
 
 
 def write_gensim_kv(emb: Embedding, path, *, inputs=()) -> None:
@@ -145,7 +141,7 @@ def write_gensim_kv(emb: Embedding, path, *, inputs=()) -> None:
     aux_target = target.with_name(target.name + ".vectors.npy")
     inputs = (*inputs, emb.path) if emb.path else inputs
     check_finite(emb, target)
-    kv = _keyed_vectors(emb)
+    kv = emb.to_gensim(copy=False)
     with atomic_file(target, inputs=inputs) as tmp:
         aux_tmp = tmp.with_name(tmp.name + ".vectors.npy")
         try:

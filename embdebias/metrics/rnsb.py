@@ -197,8 +197,8 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
         positive = lex_pos if positive is None else positive
         negative = lex_neg if negative is None else negative
     identity_rows = set(ident.rows.tolist())
-    pos_rows, pos_missing = emb.rows(list(positive))
-    neg_rows, neg_missing = emb.rows(list(negative))
+    (pos_known, pos_missing), (neg_known, neg_missing) = emb.split_known(positive), emb.split_known(negative)
+    pos_rows, neg_rows = emb.rows(pos_known), emb.rows(neg_known)
     overlap = set(pos_rows.tolist()) & set(neg_rows.tolist())
     pos_rows = np.array([r for r in pos_rows if r not in identity_rows and r not in overlap], dtype=np.int64)
     neg_rows = np.array([r for r in neg_rows if r not in identity_rows and r not in overlap], dtype=np.int64)
