@@ -410,6 +410,95 @@ class Embedding(WordLookup):
         n = self.norms()
         return bool(np.all((np.abs(n - 1.0) <= atol) | (n == 0)))
 
+    # -- similarity --------------------------------------------------------------------
+    def most_similar(self, positive=None, negative=None, topn: int | None = 10,
+                     restrict_vocab: int | None = None, *, chunk_rows: int = DEFAULT_CHUNK_ROWS):
+        """The words most cosine-similar to a combination of words and vectors, as gensim's.
+
+        Each given word is scaled to unit length (a given vector is used as it is),
+        weighted (+1 for ``positive``, -1 for ``negative``, or the weight of a
+        ``(item, weight)`` pair), the weighted mean is scaled to unit length, and every
+        row is ranked by its cosine with it. The query words themselves are left out.
+        The rows are scanned in blocks (memory: a block and ``topn`` candidates).
+
+        Parameters
+        ----------
+        positive, negative : str, int, ndarray, or a list of them or of (item, weight)
+            Words (or row numbers, or ``(d,)`` vectors) that pull towards, or away from,
+            the result.
+        topn : int or None
+            How many ``(word, cosine)`` pairs to return; None returns the cosine of every
+            row (of the first ``restrict_vocab``) as a float32 array.
+        restrict_vocab : int, optional
+            Search only the first ``restrict_vocab`` rows (the most frequent words in
+            the usual files).
+        chunk_rows : int
+            Rows per block.
+
+        Returns
+        -------
+        list of (str, float), or ndarray
+            Best first. Zero rows have cosine 0.
+
+        Raises
+        ------
+        MissingWordsError
+            A query word is not in the vocabulary.
+        ValueError
+            Neither ``positive`` nor ``negative`` holds anything.
+        """
+        if isinstance(topn, Integral) and topn < 1:
+            return []
+        terms = _query_terms(positive, 1.0) + _query_terms(negative, -1.0)
+        if not terms:
+            raise ValueError("cannot compute similarity with no input")
+        mean, exclude = self._query_vector(terms)
+        stop = len(self) if not restrict_vocab else min(int(restrict_vocab), len(self))
+        norms = self.norms(chunk_rows)
+        if not topn:
+            out = np.empty(stop, dtype=np.float32)
+            for start, end, block in self._chunks(0, stop, chunk_rows):
+                out[start:end] = _cosines(block, mean, norms[start:end])
+            return out
+        keep = int(topn) + len(exclude)
+        best_rows, best_sims = np.zeros(0, np.int64), np.zeros(0, np.float32)
+        for start, end, block in self._chunks(0, stop, chunk_rows):
+            sims = np.concatenate([best_sims, _cosines(block, mean, norms[start:end])])
+            rows = np.concatenate([best_rows, np.arange(start, end, dtype=np.int64)])
+            if len(sims) > keep:
+                top = np.argpartition(-sims, keep - 1)[:keep]
+                sims, rows = sims[top], rows[top]
+            best_rows, best_sims = rows, sims
+        order = np.lexsort((best_rows, -best_sims))
+        ranked = [(r, s) for r, s in zip(best_rows[order].tolist(), best_sims[order].tolist())
+                  if r not in exclude]
+        return [(self._vocab[r], float(s)) for r, s in ranked[:topn]]
+
+    def _query_vector(self, terms) -> tuple[np.ndarray, set[int]]:
+        """The unit weighted mean of ``terms`` and the rows of the query words."""
+        mean = np.zeros(self.dim, dtype=np.float64)
+        total, exclude, missing = 0.0, set(), []
+        for item, weight in terms:
+            if isinstance(item, np.ndarray):
+                if item.shape != (self.dim,):
+                    raise DimensionError(f"a query vector of shape {item.shape}; expected ({self.dim},)")
+                vec = item.astype(np.float64)
+            else:
+                row = self.get(item) if isinstance(item, str) else self._check_row(int(item))
+                if row < 0:
+                    missing.append(item)
+                    continue
+                exclude.add(row)
+                vec = self.get_vector(row, norm=True).astype(np.float64)
+            mean += weight * vec
+            total += abs(weight)
+        if missing:
+            raise self._missing(missing)
+        if total > 0:
+            mean /= total
+        length = np.linalg.norm(mean)
+        return (mean / length if length > 0 else mean).astype(np.float32), exclude
+
     # -- derived embeddings ----------------------------------------------------------
     def subset(self, words: Iterable[str], *, on_missing: str = "raise") -> "Embedding":
         """A new in-memory embedding of ``words`` (in the given order).
@@ -484,6 +573,27 @@ class Embedding(WordLookup):
         from .io import save
 
         return save(self, path, format=format, **kwargs)
+
+
+def _query_terms(items, sign: float) -> list[tuple[object, float]]:
+    """``(item, weight)`` pairs of a ``most_similar`` argument (gensim's conventions)."""
+    if items is None:
+        return []
+    if isinstance(items, (str, Integral)) or (isinstance(items, np.ndarray) and items.ndim == 1):
+        items = [items]
+    out = []
+    for item in items:
+        if isinstance(item, tuple):
+            out.append((item[0], float(item[1])))
+        else:
+            out.append((item, sign))
+    return out
+
+
+def _cosines(block: np.ndarray, unit: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    """Cosine of each row of ``block`` with the unit vector ``unit`` (0 for zero rows)."""
+    dots = block @ unit
+    return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 
 
 def _no_copy(vectors) -> bool | None:
