@@ -27,6 +27,8 @@ from pathlib import Path
 from . import __version__
 from ._atomic import atomic_file
 from .errors import EmbdebiasError
+# Output names and the format of a name come from one table in embdebias.io.
+from .io import EXTENSIONS, output_name as _output_name
 
 STATE = "run_state.json"
 
@@ -116,17 +118,6 @@ class _Steps:
         self.state[name] = {"key": key, "outputs": outputs, "seconds": seconds, **(extra or {})}
         _write_json(self.path, {"steps": self.state}, self.inputs)
         self.log(f"[{name}] done in {seconds:.1f} s")
-
-
-#: File name extension of each output format.
-EXTENSIONS = {"native": ".embd", "word2vec-bin": ".bin", "word2vec-text": ".w2v.txt", "glove": ".glove.txt",
-              "fasttext-vec": ".vec", "fasttext-bin": ".ft.bin", "gensim-kv": ".kv"}
-
-
-def _output_name(stem: str, fmt: str) -> str:
-    if fmt not in EXTENSIONS:
-        raise EmbdebiasError(f"unknown output format {fmt!r}; choose one of {', '.join(EXTENSIONS)}")
-    return stem + EXTENSIONS[fmt]
 
 
 def _lists_used(lists, definitional, equalize, gender_specific, seeds, expand) -> dict:

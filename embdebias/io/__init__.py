@@ -46,8 +46,20 @@ from .native import is_native, read_native, write_native
 
 FORMATS = ("native", "word2vec-bin", "word2vec-text", "fasttext-vec", "glove", "fasttext-bin", "gensim-kv")
 
-__all__ = ["FORMATS", "DEFAULT_NAME", "load", "save", "convert", "describe", "detect_format",
-           "guess_format_from_path", "load_default", "cache_dir"]
+__all__ = ["FORMATS", "EXTENSIONS", "DEFAULT_NAME", "load", "save", "convert", "describe", "detect_format",
+           "guess_format_from_path", "output_name", "load_default", "cache_dir"]
+
+#: The file name ending of each format: what ``embdebias run`` names its outputs, and
+#: what :func:`guess_format_from_path` maps back to the format (the one table the API
+#: and the command line share).
+EXTENSIONS = {"native": ".embd", "word2vec-bin": ".bin", "word2vec-text": ".w2v.txt", "glove": ".glove.txt",
+              "fasttext-vec": ".vec", "fasttext-bin": ".ft.bin", "gensim-kv": ".kv"}
+#: Every ending :func:`guess_format_from_path` knows, longest first: the table above,
+#: plain ``.txt`` (word2vec text) and ``.glove``.
+_ENDINGS = sorted([*((ext, fmt) for fmt, ext in EXTENSIONS.items()), (".txt", "word2vec-text"), (".glove", "glove")],
+                  key=lambda item: -len(item[0]))
+#: Formats whose writers can gzip-compress (a ``.gz`` name); the others are refused one.
+_GZIP_FORMATS = ("word2vec-bin", "word2vec-text", "fasttext-vec", "glove")
 
 _FASTTEXT_MAGIC = struct.pack("<i", 793712314)
 _HEADER = re.compile(rb"\s*\d+[ \t]+\d+\s*")
@@ -137,15 +149,28 @@ def detect_format(path) -> str:
 
 
 def guess_format_from_path(path) -> str:
-    """The output format suggested by a file name (native when unknown or a directory)."""
+    """The format a file name asks for; the API (:func:`save`) and the command line both use it.
+
+    The longest matching ending of :data:`EXTENSIONS` wins (``x.glove.txt`` is GloVe,
+    ``x.ft.bin`` fastText, ``x.bin`` word2vec binary, ``x.w2v.txt`` and ``x.txt``
+    word2vec text, ``x.vec`` fastText text, ``x.kv`` gensim, ``x.embd`` native), then
+    ``.glove``; a trailing ``.gz`` is ignored, and a bare ``x.gz`` is word2vec binary.
+    Anything else is a native-format directory.
+    """
     name = Path(path).name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
         if not Path(name).suffix:
             return "word2vec-bin"
-    suffix = Path(name).suffix
-    return {".bin": "word2vec-bin", ".txt": "word2vec-text", ".vec": "fasttext-vec",
-            ".kv": "gensim-kv", ".glove": "glove"}.get(suffix, "native")
+    for ending, fmt in _ENDINGS:
+        if name.endswith(ending) and len(name) > len(ending):
+            return fmt
+    return "native"
+
+
+def output_name(stem: str, format: str) -> str:
+    """``stem`` with the ending of ``format`` (:data:`EXTENSIONS`), e.g. ``hard.glove.txt``."""
+    return stem + EXTENSIONS[_check_format(format)]
 
 
 def _check_format(format: str) -> str:
@@ -235,14 +260,19 @@ def load(source=None, format: str = "auto", limit: int | None = None, mmap: bool
 def save(emb, path, format: str | None = None, *, inputs=()) -> str:
     """Write ``emb`` to ``path`` atomically; returns the format written.
 
-    ``format=None`` guesses from the file name (:func:`guess_format_from_path`):
-    ``.bin``/``.bin.gz``/``.gz`` word2vec binary, ``.txt`` word2vec text, ``.vec``
-    fastText text, ``.kv`` gensim, ``.glove`` GloVe; anything else is the native
-    format.  A ``.gz`` suffix compresses the text and binary formats.  Writing over
-    the embedding's own file (or any of ``inputs``) is refused.
+    ``format=None`` takes the format from the file name (:func:`guess_format_from_path`,
+    the same rule as the command line): ``.glove.txt``/``.glove`` GloVe, ``.ft.bin``
+    fastText binary, ``.bin``/``.bin.gz``/``.gz`` word2vec binary, ``.w2v.txt``/``.txt``
+    word2vec text, ``.vec`` fastText text, ``.kv`` gensim; anything else (``.embd``)
+    is the native format.  A ``.gz`` suffix compresses the text and word2vec binary
+    formats and is refused for the others.  Writing over the embedding's own file (or
+    any of ``inputs``) is refused.
     """
     emb = as_embedding(emb)
     fmt = guess_format_from_path(path) if format is None else _check_format(format)
+    if Path(path).name.lower().endswith(".gz") and fmt not in _GZIP_FORMATS:
+        raise EmbdebiasError(f"{path}: the {fmt} format cannot be gzip-compressed; drop '.gz' from the "
+                             f"name or choose one of {', '.join(_GZIP_FORMATS)}")
     if fmt == "native":
         inputs = (*inputs, emb.path) if emb.path else inputs
         write_native(emb, path, inputs=inputs)
