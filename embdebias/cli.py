@@ -81,7 +81,7 @@ def cmd_debias(args, say) -> int:
                                                                random_state=args.seed)
     result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
                                    input_format=args.input_format, limit=args.limit,
-                                   progress=not args.quiet, **params)
+                                   unicode_errors=args.unicode_errors, progress=not args.quiet, **params)
     sub = debiaser.subspace_
     say(f"bias subspace: {len(sub.pairs_used_)} definitional pairs, k={sub.components_.shape[0]}, "
         f"explained variance {', '.join(f'{r:.3f}' for r in sub.explained_variance_ratio_[:sub.components_.shape[0]])}")
@@ -96,7 +96,8 @@ def cmd_convert(args, say) -> int:
     from . import io
 
     t0 = time.perf_counter()
-    io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit)
+    io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit,
+               unicode_errors=args.unicode_errors)
     say(f"wrote {args.output} ({time.perf_counter() - t0:.1f} s)")
     return 0
 
@@ -104,7 +105,8 @@ def cmd_convert(args, say) -> int:
 def cmd_info(args, say) -> int:
     from . import io
 
-    desc = io.describe(args.input)
+    desc = io.describe(args.input, format=args.input_format, limit=args.limit,
+                       unicode_errors=args.unicode_errors)
     if args.json:
         print(json.dumps(desc, indent=2, default=str))
     else:
@@ -120,7 +122,7 @@ def cmd_expand(args, say) -> int:
     from . import io
     from .debias.expand import expand_gender_specific
 
-    emb = io.load(args.input, format=args.input_format, limit=args.limit)
+    emb = io.load(args.input, format=args.input_format, limit=args.limit, unicode_errors=args.unicode_errors)
     result = expand_gender_specific(emb, seed=args.seeds, lists=args.lists, n_train=args.n_train,
                                     random_state=args.seed)
     result.save(args.out, inputs=(args.input,))
@@ -169,7 +171,8 @@ def cmd_run(args, say) -> int:
                           n_train=args.n_train, random_state=args.seed, lists=args.lists,
                           definitional=args.definitional, equalize=args.equalize,
                           gender_specific=args.specific, expand=args.expand, seeds=args.seeds,
-                          force=args.force, log=say, progress=not args.quiet,
+                          unicode_errors=args.unicode_errors, force=args.force, log=say,
+                          progress=not args.quiet,
                           evaluate_kwargs={"max_missing": args.max_missing, "sembias": args.sembias})
     say(f"done: {report}")
     return 0
@@ -181,7 +184,7 @@ def _load_many(args) -> dict:
 
     embeddings = {}
     for src in args.inputs or [DEFAULT]:
-        emb = io.load(src, format=args.input_format, limit=args.limit)
+        emb = io.load(src, format=args.input_format, limit=args.limit, unicode_errors=args.unicode_errors)
         name, i = emb.name, 2
         while name in embeddings:
             name, i = f"{emb.name} ({i})", i + 1
@@ -190,12 +193,17 @@ def _load_many(args) -> dict:
 
 
 # --------------------------------------------------------------------------- parser
-def _input_opts(p, *, limit=True):
+def _input_opts(p):
+    """Options of every command that reads vector files."""
     p.add_argument("--input-format", default="auto", metavar="FMT",
-                   help="format of the input (default: detected from the content)")
-    if limit:
-        p.add_argument("--limit", type=_positive, default=None, metavar="N",
-                       help="keep only the first N words (file order is frequency order)")
+                   help="format of the input (default: detected from the content); a format the file "
+                        "cannot be is an error naming the line or byte offset")
+    p.add_argument("--limit", type=_positive, default=None, metavar="N",
+                   help="keep only the first N words (file order is frequency order)")
+    p.add_argument("--unicode-errors", choices=["strict", "ignore", "replace"], default="strict",
+                   help="undecodable UTF-8 in the words of a word2vec, fastText or GloVe file: an error "
+                        "naming the byte offset (strict, default), drop the bytes (ignore) or put U+FFFD "
+                        "in their place (replace), as gensim's unicode_errors")
 
 
 def _lists_opt(p):
@@ -264,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", parents=[quiet], help="format, size, dimension and norms of a vector file")
     p.add_argument("input", nargs="?", default=DEFAULT)
     p.add_argument("--json", action="store_true")
+    _input_opts(p)
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("expand", parents=[quiet], help="expand the gender-specific word list with a linear SVM")

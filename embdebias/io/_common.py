@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import re
 import zlib
 from pathlib import Path
 
@@ -19,6 +20,28 @@ GZIP_MAGIC = b"\x1f\x8b"
 TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
 #: What a truncated or damaged gzip stream raises while it is read.
 GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+#: The header line of word2vec text/binary and fastText ``.vec``: ``"count dim"``.
+HEADER_LINE = re.compile(rb"\s*\d+[ \t]+\d+\s*")
+#: gensim's ``unicode_errors``: what the readers do with undecodable UTF-8 in a word.
+UNICODE_ERRORS = ("strict", "ignore", "replace")
+
+
+def check_unicode_errors(value) -> str:
+    """Validate ``unicode_errors`` (one of :data:`UNICODE_ERRORS`)."""
+    if value not in UNICODE_ERRORS:
+        raise EmbdebiasError(f"unicode_errors must be one of {', '.join(UNICODE_ERRORS)}, got {value!r}")
+    return value
+
+
+def decode_joined(raw_words: list[bytes], unicode_errors: str) -> list[str]:
+    """Decode many words (none containing a newline) in one call, with ``unicode_errors``.
+
+    Joined with newlines: an undecodable sequence never swallows the ASCII newline after
+    it, so the split gives one string per word, each as decoding it alone would.
+    """
+    if not raw_words:
+        return []
+    return b"\n".join(raw_words).decode("utf-8", unicode_errors).split("\n")
 
 
 def is_gzip(path) -> bool:

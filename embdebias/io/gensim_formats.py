@@ -5,7 +5,9 @@ gensim is imported inside the functions so that ``import embdebias.io`` stays li
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import mmap
 import os
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import numpy as np
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, owned
 from ..errors import EmbdebiasError, VectorFileError
-from ._common import check_finite, check_limit, require_file
+from ._common import UNICODE_ERRORS, check_finite, check_limit, check_unicode_errors, require_file
 
 
 def _embedding_of_loaded(kv, path, name, n: int) -> Embedding:
@@ -26,22 +28,84 @@ def _embedding_of_loaded(kv, path, name, n: int) -> Embedding:
 
 
 # -- fastText .bin -------------------------------------------------------------------------
-def read_fasttext_bin(path, *, limit: int | None = None, name: str | None = None) -> Embedding:
+# gensim decodes fastText words with the codec it is given and, when that fails, quietly
+# backslash-escapes the bytes.  These codecs apply ``unicode_errors`` instead: "strict"
+# raises _UndecodableWord (not a UnicodeDecodeError, so gensim lets it through).
+_CODEC_PREFIX = "embdebias_fasttext_utf_8_"
+_codec_registered = False
+
+
+class _UndecodableWord(Exception):
+    def __init__(self, raw: bytes, exc: UnicodeDecodeError):
+        super().__init__(raw)
+        self.raw, self.exc = raw, exc
+
+
+def _find_codec(name: str):
+    errors = name[len(_CODEC_PREFIX):] if name.startswith(_CODEC_PREFIX) else None
+    if errors not in UNICODE_ERRORS:
+        return None
+
+    def decode(data, _errors="strict"):
+        raw = bytes(data)
+        try:
+            return raw.decode("utf-8"), len(raw)
+        except UnicodeDecodeError as exc:
+            if errors == "strict":
+                raise _UndecodableWord(raw, exc) from None
+            return raw.decode("utf-8", errors), len(raw)
+
+    def encode(text, _errors="strict"):
+        return text.encode("utf-8", _errors), len(text)
+
+    return codecs.CodecInfo(encode, decode, name=name)
+
+
+def _word_codec(unicode_errors: str) -> str:
+    """The codec name that makes gensim decode fastText words with ``unicode_errors``."""
+    global _codec_registered
+    if not _codec_registered:
+        codecs.register(_find_codec)
+        _codec_registered = True
+    return _CODEC_PREFIX + unicode_errors
+
+
+def _offset_of(path, raw: bytes) -> int | None:
+    """Byte offset of the first NUL-terminated occurrence of the word ``raw`` in the file."""
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        at = data.find(raw + b"\x00")
+    return None if at < 0 else at
+
+
+def read_fasttext_bin(path, *, limit: int | None = None, name: str | None = None,
+                      unicode_errors: str = "strict") -> Embedding:
     """Read the in-vocabulary word vectors of a Facebook fastText ``.bin`` model.
 
     The vectors are the full word vectors fastText prints (the word's own input
     vector averaged with its character n-gram vectors), as gensim computes them; the
     n-gram buckets (for out-of-vocabulary words) are not kept.  gensim reads the
-    whole model, so ``limit`` only trims the result.
+    whole model, so ``limit`` only trims the result.  ``unicode_errors`` as in
+    :func:`embdebias.io.load` (gensim itself always backslash-escapes undecodable
+    bytes); the n-grams of a repaired word are those of its decoded text.
     """
     from gensim.models.fasttext import load_facebook_vectors
 
     path = require_file(path)
     limit = check_limit(limit)
+    unicode_errors = check_unicode_errors(unicode_errors)
     try:
-        kv = load_facebook_vectors(os.fspath(path))
+        kv = load_facebook_vectors(os.fspath(path), encoding=_word_codec(unicode_errors))
+    except _UndecodableWord as err:
+        start = _offset_of(path, err.raw)
+        raise VectorFileError(path, f"undecodable UTF-8 in the word {err.raw[:40]!r} (byte {err.exc.start}: "
+                                    f"{err.exc.reason}); expected UTF-8 text (unicode_errors='ignore' or "
+                                    f"'replace' accept it)",
+                              offset=None if start is None else start + err.exc.start) from None
     except Exception as exc:  # gensim raises struct.error, ValueError, AssertionError...
-        raise VectorFileError(path, f"not a readable fastText .bin model ({type(exc).__name__}: {exc})") from None
+        hint = (f"; with unicode_errors={unicode_errors!r} two words may have become one"
+                if unicode_errors != "strict" and "vocab size" in str(exc) else "")
+        raise VectorFileError(path, f"not a readable fastText .bin model ({type(exc).__name__}: {exc}){hint}") \
+            from None
     n = len(kv.index_to_key) if limit is None else min(limit, len(kv.index_to_key))
     finite = np.isfinite(kv.vectors[:n]).all(axis=1)
     if not finite.all():
