@@ -53,10 +53,18 @@ class _Printer:
             print(*args, file=sys.stderr, flush=True)
 
 
+def _prepare_output(args, target, say, **kwargs):
+    """Every command that writes checks its output here first (see ``_atomic.prepare_output``)."""
+    from ._atomic import prepare_output
+
+    return prepare_output(target, force=args.force, log=say, **kwargs)
+
+
 # --------------------------------------------------------------------------- commands
 def cmd_debias(args, say) -> int:
     from .debias.api import debias_file
 
+    _prepare_output(args, args.out, say, inputs=(args.input,))
     t0 = time.perf_counter()
     params = dict(definitional=args.definitional, n_components=args.components,
                   gender_specific=args.specific, lists=args.lists)
@@ -95,6 +103,7 @@ def cmd_debias(args, say) -> int:
 def cmd_convert(args, say) -> int:
     from . import io
 
+    _prepare_output(args, args.output, say, inputs=(args.input,))
     t0 = time.perf_counter()
     io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit,
                unicode_errors=args.unicode_errors)
@@ -122,6 +131,7 @@ def cmd_expand(args, say) -> int:
     from . import io
     from .debias.expand import expand_gender_specific
 
+    _prepare_output(args, args.out, say, inputs=(args.input,))
     emb = io.load(args.input, format=args.input_format, limit=args.limit, unicode_errors=args.unicode_errors)
     result = expand_gender_specific(emb, seed=args.seeds, lists=args.lists, n_train=args.n_train,
                                     random_state=args.seed)
@@ -133,6 +143,8 @@ def cmd_expand(args, say) -> int:
 def cmd_score(args, say) -> int:
     from .evaluate import evaluate, suite_options
 
+    if args.out:
+        _prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = _load_many(args)
     options = suite_options(args.tests) if args.tests else {}
     if args.direction == "first":
@@ -157,6 +169,7 @@ def cmd_score(args, say) -> int:
 def cmd_plot(args, say) -> int:
     from .plot import plot_occupations
 
+    _prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = _load_many(args)
     path = plot_occupations(embeddings, args.out, words=args.words, top=args.top, lists=args.lists)
     say(f"wrote {path}")
@@ -164,8 +177,10 @@ def cmd_plot(args, say) -> int:
 
 
 def cmd_run(args, say) -> int:
-    from .run import run_pipeline
+    from .run import STATE, run_pipeline
 
+    # Re-running into the same directory resumes it (run_state.json): no --force needed.
+    _prepare_output(args, args.out_dir, say, resumable=STATE)
     report = run_pipeline(args.input, args.out_dir, format=args.format, input_format=args.input_format,
                           limit=args.limit, lam=args.lam, n_components=args.components,
                           n_train=args.n_train, random_state=args.seed, lists=args.lists,
@@ -204,6 +219,11 @@ def _input_opts(p):
                    help="undecodable UTF-8 in the words of a word2vec, fastText or GloVe file: an error "
                         "naming the byte offset (strict, default), drop the bytes (ignore) or put U+FFFD "
                         "in their place (replace), as gensim's unicode_errors")
+
+
+def _force_opt(p):
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing output (by default it is kept and the command fails)")
 
 
 def _lists_opt(p):
@@ -260,6 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="soft debias: weight of the bias term (default 0.2)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed (soft debias expansion)")
     _input_opts(p)
+    _force_opt(p)
     p.set_defaults(func=cmd_debias)
 
     p = sub.add_parser("convert", parents=[quiet], help="convert a vector file to another format")
@@ -267,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("output")
     p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {formats}")
     _input_opts(p)
+    _force_opt(p)
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("info", parents=[quiet], help="format, size, dimension and norms of a vector file")
@@ -285,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="train on the N most frequent words (default 50000)")
     p.add_argument("--seed", type=_seed, default=0)
     _input_opts(p)
+    _force_opt(p)
     p.set_defaults(func=cmd_expand)
 
     p = sub.add_parser("score", parents=[quiet], help="bias and quality metrics for one or more embeddings")
@@ -304,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fail when a word set loses more than this fraction to OOV (default 0.2)")
     p.add_argument("--seed", type=_seed, default=0)
     _input_opts(p)
+    _force_opt(p)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("plot", parents=[quiet], help="occupations projected on the gender direction, one panel per input")
@@ -314,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=_count, default=20, metavar="N",
                    help="show the N most she-leaning and N most he-leaning occupations (default 20)")
     _input_opts(p)
+    _force_opt(p)
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("run", parents=[quiet], help="the main job: debias both ways, evaluate, plot, report")
@@ -331,7 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="SemBias-format file for BAT (default: the list set's; published: Zhao et al.'s 440 lines)")
     _lists_opt(p)
     _list_file_opts(p)
-    p.add_argument("--force", action="store_true", help="recompute every step")
+    p.add_argument("--force", action="store_true",
+                   help="recompute every step, and write into an existing directory that is not an "
+                        "earlier run's output (re-running into the same directory resumes it)")
     _input_opts(p)
     p.set_defaults(func=cmd_run)
     return parser
