@@ -54,12 +54,25 @@ def test_every_forced_format_that_does_not_fit_is_refused(files, actual, forced)
         assert err.line is not None or err.offset is not None, str(err)
 
 
-def test_text_read_as_binary_would_have_been_silent_garbage(tmp_path):
-    path = tmp_path / "one.vec"
-    path.write_bytes(b"2 1\nab 0.5\ncd 0.25\n")  # each record's 4 bytes would parse as a float
-    with pytest.raises(VectorFileError, match="text line 'ab 0.5'") as info:
+def test_text_read_as_binary_names_the_text_line(tmp_path):
+    path = tmp_path / "t.vec"
+    path.write_bytes(b"2 2\nab 0.5 1\ncd 0.25 2\n")
+    with pytest.raises(VectorFileError, match="text line 'ab 0.5 1'") as info:
         load(path, format="word2vec-bin")
     assert info.value.offset == 4
+
+
+def test_a_file_valid_both_ways_follows_the_extension_or_the_forced_format(tmp_path):
+    from embdebias.io import detect_format
+
+    data = b"2 1\nab 0.5\ncd 0.25\n"  # text, and also two binary records of 4 bytes each
+    for name, fmt in (("x.vec", "fasttext-vec"), ("x.txt", "word2vec-text"), ("x.bin", "word2vec-bin")):
+        (tmp_path / name).write_bytes(data)
+        assert detect_format(tmp_path / name) == fmt
+    assert load(tmp_path / "x.vec")["cd"].tolist() == [0.25]
+    binary = load(tmp_path / "x.vec", format="word2vec-bin")
+    assert binary.words.tolist() == ["ab", "cd"]
+    assert binary["cd"].tolist() == np.frombuffer(b"0.25", "<f4").tolist()
 
 
 def test_glove_line_with_more_values_than_the_first_is_an_error(tmp_path):
@@ -205,3 +218,15 @@ def test_unicode_errors_on_the_command_line(tmp_path, capsys):
         assert "--unicode-errors" in capsys.readouterr().err
     with pytest.raises(EmbdebiasError, match="unicode_errors"):
         load(src, unicode_errors="bogus")
+
+
+def test_binary_whose_first_vector_starts_like_a_number_is_still_binary(tmp_path):
+    from embdebias.io import detect_format
+
+    vectors = np.ones((3, 3), dtype=np.float32)
+    vectors[0, 0] = np.frombuffer(b"5\n\x00\x40", "<f4")[0]  # the first "line" would read "w0 5"
+    emb = Embedding(["w0", "w1", "w2"], vectors)
+    save(emb, tmp_path / "x.dat", format="word2vec-bin")
+    assert (tmp_path / "x.dat").read_bytes().startswith(b"3 3\nw0 5\n")
+    assert detect_format(tmp_path / "x.dat") == "word2vec-bin"
+    np.testing.assert_array_equal(load(tmp_path / "x.dat").vectors, vectors)

@@ -39,8 +39,8 @@ import numpy as np
 
 from ..embedding import Embedding, as_embedding
 from ..errors import EmbdebiasError, UnknownFormatError, VectorFileError
-from ._common import (GZIP_ERRORS, GZIP_MAGIC, HEADER_LINE, UNICODE_ERRORS, check_limit, check_unicode_errors,
-                      glove_dim, gzip_errors, is_number, split_fields)
+from ._common import (GZIP_ERRORS, GZIP_MAGIC, HEADER_LINE, UNICODE_ERRORS, binary_records_ok, check_limit,
+                      check_unicode_errors, glove_dim, gzip_errors, is_number, split_fields, text_records_ok)
 from .default import BUILTIN_NAMES, DEFAULT_NAME, cache_dir, load_default
 from .native import is_native, read_native, write_native
 
@@ -85,19 +85,29 @@ def _looks_like_fasttext(head: bytes) -> bool:
     return head[:4] == _FASTTEXT_MAGIC or _looks_like_old_fasttext(head)
 
 
-def _detect_after_header(payload: bytes, suffixes: list[str], compressed: bool) -> str:
-    """word2vec text, fastText .vec or word2vec binary, from what follows a 'count dim' line."""
+def _detect_after_header(first: bytes, payload: bytes, suffixes: list[str], compressed: bool,
+                         complete: bool) -> str:
+    """word2vec text, fastText .vec or word2vec binary, from what follows a 'count dim' line.
+
+    Both readings are tried on the first records: text lines ``word v1 ... vd`` with the
+    header's ``d``, and binary records (word, space, ``4 d`` bytes).  When exactly one
+    fits, that is the format; when both do (a tiny file can be valid both ways, e.g.
+    ``"1 1\\nw 1234\\n"``) the extension decides; when neither does, a first line of a
+    word and numbers means a damaged text file (its reader names the line).
+    """
+    text = "fasttext-vec" if ".vec" in suffixes else "word2vec-text"
+    binary_hint = ".bin" in suffixes or (compressed and ".txt" not in suffixes and ".vec" not in suffixes)
     if not payload.strip():
-        # No record to look at: trust the extension.
-        binary = ".bin" in suffixes or (compressed and ".txt" not in suffixes and ".vec" not in suffixes)
-        return "word2vec-bin" if binary else "word2vec-text"
-    # Text iff the first record is a line of a word and numbers (the reader checks
-    # their count); a binary record's raw bytes practically never parse that way.
-    record = payload.split(b"\n", 1)[0]
-    fields = split_fields(record)  # a tab separates fields like a space
-    if len(fields) >= 2 and all(is_number(f) for f in fields[1:]):
-        return "fasttext-vec" if ".vec" in suffixes else "word2vec-text"
-    return "word2vec-bin"
+        return "word2vec-bin" if binary_hint else text  # no record to look at: trust the extension
+    n, d = (int(x) for x in first.split())
+    is_text = d > 0 and text_records_ok(payload, d, complete)
+    is_binary = d > 0 and binary_records_ok(payload, n, d, complete)
+    if is_text and is_binary:
+        return "word2vec-bin" if binary_hint else text
+    if is_text or is_binary:
+        return text if is_text else "word2vec-bin"
+    fields = split_fields(payload.split(b"\n", 1)[0])  # a tab separates fields like a space
+    return text if len(fields) >= 2 and all(is_number(f) for f in fields[1:]) else "word2vec-bin"
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -116,7 +126,8 @@ def _detect_bytes(head: bytes, path: Path, compressed: bool) -> str:
     nl = head.find(b"\n")
     first = head[:nl] if nl >= 0 else head
     if HEADER_LINE.fullmatch(first):
-        return _detect_after_header(head[nl + 1:], [s.lower() for s in path.suffixes], compressed)
+        return _detect_after_header(first, head[nl + 1:] if nl >= 0 else b"", [s.lower() for s in path.suffixes],
+                                    compressed, complete=len(head) < _SNIFF_BYTES)
     if _looks_like_old_fasttext(head):
         return "fasttext-bin"
     if glove_dim(first) >= 1 and _is_utf8(first):

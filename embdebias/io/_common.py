@@ -208,3 +208,45 @@ def glove_dim(first_line: bytes) -> int:
     while d < len(fields) - 1 and is_number(fields[-1 - d]):
         d += 1
     return d
+
+
+#: Lines (records) looked at to tell word2vec text from word2vec binary.
+SNIFF_RECORDS = 10
+
+
+def text_records_ok(payload: bytes, d: int, complete: bool) -> bool:
+    """Whether the lines after a ``"count d"`` header are all ``word v1 ... vd`` (up to SNIFF_RECORDS).
+
+    ``complete``: ``payload`` runs to the end of the file (else its last, partial line is
+    not looked at).
+    """
+    lines = payload.split(b"\n")
+    if not complete and len(lines) > 1:
+        lines = lines[:-1]
+    rows = [line for line in lines if line.strip()][:SNIFF_RECORDS]
+    for row in rows:
+        fields = split_fields(row)
+        if len(fields) != d + 1 or not fields[0] or not all(is_number(f) for f in fields[1:]):
+            return False
+    return bool(rows)
+
+
+def binary_records_ok(payload: bytes, n: int, d: int, complete: bool) -> bool:
+    """Whether ``payload`` (what follows the header) starts with well-formed word2vec binary records.
+
+    A record is a non-empty word without newline, a space, ``4 d`` bytes and an optional
+    newline; the first ``min(n, SNIFF_RECORDS)`` must fit (a record cut by the end of an
+    incomplete ``payload`` counts as fitting).
+    """
+    pos = 0
+    for _ in range(min(n, SNIFF_RECORDS)):
+        space = payload.find(b" ", pos)
+        if space < 0:
+            return not complete and pos > 0
+        if space == pos or b"\n" in payload[pos:space]:
+            return False
+        end = space + 1 + 4 * d
+        if end > len(payload):
+            return not complete
+        pos = end + (payload[end:end + 1] == b"\n")
+    return True

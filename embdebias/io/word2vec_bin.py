@@ -25,8 +25,8 @@ from numpy.lib.stride_tricks import as_strided
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import VectorFileError
-from ._common import (check_block_finite, check_limit, check_unicode_errors, encode_words, gather_ranges,
-                      is_number, make_embedding, open_binary, open_output, require_file, split_fields)
+from ._common import (binary_records_ok, check_block_finite, check_limit, check_unicode_errors, encode_words,
+                      gather_ranges, make_embedding, open_binary, open_output, require_file, text_records_ok)
 
 WINDOW_BYTES = 64 << 20
 _GATHER_BYTES = 8 << 20
@@ -89,13 +89,12 @@ def _read_header(src, path) -> tuple[int, int, int]:
     return n, d, nl + 1
 
 
-def _refuse_text_record(src, pos: int, d: int, path) -> None:
-    """A first record that is a text line 'word v1 ... vd' means a text file read as binary."""
-    head, _ = src.window(pos, 1 << 16)
-    line = bytes(head).split(b"\n", 1)[0]
-    fields = split_fields(line)
-    if len(fields) == d + 1 and all(is_number(f) for f in fields[1:]):
-        shown = line[:60].decode("utf-8", "replace")
+def _refuse_text_records(src, pos: int, n: int, d: int, path) -> None:
+    """Text lines 'word v1 ... vd' that are not also binary records: a text file read as binary."""
+    head, eof = src.window(pos, 1 << 16)
+    head = bytes(head)
+    if text_records_ok(head, d, eof) and not binary_records_ok(head, n, d, eof):
+        shown = head.split(b"\n", 1)[0][:60].decode("utf-8", "replace")
         raise VectorFileError(path, f"found the text line {shown!r} where a binary record should start; "
                                     f"expected a word, a space and {4 * d} bytes of float32 (this looks like "
                                     f"word2vec text or fastText .vec)", offset=pos)
@@ -164,7 +163,7 @@ class _BinaryReader:
         try:
             self._start()
             if self.want:
-                _refuse_text_record(self.src, self.pos, self.d, self.path)
+                _refuse_text_records(self.src, self.pos, self.n, self.d, self.path)
             while self.rows < self.want and self._next_window():
                 pass
         finally:
