@@ -96,18 +96,25 @@ def _detect_after_header(first: bytes, payload: bytes, suffixes: list[str], comp
     word and numbers means a damaged text file (its reader names the line).
     """
     text = "fasttext-vec" if ".vec" in suffixes else "word2vec-text"
-    binary_hint = ".bin" in suffixes or (compressed and ".txt" not in suffixes and ".vec" not in suffixes)
-    if not payload.strip():
-        return "word2vec-bin" if binary_hint else text  # no record to look at: trust the extension
-    n, d = (int(x) for x in first.split())
-    is_text = d > 0 and text_records_ok(payload, d, complete)
-    is_binary = d > 0 and binary_records_ok(payload, n, d, complete)
-    if is_text and is_binary:
-        return "word2vec-bin" if binary_hint else text
-    if is_text or is_binary:
-        return text if is_text else "word2vec-bin"
-    fields = split_fields(payload.split(b"\n", 1)[0])  # a tab separates fields like a space
-    return text if len(fields) >= 2 and all(is_number(f) for f in fields[1:]) else "word2vec-bin"
+    by_name = "word2vec-bin" if _binary_by_name(suffixes, compressed) else text
+    n, d = map(int, first.split())
+    if not payload.strip() or d < 1:
+        return by_name  # no record to look at (or a bad header the reader reports): trust the extension
+    is_text = text_records_ok(payload, d, complete)
+    is_binary = binary_records_ok(payload, n, d, complete)
+    if is_text == is_binary:
+        # both: the extension decides; neither: a first line of a word and numbers is damaged text
+        return by_name if is_text else (text if _word_and_numbers(payload.split(b"\n", 1)[0]) else "word2vec-bin")
+    return text if is_text else "word2vec-bin"
+
+
+def _binary_by_name(suffixes: list[str], compressed: bool) -> bool:
+    return ".bin" in suffixes or (compressed and ".txt" not in suffixes and ".vec" not in suffixes)
+
+
+def _word_and_numbers(line: bytes) -> bool:
+    fields = split_fields(line)  # a tab separates fields like a space
+    return len(fields) >= 2 and all(is_number(f) for f in fields[1:])
 
 
 def _is_utf8(data: bytes) -> bool:
