@@ -520,7 +520,20 @@ class Embedding(WordLookup):
 
     def with_vectors(self, vectors: np.ndarray, *, name: str | None = None,
                      copy: bool | None = None) -> "Embedding":
-        """The same vocabulary with other vectors (``copy`` as in the constructor)."""
+        """The same vocabulary with other vectors.
+
+        Parameters
+        ----------
+        vectors : array-like of shape (n, d)
+        name : str, optional
+            Label (default: this embedding's).
+        copy : bool or None
+            As in the constructor.
+
+        Returns
+        -------
+        Embedding
+        """
         if len(vectors) != len(self):
             raise DimensionError(f"{len(vectors)} rows for {len(self)} words")
         return Embedding(self._vocab, vectors, name=name or self.name, copy=copy)
@@ -549,9 +562,16 @@ class Embedding(WordLookup):
     def to_gensim(self, *, copy: bool = True):
         """A gensim ``KeyedVectors`` with these words and vectors, in row order.
 
-        ``copy=False`` hands gensim this embedding's read-only matrix (no copy): fine
-        for saving or querying, but gensim methods that write into ``kv.vectors`` then
-        raise.
+        Parameters
+        ----------
+        copy : bool
+            True (default): gensim gets its own writeable copy. False: gensim gets this
+            embedding's read-only matrix, without copying (fine for saving or querying;
+            gensim methods that write into ``kv.vectors`` then raise).
+
+        Returns
+        -------
+        gensim.models.KeyedVectors
         """
         from gensim.models import KeyedVectors
 
@@ -565,10 +585,22 @@ class Embedding(WordLookup):
 
     # -- saving ------------------------------------------------------------------------
     def save(self, path, format: str | None = None, **kwargs) -> str:
-        """Write to ``path`` atomically; returns the format written.
+        """Write to ``path`` atomically; see :func:`embdebias.io.save`.
 
-        ``format=None`` chooses it from the file name exactly as the command line does
-        (:func:`embdebias.io.guess_format_from_path`); see :func:`embdebias.io.save`.
+        Parameters
+        ----------
+        path : path-like
+        format : str, optional
+            One of :data:`embdebias.io.FORMATS`; None chooses it from the file name
+            exactly as the command line does (:func:`embdebias.io.guess_format_from_path`):
+            ``x.bin`` is word2vec binary, ``x.embd`` (or no known ending) native.
+        **kwargs
+            Passed to :func:`embdebias.io.save` (``inputs``).
+
+        Returns
+        -------
+        str
+            The format written.
         """
         from .io import save
 

@@ -73,12 +73,31 @@ class WordLookup:
         return self._lookup_vocab()._row(word) >= 0
 
     def get(self, word, default=-1):
-        """Row of ``word``, or ``default`` (-1 unless given) when it is not in the vocabulary."""
+        """Row of ``word``, or ``default`` when it is not in the vocabulary.
+
+        Parameters
+        ----------
+        word : str
+        default : object
+            Returned for a missing word (-1, like :meth:`rows`, unless given).
+
+        Returns
+        -------
+        int or default
+        """
         row = self._lookup_vocab()._row(word)
         return default if row < 0 else row
 
     def index(self, word) -> int:
         """Row of ``word``.
+
+        Parameters
+        ----------
+        word : str
+
+        Returns
+        -------
+        int
 
         Raises
         ------
@@ -91,13 +110,33 @@ class WordLookup:
         return row
 
     def rows(self, words: Iterable[str]) -> np.ndarray:
-        """Rows of ``words`` in the given order (int64), -1 for each word not in the vocabulary."""
+        """Rows of ``words`` in the given order, -1 for each word not in the vocabulary.
+
+        Parameters
+        ----------
+        words : iterable of str
+            Not a single ``str`` (that raises ``TypeError``; use :meth:`index` or :meth:`get`).
+
+        Returns
+        -------
+        ndarray of int64, shape (len(words),)
+        """
         if isinstance(words, (str, bytes)):
             raise TypeError(f"rows() takes a sequence of words, not one word ({words!r}); use index() or get()")
         return self._lookup_vocab()._rows(words if isinstance(words, Sequence) else list(words))
 
     def split_known(self, words: Iterable[str]) -> tuple[list[str], list[str]]:
-        """``(known, missing)``: the words that are in the vocabulary and those that are not, order kept."""
+        """Split ``words`` into those in the vocabulary and those not, order kept.
+
+        Parameters
+        ----------
+        words : iterable of str
+
+        Returns
+        -------
+        (list of str, list of str)
+            ``(known, missing)``.
+        """
         words = list(words)
         found = self.rows(words) >= 0
         return ([w for w, f in zip(words, found) if f], [w for w, f in zip(words, found) if not f])

@@ -187,6 +187,15 @@ def guess_format_from_path(path) -> str:
     word2vec text, ``x.vec`` fastText text, ``x.kv`` gensim, ``x.embd`` native), then
     ``.glove``; a trailing ``.gz`` is ignored, and a bare ``x.gz`` is word2vec binary.
     Anything else is a native-format directory.
+
+    Parameters
+    ----------
+    path : path-like
+
+    Returns
+    -------
+    str
+        One of :data:`FORMATS`.
     """
     name = Path(path).name.lower()
     if name.endswith(".gz"):
@@ -200,7 +209,18 @@ def guess_format_from_path(path) -> str:
 
 
 def output_name(stem: str, format: str) -> str:
-    """``stem`` with the ending of ``format`` (:data:`EXTENSIONS`), e.g. ``hard.glove.txt``."""
+    """``stem`` with the ending of ``format`` (:data:`EXTENSIONS`), e.g. ``hard.glove.txt``.
+
+    Parameters
+    ----------
+    stem : str
+    format : str
+        One of :data:`FORMATS` (else :class:`UnknownFormatError`).
+
+    Returns
+    -------
+    str
+    """
     return stem + EXTENSIONS[_check_format(format)]
 
 
