@@ -230,3 +230,16 @@ def test_binary_whose_first_vector_starts_like_a_number_is_still_binary(tmp_path
     assert (tmp_path / "x.dat").read_bytes().startswith(b"3 3\nw0 5\n")
     assert detect_format(tmp_path / "x.dat") == "word2vec-bin"
     np.testing.assert_array_equal(load(tmp_path / "x.dat").vectors, vectors)
+
+
+@pytest.mark.parametrize("argv", [["debias", "{f}", "--out", "{d}/o.embd"], ["expand", "{f}", "--out", "{d}/o.txt"],
+                                  ["score", "{f}"], ["plot", "{f}", "--out", "{d}/o.png"],
+                                  ["run", "{f}", "--out-dir", "{d}/run"], ["convert", "{f}", "{d}/o.embd"],
+                                  ["info", "{f}"]], ids=lambda a: a[0])
+def test_every_reading_command_passes_unicode_errors_on(tmp_path, capsys, argv):
+    src = _text_file(tmp_path, "word2vec-text")
+    argv = [a.format(f=src, d=tmp_path) for a in argv]
+    main(["-q", *argv])
+    assert "undecodable UTF-8" in capsys.readouterr().err
+    main(["-q", *argv, "--unicode-errors", "replace"])  # read fine; the tiny vocabulary may fail later
+    assert "undecodable" not in capsys.readouterr().err
