@@ -551,13 +551,19 @@ class Embedding(WordLookup):
         copy : bool or None
             As in the constructor: by default ``kv.vectors`` is copied (it is writeable);
             ``copy=False`` shares it as a live read-only view.
+
+        Returns
+        -------
+        Embedding
+            A repeated key (only a hand-edited ``index_to_key`` has one) keeps its first
+            row, with a :class:`DuplicateWordWarning`, as everywhere else.
         """
         kv = getattr(kv, "wv", kv)
         words = list(kv.index_to_key)
         vectors = kv.vectors
         if vectors.shape[0] != len(words):  # gensim may preallocate rows
             vectors = vectors[:len(words)]
-        return cls(Vocabulary(words), vectors, name=name or "gensim", copy=copy)
+        return cls(words, vectors, name=name or "gensim", copy=copy)
 
     def to_gensim(self, *, copy: bool = True):
         """A gensim ``KeyedVectors`` with these words and vectors, in row order.

@@ -342,3 +342,12 @@ def test_one_gensim_conversion(emb, tmp_path, monkeypatch):
     save(emb, tmp_path / "e.kv")
     assert calls == [{"copy": False}]
     np.testing.assert_array_equal(load(tmp_path / "e.kv").vectors, emb.vectors)
+
+
+def test_repeated_gensim_keys_keep_the_first_row_too():
+    kv = Embedding(WORDS3, np.arange(6.0).reshape(3, 2)).to_gensim()
+    kv.index_to_key = ["a", "b", "a"]  # only a hand-edited KeyedVectors repeats a key
+    for copy in (None, False):
+        with pytest.warns(DuplicateWordWarning, match="'a'"):
+            e = Embedding.from_gensim(kv, copy=copy)
+        assert list(e) == ["a", "b"] and e["a"].tolist() == [0.0, 1.0]
