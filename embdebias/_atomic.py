@@ -36,6 +36,71 @@ def check_output(target, inputs=()) -> None:
             raise EmbdebiasError(f"{target}: refusing to write over the input {src}; choose another output path")
 
 
+def _existing_output_error(target: Path, resumable: str | None) -> EmbdebiasError | None:
+    """Why an existing ``target`` may not be written without ``--force`` (None: it may)."""
+    if not target.exists() and not target.is_symlink():
+        return None
+    if resumable is not None:
+        if not target.is_dir():
+            return EmbdebiasError(f"{target}: exists and is not a directory")
+        if (target / resumable).is_file() or not any(target.iterdir()):
+            return None  # an earlier run's output (resumed) or an empty directory
+        return EmbdebiasError(f"{target}: an existing directory that is not an earlier run's output (no "
+                              f"{resumable}); use --force to write into it anyway")
+    return EmbdebiasError(f"{target}: exists; use --force to replace it")
+
+
+def prepare_output(target, *, force: bool = False, inputs=(), resumable: str | None = None,
+                   log=None) -> Path:
+    """Check a command's output path before any work is done; the one rule for every command.
+
+    Parameters
+    ----------
+    target : path-like
+        The file or directory the command will write.
+    force : bool
+        Replace an existing output (``--force``). Without it an existing output is
+        kept and this raises.
+    inputs : sequence of path-like
+        Files being read: writing over, into or around one of them is refused even with
+        ``force`` (:func:`check_output`).
+    resumable : str, optional
+        For an output directory that a command resumes (``run``): the file that marks
+        an earlier output of the command. Such a directory, or an empty one, is used
+        without ``force``.
+    log : callable, optional
+        Receives one line when a parent directory is created.
+
+    Returns
+    -------
+    Path
+
+    Raises
+    ------
+    EmbdebiasError
+        The output exists (and ``force`` is false), is an input, or its parent is
+        missing more than one level deep (only the last missing level is created,
+        so that a typo does not build a whole tree).
+    """
+    target = Path(target)
+    check_output(target, inputs)
+    if not force:
+        error = _existing_output_error(target, resumable)
+        if error is not None:
+            raise error
+    parent = target.parent
+    if parent.exists() and not parent.is_dir():
+        raise EmbdebiasError(f"{target}: {parent} is not a directory")
+    if not parent.exists():
+        if not parent.parent.is_dir():
+            raise EmbdebiasError(f"{target}: the directory {parent} does not exist and neither does "
+                                 f"{parent.parent}; only one missing directory level is created")
+        parent.mkdir()
+        if log is not None:
+            log(f"created directory {parent}")
+    return target
+
+
 @contextlib.contextmanager
 def atomic_file(target, *, inputs=()):
     """Yield a temporary path next to ``target``; rename it to ``target`` on success.

@@ -84,10 +84,18 @@ class _Printer:
             print(*args, file=sys.stderr, flush=True)
 
 
+def _prepare_output(args, target, say, **kwargs):
+    """Every command that writes checks its output here first (see ``_atomic.prepare_output``)."""
+    from ._atomic import prepare_output
+
+    return prepare_output(target, force=args.force, log=say, **kwargs)
+
+
 # --------------------------------------------------------------------------- commands
 def cmd_debias(args, say) -> int:
     from .debias.api import debias_file
 
+    _prepare_output(args, args.out, say, inputs=(args.input,))
     t0 = time.perf_counter()
     params = dict(definitional=args.definitional, n_components=args.components,
                   gender_specific=args.specific, lists=args.lists)
@@ -116,7 +124,7 @@ def cmd_debias(args, say) -> int:
                                                                random_state=params["random_state"])
     result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
                                    input_format=args.input_format, limit=args.limit,
-                                   progress=not args.quiet, **params)
+                                   unicode_errors=args.unicode_errors, progress=not args.quiet, **params)
     sub = debiaser.subspace_
     say(f"bias subspace: {len(sub.pairs_used_)} definitional pairs, k={sub.components_.shape[0]}, "
         f"explained variance {', '.join(f'{r:.3f}' for r in sub.explained_variance_ratio_[:sub.components_.shape[0]])}")
@@ -130,8 +138,10 @@ def cmd_debias(args, say) -> int:
 def cmd_convert(args, say) -> int:
     from . import io
 
+    _prepare_output(args, args.output, say, inputs=(args.input,))
     t0 = time.perf_counter()
-    io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit)
+    io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit,
+               unicode_errors=args.unicode_errors)
     say(f"wrote {args.output} ({time.perf_counter() - t0:.1f} s)")
     return 0
 
@@ -139,7 +149,8 @@ def cmd_convert(args, say) -> int:
 def cmd_info(args, say) -> int:
     from . import io
 
-    desc = io.describe(args.input)
+    desc = io.describe(args.input, format=args.input_format, limit=args.limit,
+                       unicode_errors=args.unicode_errors)
     if args.json:
         print(json.dumps(desc, indent=2, default=str))
     else:
@@ -155,7 +166,8 @@ def cmd_expand(args, say) -> int:
     from . import io
     from .debias.expand import expand_gender_specific
 
-    emb = io.load(args.input, format=args.input_format, limit=args.limit)
+    _prepare_output(args, args.out, say, inputs=(args.input,))
+    emb = io.load(args.input, format=args.input_format, limit=args.limit, unicode_errors=args.unicode_errors)
     result = expand_gender_specific(emb, seed=args.seeds, lists=args.lists, n_train=args.n_train,
                                     target_precision=args.target_precision,
                                     max_rank=args.max_rank, random_state=args.seed)
@@ -167,6 +179,8 @@ def cmd_expand(args, say) -> int:
 def cmd_score(args, say) -> int:
     from .evaluation import evaluate, suite_options
 
+    if args.out:
+        _prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = _load_many(args)
     options = suite_options(args.tests) if args.tests else {}
     report = evaluate(embeddings, sembias=args.sembias, random_state=args.seed, strict=args.strict,
@@ -186,6 +200,7 @@ def cmd_score(args, say) -> int:
 def cmd_plot(args, say) -> int:
     from .plot import plot_occupations
 
+    _prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = _load_many(args)
     path = plot_occupations(embeddings, args.out, words=args.words, top=args.top, lists=args.lists,
                             max_missing=args.max_missing)
@@ -194,14 +209,17 @@ def cmd_plot(args, say) -> int:
 
 
 def cmd_run(args, say) -> int:
-    from .run import run_pipeline
+    from .run import STATE, run_pipeline
 
+    # Re-running into the same directory resumes it (run_state.json): no --force needed.
+    _prepare_output(args, args.out_dir, say, resumable=STATE)
     report = run_pipeline(args.input, args.out_dir, format=args.format, input_format=args.input_format,
                           limit=args.limit, lam=args.lam, n_components=args.components,
                           n_train=args.n_train, random_state=args.seed, lists=args.lists,
                           definitional=args.definitional, equalize=args.equalize,
                           gender_specific=args.specific, expand=args.expand, seeds=args.seeds,
-                          force=args.force, log=say, progress=not args.quiet,
+                          unicode_errors=args.unicode_errors, force=args.force, log=say,
+                          progress=not args.quiet,
                           evaluate_kwargs={"max_missing": args.max_missing, "sembias": args.sembias,
                                            "strict": args.strict})
     say(f"done: {report}")
@@ -214,7 +232,7 @@ def _load_many(args) -> dict:
 
     embeddings = {}
     for src in args.inputs or [DEFAULT]:
-        emb = io.load(src, format=args.input_format, limit=args.limit)
+        emb = io.load(src, format=args.input_format, limit=args.limit, unicode_errors=args.unicode_errors)
         name, i = emb.name, 2
         while name in embeddings:
             name, i = f"{emb.name} ({i})", i + 1
@@ -223,12 +241,22 @@ def _load_many(args) -> dict:
 
 
 # --------------------------------------------------------------------------- parser
-def _input_opts(p, *, limit=True):
+def _input_opts(p):
+    """Options of every command that reads vector files."""
     p.add_argument("--input-format", default="auto", metavar="FMT",
-                   help="format of the input (default: detected from the content)")
-    if limit:
-        p.add_argument("--limit", type=_positive, default=None, metavar="N",
-                       help="keep only the first N words (file order is frequency order)")
+                   help="format of the input (default: detected from the content); a format the file "
+                        "cannot be is an error naming the line or byte offset")
+    p.add_argument("--limit", type=_positive, default=None, metavar="N",
+                   help="keep only the first N words (file order is frequency order)")
+    p.add_argument("--unicode-errors", choices=["strict", "ignore", "replace"], default="strict",
+                   help="undecodable UTF-8 in the words of a word2vec, fastText or GloVe file: an error "
+                        "naming the byte offset (strict, default), drop the bytes (ignore) or put U+FFFD "
+                        "in their place (replace), as gensim's unicode_errors")
+
+
+def _force_opt(p):
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing output (by default it is kept and the command fails)")
 
 
 def _lists_opt(p):
@@ -296,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="soft only: weight of the bias term (default 0.2)")
     p.add_argument("--seed", type=_seed, default=None, help="soft only: seed of the --expand SVM (default 0)")
     _input_opts(p)
+    _force_opt(p)
     p.set_defaults(func=cmd_debias)
 
     p = sub.add_parser("convert", parents=[quiet], help="convert a vector file to another format")
@@ -303,11 +332,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("output")
     p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {formats}")
     _input_opts(p)
+    _force_opt(p)
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("info", parents=[quiet], help="format, size, dimension and norms of a vector file")
     p.add_argument("input", nargs="?", default=DEFAULT)
     p.add_argument("--json", action="store_true")
+    _input_opts(p)
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("expand", parents=[quiet], help="expand the gender-specific word list with a linear SVM")
@@ -326,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "words; 'all': the whole vocabulary)")
     p.add_argument("--seed", type=_seed, default=0)
     _input_opts(p)
+    _force_opt(p)
     p.set_defaults(func=cmd_expand)
 
     p = sub.add_parser("score", parents=[quiet], help="bias and quality metrics for one or more embeddings")
@@ -341,6 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     _scoring_opts(p)
     p.add_argument("--seed", type=_seed, default=0, help="seed of every random step (default 0)")
     _input_opts(p)
+    _force_opt(p)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("plot", parents=[quiet], help="occupations projected on the gender direction, one panel per input")
@@ -352,6 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show the N most she-leaning and N most he-leaning occupations (default 20)")
     _scoring_opts(p, max_missing=0.5, strict=False)
     _input_opts(p)
+    _force_opt(p)
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("run", parents=[quiet], help="the main job: debias both ways, evaluate, plot, report")
@@ -372,7 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="SemBias-format file for BAT (default: the list set's; published: Zhao et al.'s 440 lines)")
     _lists_opt(p)
     _list_file_opts(p)
-    p.add_argument("--force", action="store_true", help="recompute every step")
+    p.add_argument("--force", action="store_true",
+                   help="recompute every step, and write into an existing directory that is not an "
+                        "earlier run's output (re-running into the same directory resumes it)")
     _input_opts(p)
     p.set_defaults(func=cmd_run)
     return parser

@@ -56,8 +56,12 @@ class NonFiniteError(EmbdebiasError, ValueError):
     """NaN or infinite values where finite numbers are required."""
 
 
-class MissingWordsError(EmbdebiasError, KeyError):
+class MissingWordsError(EmbdebiasError, KeyError, ValueError):
     """Words that are needed are out of the embedding's vocabulary.
+
+    A ``KeyError`` (a missing key, as in gensim's ``KeyedVectors``) and a ``ValueError``
+    (what ``Sequence.index`` raises for a missing item), so code written for either
+    convention catches it.
 
     Attributes
     ----------
@@ -72,6 +76,20 @@ class MissingWordsError(EmbdebiasError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return self.message
+
+
+class DuplicateWordsError(EmbdebiasError, ValueError):
+    """A vocabulary was given the same word more than once.
+
+    Attributes
+    ----------
+    duplicates : list of str
+        The repeated words.
+    """
+
+    def __init__(self, message: str, duplicates=()):
+        self.duplicates = list(duplicates)
+        super().__init__(message)
 
 
 class WordListError(EmbdebiasError, ValueError):

@@ -26,6 +26,8 @@ from pathlib import Path
 from . import __version__
 from ._atomic import atomic_file
 from .errors import EmbdebiasError
+# Output names and the format of a name come from one table in embdebias.io.
+from .io import EXTENSIONS, output_name as _output_name
 
 STATE = "run_state.json"
 
@@ -117,17 +119,6 @@ class _Steps:
         self.log(f"[{name}] done in {seconds:.1f} s")
 
 
-#: File name extension of each output format.
-EXTENSIONS = {"native": ".embd", "word2vec-bin": ".bin", "word2vec-text": ".w2v.txt", "glove": ".glove.txt",
-              "fasttext-vec": ".vec", "fasttext-bin": ".ft.bin", "gensim-kv": ".kv"}
-
-
-def _output_name(stem: str, fmt: str) -> str:
-    if fmt not in EXTENSIONS:
-        raise EmbdebiasError(f"unknown output format {fmt!r}; choose one of {', '.join(EXTENSIONS)}")
-    return stem + EXTENSIONS[fmt]
-
-
 def _lists_used(lists, definitional, equalize, gender_specific, seeds, expand) -> dict:
     """The lists a run uses, each described for the report (name, source, size, hash)."""
     from . import wordlists
@@ -142,8 +133,9 @@ def _lists_used(lists, definitional, equalize, gender_specific, seeds, expand) -
 def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native", input_format: str = "auto",
                  limit: int | None = None, lam: float = 0.2, n_components: int = 1, n_train: int = 50_000,
                  random_state: int = 0, lists: str = "published", definitional=None, equalize=None,
-                 gender_specific=None, expand: bool = False, seeds=None, force: bool = False, log=print,
-                 progress: bool = False, evaluate_kwargs: dict | None = None) -> Path:
+                 gender_specific=None, expand: bool = False, seeds=None, unicode_errors: str = "strict",
+                 force: bool = False, log=print, progress: bool = False,
+                 evaluate_kwargs: dict | None = None) -> Path:
     """Run the main job and return the path of ``report.md``.
 
     Parameters
@@ -169,6 +161,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         keeps the list as given, as in Bolukbasi et al.
     seeds : path or list, optional
         Seed words of the expansion.
+    unicode_errors : {"strict", "ignore", "replace"}
+        Undecodable bytes in the input's words (:func:`embdebias.io.load`).
     force : bool
         Recompute every step even when a finished one could be reused.
     log : callable
@@ -193,7 +187,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
 
     # 1. load: a bad input fails here, before anything is written.
     t0 = time.perf_counter()
-    emb = io.load(source, format=input_format, limit=limit)
+    emb = io.load(source, format=input_format, limit=limit, unicode_errors=unicode_errors)
     ident = input_identity(source if source is not None else io.DEFAULT_NAME)
     inputs = (emb.path,) if emb.path else ()  # no output may be written over the input
     timings["load"] = time.perf_counter() - t0
@@ -202,7 +196,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     steps = _Steps(out_dir, force, log, inputs)
     # Keys hold what each step depends on: a fixed algorithm (a new version) or an
     # edited list file recomputes the steps that use it.
-    base_key = _key(ident, limit, input_format, __version__, lists, lists_used["definitional_pairs"])
+    base_key = _key(ident, limit, input_format, __version__, lists, lists_used["definitional_pairs"],
+                    *([unicode_errors] if unicode_errors != "strict" else []))
 
     # 2. subspace
     t0 = time.perf_counter()
@@ -264,7 +259,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         "versions": _versions(),
         "input": ident,
         "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
-        "parameters": {"limit": limit, "input_format": input_format, "output_format": format,
+        "parameters": {"limit": limit, "input_format": input_format, "unicode_errors": unicode_errors,
+                       "output_format": format,
                        "n_components": n_components, "lambda": lam, "n_train": n_train,
                        "evaluate": evaluate_kwargs or {}, "lists": lists, "expand": expand,
                        "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
@@ -469,6 +465,8 @@ def _reproduce_command(meta: dict) -> list[str]:
                 ("--max-missing", ev.get("max_missing") if ev.get("max_missing") not in (None, 0.2) else None),
                 ("--sembias", ev.get("sembias")),
                 ("--lists", p.get("lists") if p.get("lists", "published") != "published" else None),
+                ("--unicode-errors", p.get("unicode_errors") if p.get("unicode_errors", "strict") != "strict"
+                 else None),
                 ("--n-train", p["n_train"] if p.get("expand") else None)]
     command += [str(x) for option, value in optional if value for x in (option, value)]
     command += ["--expand"] if p.get("expand") else []

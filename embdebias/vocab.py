@@ -18,26 +18,170 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import DuplicateWordsError, MissingWordsError
+
 # Above this many lookups in one call, building the full dict is cheaper than binary
 # searches over the memory map.
 _BULK_LOOKUP = 2000
 
+#: The lookup contract, the same on :class:`Vocabulary` and
+#: :class:`~embdebias.embedding.Embedding` (quoted in both docstrings).
+LOOKUP_CONTRACT = """
+    Lookup (the same names, results and missing-word behaviour on ``Vocabulary`` and
+    ``Embedding``; only ``str`` words are ever found):
 
-class Vocabulary(Sequence):
+    ======================== =====================================================
+    ``word in x``            whether ``word`` is in the vocabulary
+    ``x.index(word)``        its row (int); :class:`~embdebias.errors.MissingWordsError`
+                             (a ``KeyError`` and a ``ValueError``) naming it if absent
+    ``x.get(word, default)`` its row, or ``default`` (-1 unless given) if absent
+    ``x.rows(words)``        int64 array of the rows in the given order, -1 for each
+                             absent word
+    ``x.split_known(words)`` ``(known, missing)``: the given words, order kept
+    ======================== =====================================================
+"""
+
+
+def duplicate_rows(words: Sequence[str]) -> np.ndarray:
+    """Rows whose word already occurs at an earlier row (empty when the words are unique)."""
+    if len(set(words)) == len(words):  # the usual case, checked at C speed
+        return np.zeros(0, dtype=np.int64)
+    # A stable sort keeps the first occurrence of every word in ``first``.
+    _, first = np.unique(np.array(words, dtype=object), return_index=True)
+    keep = np.zeros(len(words), dtype=bool)
+    keep[first] = True
+    return np.flatnonzero(~keep)
+
+
+class WordLookup:
+    """Word -> row lookups shared by :class:`Vocabulary` and ``Embedding``.
+
+    Subclasses provide ``_lookup_vocab()`` (the :class:`Vocabulary` to search) and
+    may override ``_lookup_where()`` (how error messages name the vocabulary).
+    """
+    __doc__ += LOOKUP_CONTRACT
+
+    __slots__ = ()
+
+    def _lookup_vocab(self) -> "Vocabulary":
+        raise NotImplementedError
+
+    def _lookup_where(self) -> str:
+        return "the vocabulary"
+
+    def __contains__(self, word) -> bool:
+        return self._lookup_vocab()._row(word) >= 0
+
+    def get(self, word, default=-1):
+        """Row of ``word``, or ``default`` when it is not in the vocabulary.
+
+        Parameters
+        ----------
+        word : str
+        default : object
+            Returned for a missing word (-1, like :meth:`rows`, unless given).
+
+        Returns
+        -------
+        int or default
+        """
+        row = self._lookup_vocab()._row(word)
+        return default if row < 0 else row
+
+    def index(self, word) -> int:
+        """Row of ``word``.
+
+        Parameters
+        ----------
+        word : str
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        MissingWordsError
+            ``word`` is not in the vocabulary (also a ``KeyError`` and a ``ValueError``).
+        """
+        row = self._lookup_vocab()._row(word)
+        if row < 0:
+            raise MissingWordsError(f"{word!r} is not in {self._lookup_where()}", [word])
+        return row
+
+    def rows(self, words: Iterable[str]) -> np.ndarray:
+        """Rows of ``words`` in the given order, -1 for each word not in the vocabulary.
+
+        Parameters
+        ----------
+        words : iterable of str
+            Not a single ``str`` (that raises ``TypeError``; use :meth:`index` or :meth:`get`).
+
+        Returns
+        -------
+        ndarray of int64, shape (len(words),)
+        """
+        if isinstance(words, (str, bytes)):
+            raise TypeError(f"rows() takes a sequence of words, not one word ({words!r}); use index() or get()")
+        return self._lookup_vocab()._rows(words if isinstance(words, Sequence) else list(words))
+
+    def split_known(self, words: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Split ``words`` into those in the vocabulary and those not, order kept.
+
+        Parameters
+        ----------
+        words : iterable of str
+
+        Returns
+        -------
+        (list of str, list of str)
+            ``(known, missing)``.
+        """
+        words = list(words)
+        found = self.rows(words) >= 0
+        return ([w for w, f in zip(words, found) if f], [w for w, f in zip(words, found) if not f])
+
+
+class Vocabulary(WordLookup, Sequence):
     """An ordered, duplicate-free sequence of words with O(1) or O(log n) lookup.
 
     Parameters
     ----------
-    words : sequence of str
-        Words in row order. Must be unique (callers drop duplicates first, see
-        :func:`embdebias.embedding.drop_duplicates`).
+    words : iterable of str
+        Words in row order. They must be unique: a repeated word raises
+        :class:`~embdebias.errors.DuplicateWordsError` (``Embedding(words, vectors)``
+        drops repeats itself, keeping the first row of each word).
+
+    Notes
+    -----
+    A ``Vocabulary`` cannot be changed: ``tolist()`` returns a new list, and indexing
+    with a slice gives a list of words.
     """
+    __doc__ += LOOKUP_CONTRACT
 
     def __init__(self, words: Iterable[str]):
-        self._words: list[str] | None = list(words)
+        words = list(words)
+        dups = duplicate_rows(words)
+        if len(dups):
+            shown = ", ".join(repr(words[r]) + f" (row {r})" for r in dups[:10].tolist())
+            more = f" and {len(dups) - 10} more" if len(dups) > 10 else ""
+            raise DuplicateWordsError(f"a vocabulary needs unique words; repeated: {shown}{more} "
+                                      f"(Embedding(words, vectors) drops repeats, keeping the first row)",
+                                      [words[r] for r in dups[:100].tolist()])
+        self._set_words(words)
+
+    @classmethod
+    def _from_unique(cls, words: list[str]) -> "Vocabulary":
+        """A vocabulary of ``words`` already known to be unique (no second check)."""
+        self = cls.__new__(cls)
+        self._set_words(words)
+        return self
+
+    def _set_words(self, words: list[str]) -> None:
+        self._words: list[str] | None = words
         self._index: dict[str, int] | None = None
         self._native = None  # (text memmap, offsets, sorted order) when native-backed
-        self._n = len(self._words)
+        self._n = len(words)
 
     # -- construction from the native format ---------------------------------------
     @classmethod
@@ -99,9 +243,10 @@ class Vocabulary(Sequence):
         return bytes(text[offsets[i]:offsets[i + 1] - 1]).decode("utf-8")
 
     def __getitem__(self, i):
+        """The word at row ``i`` (negative counts from the end); a slice gives a list of words."""
         if isinstance(i, slice):
-            return self.tolist()[i]
-        if isinstance(i, (int, np.integer)):
+            return self._list()[i]
+        if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
             i = int(i)
             if i < 0:
                 i += self._n
@@ -111,10 +256,14 @@ class Vocabulary(Sequence):
         raise TypeError(f"vocabulary indices must be integers or slices, not {type(i).__name__}")
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.tolist())
+        return iter(self._list())
 
     def tolist(self) -> list[str]:
-        """All words in row order (decodes the native file once and keeps the list)."""
+        """A new list of all words in row order (changing it does not change the vocabulary)."""
+        return list(self._list())
+
+    def _list(self) -> list[str]:
+        """The internal word list (decodes the native file once and keeps it); never handed out."""
         if self._words is None:
             text, offsets, _ = self._native
             if self._n == 0:
@@ -124,10 +273,13 @@ class Vocabulary(Sequence):
                 self._words = decoded.split("\n")[: self._n]
         return self._words
 
-    # -- lookup --------------------------------------------------------------------
+    # -- lookup (the public methods come from WordLookup) --------------------------------
+    def _lookup_vocab(self) -> "Vocabulary":
+        return self
+
     def _ensure_index(self) -> dict[str, int]:
         if self._index is None:
-            words = self.tolist()
+            words = self._list()
             self._index = dict(zip(words, range(len(words))))
         return self._index
 
@@ -140,33 +292,24 @@ class Vocabulary(Sequence):
                 return row
         return -1
 
-    def get(self, word: str, default: int = -1) -> int:
-        """Row of ``word``, or ``default`` when it is not in the vocabulary."""
+    def _row(self, word) -> int:
+        """Row of ``word``, -1 when absent (or not a str)."""
+        if not isinstance(word, str):
+            return -1
         if self._index is not None or self._native is None:
-            return self._ensure_index().get(word, default)
-        row = self._search(word)
-        return default if row < 0 else row
+            return self._ensure_index().get(word, -1)
+        return self._search(word)
 
-    def __contains__(self, word) -> bool:
-        return isinstance(word, str) and self.get(word) >= 0
-
-    def index(self, word: str, *args) -> int:  # Sequence.index signature
-        row = self.get(word)
-        if row < 0:
-            raise ValueError(f"{word!r} is not in the vocabulary")
-        return row
-
-    def rows(self, words: Sequence[str]) -> np.ndarray:
-        """Rows of many words at once, -1 for words not in the vocabulary."""
+    def _rows(self, words: Sequence[str]) -> np.ndarray:
         if self._native is not None and self._index is None and len(words) > _BULK_LOOKUP:
             self._ensure_index()
-        return np.fromiter((self.get(w) for w in words), dtype=np.int64, count=len(words))
+        return np.fromiter((self._row(w) for w in words), dtype=np.int64, count=len(words))
 
     def __eq__(self, other) -> bool:
         if isinstance(other, Vocabulary):
-            return len(self) == len(other) and self.tolist() == other.tolist()
+            return len(self) == len(other) and self._list() == other._list()
         if isinstance(other, (list, tuple)):
-            return self.tolist() == list(other)
+            return self._list() == list(other)
         return NotImplemented
 
     def __repr__(self) -> str:

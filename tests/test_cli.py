@@ -282,3 +282,74 @@ def test_score_is_tolerant_unless_strict_and_keeps_warning_filters(w2v_file, tmp
     # --max-missing 1.0 scores what is left
     assert main(["--quiet", "score", str(path), "--tests", "weat", "--max-missing", "1"]) == 0
     assert "### Not scored" not in capsys.readouterr().out
+
+
+# -- existing outputs and missing directories: one rule for every command that writes ------------------
+WRITERS = [
+    ["debias", "{f}", "--out", "{o}"],
+    ["convert", "{f}", "{o}"],
+    ["expand", "{f}", "--out", "{o}", "--n-train", "500"],
+    ["score", "{f}", "--tests", "direct_bias", "--out", "{o}"],
+    ["plot", "{f}", "--out", "{o}"],
+]
+
+
+@pytest.mark.parametrize("argv", WRITERS, ids=lambda a: a[0])
+def test_an_existing_output_is_kept_without_force(w2v_file, tmp_path, capsys, argv):
+    out = tmp_path / ("old.png" if argv[0] == "plot" else "old.txt")
+    out.write_text("precious")
+    assert main([a.format(f=w2v_file, o=out) for a in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(out) in err[0] and "exists; use --force" in err[0]
+    assert out.read_text() == "precious" and sorted(p.name for p in tmp_path.iterdir()) == [out.name]
+
+
+@pytest.mark.parametrize("argv", WRITERS, ids=lambda a: a[0])
+def test_only_one_missing_directory_level_is_created(w2v_file, tmp_path, capsys, argv):
+    deep = tmp_path / "missing" / "deep" / ("x.png" if argv[0] == "plot" else "x.txt")
+    assert main([a.format(f=w2v_file, o=deep) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert "only one missing directory level is created" in err and str(tmp_path / "missing" / "deep") in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_debias_replaces_only_with_force_and_says_when_it_creates_a_directory(w2v_file, tmp_path, capsys):
+    out = tmp_path / "new" / "hard.txt"
+    assert main(["debias", str(w2v_file), "--out", str(out), "--limit", "300"]) == 0
+    assert f"created directory {tmp_path / 'new'}" in capsys.readouterr().err.splitlines()
+    first = out.read_bytes()
+    assert main(["-q", "debias", str(w2v_file), "--out", str(out), "--limit", "200"]) == 2
+    assert out.read_bytes() == first
+    assert main(["-q", "debias", str(w2v_file), "--out", str(out), "--limit", "200", "--force"]) == 0
+    assert len(io.load(out)) == 200
+    assert main(["-q", "convert", str(out), str(tmp_path / "new" / "c.embd")]) == 0
+    assert main(["-q", "convert", str(out), str(tmp_path / "new" / "c.embd")]) == 2
+    assert main(["-q", "convert", str(out), str(tmp_path / "new" / "c.embd"), "--force", "--limit", "5"]) == 0
+    assert len(io.load(tmp_path / "new" / "c.embd")) == 5
+    # --force never writes over an input or a directory embdebias did not write
+    assert main(["-q", "convert", str(out), str(out), "--format", "glove", "--force"]) == 2
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    assert main(["-q", "convert", str(out), str(tmp_path / "mine"), "--force"]) == 2
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+
+
+def test_run_out_dir_rules(w2v_file, tmp_path, capsys):
+    from embdebias._atomic import prepare_output
+
+    foreign = tmp_path / "results"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep")
+    assert main(["-q", "run", str(w2v_file), "--out-dir", str(foreign)]) == 2
+    assert "not an earlier run's output" in capsys.readouterr().err
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+    assert main(["-q", "run", str(w2v_file), "--out-dir", str(tmp_path / "a" / "b" / "c")]) == 2
+    assert not (tmp_path / "a").exists()
+    # what run accepts without --force: an earlier run's directory (it resumes), an empty one, a new one
+    (tmp_path / "earlier").mkdir()
+    (tmp_path / "earlier" / "run_state.json").write_text("{}")
+    (tmp_path / "earlier" / "report.md").write_text("old")
+    (tmp_path / "empty").mkdir()
+    for ok in ("earlier", "empty", "new"):
+        assert prepare_output(tmp_path / ok, resumable="run_state.json") == tmp_path / ok
+    assert prepare_output(foreign, resumable="run_state.json", force=True) == foreign

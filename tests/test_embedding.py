@@ -20,9 +20,9 @@ def test_construction_and_lookup(emb):
     assert "she" in emb and "zzz" not in emb and 3 not in emb
     assert emb.index("日本") == 4
     assert emb[["he", "she"]].shape == (2, 4)
-    assert emb.get("zzz") is None
-    rows, missing = emb.rows(["he", "zzz", "the"])
-    assert rows.tolist() == [2, 0] and missing == ["zzz"]
+    assert emb.get("zzz") == -1 and emb.get("zzz", None) is None and emb.get("he") == 2
+    assert emb.rows(["he", "zzz", "the"]).tolist() == [2, -1, 0]
+    assert emb.split_known(["he", "zzz", "the"]) == (["he", "the"], ["zzz"])
     with pytest.raises(MissingWordsError) as ei:
         emb[["he", "nope"]]
     assert ei.value.missing == ["nope"]
@@ -166,3 +166,188 @@ def test_non_finite_values_in_a_memory_map_are_found_lazily(tmp_path):
         e.normalize(chunk_rows=2)
     with pytest.raises(NonFiniteError):
         e[["a", "bad"]]
+
+
+# -- copy / share semantics: caches never go stale ----------------------------------------------
+WORDS3 = ["a", "b", "c"]
+
+
+def test_default_copies_a_writeable_array_so_later_changes_do_not_leak():
+    a = np.array([[3.0, 4.0], [1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
+    e = Embedding(WORDS3, a)
+    assert not np.shares_memory(e.vectors, a) and not e.live
+    assert e.norms().tolist() == [5.0, 1.0, 2.0]
+    a[0] = [np.nan, 0.0]  # the caller's array changes: the embedding does not
+    assert e["a"].tolist() == [3.0, 4.0] and e.norms()[0] == 5.0
+    with pytest.raises(ValueError):  # nobody writes through the embedding either
+        e.vectors[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        e.norms()[0] = 1.0
+
+
+def test_copy_false_shares_a_live_read_only_view_without_caches():
+    from embdebias.errors import NonFiniteError
+
+    a = np.array([[3.0, 4.0], [1.0, 0.0], [0.0, 2.0]], dtype=np.float32)
+    e = Embedding(WORDS3, a, copy=False)
+    assert np.shares_memory(e.vectors, a) and e.live
+    assert not e.vectors.flags.writeable and a.flags.writeable  # the caller's array is untouched
+    assert e.norms()[0] == 5.0 and e.normalize()["a"].tolist() == pytest.approx([0.6, 0.8])
+    a[0] = [6.0, 8.0]
+    assert e.norms()[0] == 10.0 and e["a"].tolist() == [6.0, 8.0]
+    assert e.normalize()["a"].tolist() == pytest.approx([0.6, 0.8])
+    list(e.iter_chunks())  # a full clean pass ...
+    a[1, 0] = np.inf  # ... is not remembered for a live view
+    with pytest.raises(NonFiniteError, match="'b'"):
+        e["b"]
+    with pytest.raises(ValueError, match="float32"):
+        Embedding(WORDS3, a.astype(np.float64), copy=False)
+
+
+def test_copy_true_always_copies_and_read_only_memory_maps_are_shared(tmp_path):
+    np.save(tmp_path / "m.npy", np.arange(6, dtype=np.float32).reshape(3, 2))
+    mm = np.load(tmp_path / "m.npy", mmap_mode="r")
+    shared = Embedding(WORDS3, mm)
+    assert np.shares_memory(shared.vectors, mm) and not shared.live
+    from embdebias.io import describe
+
+    assert describe(shared)["memory_mapped"]
+    copied = Embedding(WORDS3, mm, copy=True)
+    assert not np.shares_memory(copied.vectors, mm)
+    np.testing.assert_array_equal(copied.vectors, mm)
+
+
+def test_gensim_input_copied_by_default_shared_live_when_asked():
+    kv = Embedding(WORDS3, np.ones((3, 2))).to_gensim()
+    copied = Embedding.from_gensim(kv)
+    live = Embedding.from_gensim(kv, copy=False)
+    wrapped = as_embedding(kv)  # the estimators' way in: no copy
+    assert copied.norms()[0] == pytest.approx(np.sqrt(2))
+    kv.vectors[0] = [3.0, 4.0]
+    assert copied.norms()[0] == pytest.approx(np.sqrt(2)) and copied["a"].tolist() == [1.0, 1.0]
+    assert live.norms()[0] == 5.0 and wrapped["a"].tolist() == [3.0, 4.0]
+    assert np.shares_memory(wrapped.vectors, kv.vectors) and wrapped.live
+
+
+def test_readers_and_transforms_keep_their_caches(emb, tmp_path):
+    write_native(emb, tmp_path / "e.embd")
+    for e in (read_native(tmp_path / "e.embd"), read_native(tmp_path / "e.embd", mmap=False),
+              emb.normalize(), emb.subset(["x", "he"]), emb.head(3)):
+        assert not e.live
+        assert e.norms() is e.norms()  # cached
+
+
+# -- Vocabulary: immutable, unique ---------------------------------------------------------------
+def test_tolist_is_a_copy(emb, tmp_path):
+    write_native(emb, tmp_path / "e.embd")
+    for vocab in (Vocabulary(["a", "b"]), read_native(tmp_path / "e.embd").words):
+        n, words = len(vocab), vocab.tolist()
+        words.append("zzz")
+        words[0] = "changed"
+        assert len(vocab) == n and vocab.tolist()[0] != "changed" and "zzz" not in vocab
+        assert len(list(vocab)) == n
+
+
+def test_vocabulary_refuses_duplicates_and_embeddings_keep_the_first_row():
+    from embdebias.errors import DuplicateWordsError
+
+    with pytest.raises(DuplicateWordsError, match=r"'a' \(row 2\)") as info:
+        Vocabulary(["a", "b", "a"])
+    assert info.value.duplicates == ["a"] and isinstance(info.value, ValueError)
+    with pytest.warns(DuplicateWordWarning):
+        e = Embedding(["a", "b", "a", "b"], np.arange(4.0)[:, None])
+    assert e.index("a") == 0 and e["a"][0] == 0.0 and e["b"][0] == 1.0
+    assert e.words.index("b") == 1 and e.rows(["a", "b"]).tolist() == [0, 1]
+
+
+# -- container protocol -------------------------------------------------------------------------
+def test_len_iteration_membership_and_array(emb):
+    assert len(emb) == 6 and list(emb) == emb.words.tolist() == ["the", "she", "he", "naïve", "日本", "x"]
+    assert "he" in emb and "nope" not in emb and 0 not in emb
+    arr = np.asarray(emb)
+    assert arr.dtype == np.float32 and arr.shape == (6, 4)
+    np.testing.assert_array_equal(arr, emb.vectors)
+    assert np.asarray(emb, dtype=np.float64).dtype == np.float64
+    assert np.array(emb, copy=True).flags.writeable
+
+
+def test_integer_slice_and_list_indexing(emb):
+    np.testing.assert_array_equal(emb[0], emb["the"])
+    np.testing.assert_array_equal(emb[np.int64(2)], emb["he"])
+    np.testing.assert_array_equal(emb[-1], emb["x"])
+    with pytest.raises(IndexError):
+        emb[6]
+    np.testing.assert_array_equal(emb[[0, 2]], emb[["the", "he"]])
+    np.testing.assert_array_equal(emb[np.array([5, 1])], emb[["x", "she"]])
+    assert emb[[]].shape == (0, 4)
+    part = emb[1:3]
+    assert isinstance(part, Embedding) and list(part) == ["she", "he"] and part.name == "toy"
+    assert np.shares_memory(part.vectors, emb.vectors)
+    assert part.index("he") == 1 and "the" not in part
+    assert list(emb[::2]) == ["the", "he", "日本"]
+    for bad in (["the", 1], 1.5, True):
+        with pytest.raises(TypeError):
+            emb[bad]
+
+
+def test_array_checks_memory_mapped_values(tmp_path):
+    from embdebias.errors import NonFiniteError
+
+    vecs = np.ones((3, 2), dtype=np.float32)
+    vecs[2, 0] = np.inf
+    with NativeWriter(tmp_path / "inf.embd", WORDS3, vecs.shape) as w:
+        w.vectors[:] = vecs
+    with pytest.raises(NonFiniteError, match="'c'"):
+        np.asarray(read_native(tmp_path / "inf.embd"))
+
+
+# -- one lookup contract --------------------------------------------------------------------------
+@pytest.fixture(params=["embedding", "vocabulary", "native-embedding", "native-vocabulary"])
+def lookup(request, emb, tmp_path):
+    if request.param.startswith("native"):
+        write_native(emb, tmp_path / "e.embd")
+        emb = read_native(tmp_path / "e.embd")
+    return emb if request.param.endswith("embedding") else emb.words
+
+
+def test_one_lookup_contract(lookup):
+    assert lookup.index("he") == 2 and lookup.get("he") == 2 and lookup.get("he", None) == 2
+    assert lookup.get("nope") == -1 and lookup.get("nope", None) is None and lookup.get(3) == -1
+    assert lookup.rows(["x", "nope", "the"]).tolist() == [5, -1, 0]
+    assert lookup.rows(iter(["she"])).dtype == np.int64
+    assert lookup.split_known(["x", "nope", "the"]) == (["x", "the"], ["nope"])
+    assert "日本" in lookup and "nope" not in lookup
+    for catch in (MissingWordsError, KeyError, ValueError):
+        with pytest.raises(catch, match="'nope'"):
+            lookup.index("nope")
+    with pytest.raises(TypeError):
+        lookup.rows("he")  # one word is not a list of words
+
+
+def test_one_gensim_conversion(emb, tmp_path, monkeypatch):
+    kv = emb.to_gensim()
+    assert kv.index_to_key == emb.words.tolist() and kv.key_to_index["x"] == 5
+    np.testing.assert_array_equal(kv.vectors, emb.vectors)
+    assert not np.shares_memory(kv.vectors, emb.vectors)
+    assert np.shares_memory(emb.to_gensim(copy=False).vectors, emb.vectors)
+    assert kv.most_similar("he", topn=1)[0][0] in emb  # a working KeyedVectors
+    back = Embedding.from_gensim(kv)
+    assert list(back) == list(emb) and np.array_equal(back.vectors, emb.vectors)
+    # the gensim-kv writer goes through the same conversion
+    calls = []
+    original = Embedding.to_gensim
+    monkeypatch.setattr(Embedding, "to_gensim", lambda self, **kw: calls.append(kw) or original(self, **kw))
+    from embdebias.io import load, save
+
+    save(emb, tmp_path / "e.kv")
+    assert calls == [{"copy": False}]
+    np.testing.assert_array_equal(load(tmp_path / "e.kv").vectors, emb.vectors)
+
+
+def test_repeated_gensim_keys_keep_the_first_row_too():
+    kv = Embedding(WORDS3, np.arange(6.0).reshape(3, 2)).to_gensim()
+    kv.index_to_key = ["a", "b", "a"]  # only a hand-edited KeyedVectors repeats a key
+    for copy in (None, False):
+        with pytest.warns(DuplicateWordWarning, match="'a'"):
+            e = Embedding.from_gensim(kv, copy=copy)
+        assert list(e) == ["a", "b"] and e["a"].tolist() == [0.0, 1.0]

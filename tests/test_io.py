@@ -70,11 +70,40 @@ def test_round_trip_is_exact(tmp_path, emb, fmt, name):
                                       ("a.gz", "word2vec-bin"), ("a.txt", "word2vec-text"),
                                       ("a.txt.gz", "word2vec-text"), ("a.vec", "fasttext-vec"),
                                       ("a.kv", "gensim-kv"), ("a.glove", "glove"), ("a.embd", "native"),
-                                      ("a", "native"), ("a.weird", "native")])
+                                      ("a", "native"), ("a.weird", "native"), ("a.glove.txt", "glove"),
+                                      ("a.GLOVE.TXT.gz", "glove"), ("a.w2v.txt", "word2vec-text"),
+                                      ("a.ft.bin", "fasttext-bin"), ("a.vec.gz", "fasttext-vec")])
 def test_output_format_guessed_from_extension(tmp_path, emb, name, fmt):
     assert guess_format_from_path(name) == fmt
     assert save(emb, tmp_path / name) == fmt
+    assert detect_format(tmp_path / name) == fmt
     np.testing.assert_array_equal(load(tmp_path / name).vectors, emb.vectors)
+
+
+def test_one_extension_table_for_api_run_and_cli(tmp_path, emb):
+    from embdebias import run
+    from embdebias.cli import main
+    from embdebias.io import EXTENSIONS, output_name
+
+    assert run.EXTENSIONS is EXTENSIONS and set(EXTENSIONS) == set(FORMATS)
+    save(emb, tmp_path / "src.txt")
+    for fmt in FORMATS:
+        name = output_name("x", fmt)
+        assert run._output_name("x", fmt) == name and guess_format_from_path(name) == fmt
+        emb.save(tmp_path / ("api" + name))  # the method guesses like the CLI
+        assert main(["-q", "convert", str(tmp_path / "src.txt"), str(tmp_path / ("cli" + name))]) == 0
+        assert detect_format(tmp_path / ("api" + name)) == detect_format(tmp_path / ("cli" + name)) == fmt
+    emb.save(tmp_path / "m.bin")  # a word2vec binary file, not a native directory
+    assert (tmp_path / "m.bin").is_file() and detect_format(tmp_path / "m.bin") == "word2vec-bin"
+    with pytest.raises(UnknownFormatError, match="bogus"):
+        output_name("x", "bogus")
+
+
+@pytest.mark.parametrize("fmt", ["native", "fasttext-bin", "gensim-kv"])
+def test_gzip_name_refused_where_the_format_cannot_compress(tmp_path, emb, fmt):
+    with pytest.raises(EmbdebiasError, match="cannot be gzip-compressed"):
+        save(emb, tmp_path / "x.gz", format=fmt)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_gzip_output_is_gzip(tmp_path, emb):

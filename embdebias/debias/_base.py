@@ -10,7 +10,7 @@ from .._rows import unit_rows  # noqa: F401  (the debiasers' import point)
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding, owned
 from ..errors import DimensionError
 
 
@@ -116,12 +116,14 @@ def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.nd
             finish(dest)
 
     if out is None or isinstance(out, np.ndarray):
-        if out is None:
+        fresh = out is None
+        if fresh:
             out = np.empty(embedding.shape, dtype=np.float32)
         elif out.shape != embedding.shape:
             raise DimensionError(f"out has shape {out.shape}, expected {embedding.shape}")
         fill(out)
-        return Embedding(embedding.words, out, name=name)
+        # A fresh array becomes the result's own; a given one is shared (a live view).
+        return Embedding(embedding.words, owned(out) if fresh else out, name=name, copy=False)
 
     from ..io.native import NativeWriter
 

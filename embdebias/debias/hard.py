@@ -191,8 +191,8 @@ class HardDebias(Debiaser):
 
     def _specific_mask(self, emb: Embedding) -> np.ndarray:
         mask = np.zeros(len(emb), dtype=bool)
-        rows, _ = emb.rows(self.gender_specific_)
-        mask[rows] = True
+        rows = emb.rows(self.gender_specific_)
+        mask[rows[rows >= 0]] = True
         return mask
 
     def _prepare(self, emb: Embedding):

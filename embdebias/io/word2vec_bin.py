@@ -17,6 +17,7 @@ decoded in one call and the vectors copied with one gather straight into the out
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -24,8 +25,8 @@ from numpy.lib.stride_tricks import as_strided
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import VectorFileError
-from ._common import (check_block_finite, check_limit, encode_words, gather_ranges, make_embedding, open_binary,
-                      open_output, require_file)
+from ._common import (binary_records_ok, check_block_finite, check_limit, check_unicode_errors, encode_words,
+                      gather_ranges, make_embedding, open_binary, open_output, require_file, text_records_ok)
 
 WINDOW_BYTES = 64 << 20
 _GATHER_BYTES = 8 << 20
@@ -88,7 +89,19 @@ def _read_header(src, path) -> tuple[int, int, int]:
     return n, d, nl + 1
 
 
-def _decode_words(a: np.ndarray, starts: np.ndarray, ends: np.ndarray, base: int, path) -> list[str]:
+def _refuse_text_records(src, pos: int, n: int, d: int, path) -> None:
+    """Text lines 'word v1 ... vd' that are not also binary records: a text file read as binary."""
+    head, eof = src.window(pos, 1 << 16)
+    head = bytes(head)
+    if text_records_ok(head, d, eof) and not binary_records_ok(head, n, d, eof):
+        shown = head.split(b"\n", 1)[0][:60].decode("utf-8", "replace")
+        raise VectorFileError(path, f"found the text line {shown!r} where a binary record should start; "
+                                    f"expected a word, a space and {4 * d} bytes of float32 (this looks like "
+                                    f"word2vec text or fastText .vec)", offset=pos)
+
+
+def _decode_words(a: np.ndarray, starts: np.ndarray, ends: np.ndarray, base: int, path,
+                  unicode_errors: str = "strict") -> list[str]:
     lengths = ends - starts
     if np.any(lengths <= 0):
         k = int(np.flatnonzero(lengths <= 0)[0])
@@ -99,124 +112,209 @@ def _decode_words(a: np.ndarray, starts: np.ndarray, ends: np.ndarray, base: int
     out_starts = np.cumsum(lengths + 1) - (lengths + 1)
     joined[out_starts + lengths] = 10
     try:
-        words = bytes(joined[:-1]).decode("utf-8").split("\n")
+        words = bytes(joined[:-1]).decode("utf-8", unicode_errors).split("\n")
     except UnicodeDecodeError as exc:
         k = int(np.searchsorted(out_starts, exc.start, side="right")) - 1
         raw = bytes(a[starts[k]:ends[k]])
-        raise VectorFileError(path, f"undecodable UTF-8 in the word {raw[:40]!r} ({exc.reason}); "
-                                    f"expected UTF-8 text", offset=base + int(starts[k])) from None
+        at = exc.start - int(out_starts[k])
+        raise VectorFileError(path, f"undecodable UTF-8 in the word {raw[:40]!r} (byte {at}: {exc.reason}); "
+                                    f"expected UTF-8 text (unicode_errors='ignore' or 'replace' accept it)",
+                              offset=base + int(starts[k]) + at) from None
     if len(words) != len(lengths):
         inside = np.setdiff1d(np.flatnonzero(joined == 10), out_starts + lengths)[0]
         k = int(np.searchsorted(out_starts, inside, side="right")) - 1
         raise VectorFileError(path, "a word contains a newline", offset=base + int(starts[k]))
+    if unicode_errors == "ignore" and "" in words:
+        k = words.index("")
+        raise VectorFileError(path, f"the word {bytes(a[starts[k]:ends[k]])[:40]!r} is empty once its "
+                                    f"undecodable bytes are dropped (unicode_errors='ignore')",
+                              offset=base + int(starts[k]))
     return words
 
 
+class _Window(NamedTuple):
+    """Where the records of one window may start and end (all arrays index ``spaces``)."""
+    spaces: np.ndarray      # positions of the spaces in the window
+    next_start: np.ndarray  # where the next record would start if that space ended a word
+    inner: np.ndarray       # the vector after that space ends inside the window
+    codes: list             # index of the space ending the next word, -1 none in the window, -2 incomplete
+
+
+class _BinaryReader:
+    """One read of a word2vec binary file: the header, the position, and the rows so far."""
+
+    def __init__(self, path, *, limit, window_bytes: int, unicode_errors: str):
+        self.path, self.limit, self.unicode_errors = path, limit, unicode_errors
+        self.window_bytes = window_bytes
+        self.words: list[str] = []
+        self.rows = 0
+        # Reused across windows: fresh 64 MiB temporaries would page-fault every time.
+        self.is_space = np.empty(0, dtype=bool)
+
+    def _start(self) -> None:
+        self.n, self.d, self.pos = _read_header(self.src, self.path)
+        self.nbytes = 4 * self.d
+        self.want = self.n if self.limit is None else min(self.n, self.limit)
+        self.out = np.empty((self.want, self.d), dtype=np.float32)
+        self.size = max(self.window_bytes, 16 * (self.nbytes + 256))
+
+    def read(self, name) -> Embedding:
+        self.src = _Source(self.path)
+        try:
+            self._start()
+            if self.want:
+                _refuse_text_records(self.src, self.pos, self.n, self.d, self.path)
+            while self.rows < self.want and self._next_window():
+                pass
+        finally:
+            self.src.close()
+        return make_embedding(self.words, self.out, self.path, name)
+
+    def _scan(self, a: np.ndarray, eof: bool, s0: int) -> tuple[int, _Window] | None:
+        """The first record's space and the window's record pointers; None: the window is too small."""
+        length = len(a)
+        if len(self.is_space) < length:
+            self.is_space = np.empty(length, dtype=bool)
+        spaces = np.flatnonzero(np.equal(a, 32, out=self.is_space[:length]))
+        first = int(np.searchsorted(spaces, s0))
+        vec_end = spaces + 1 + self.nbytes
+        complete = (vec_end < length) | ((vec_end == length) & eof)
+        if first == len(spaces) or not complete[first]:
+            if eof:
+                self._raise_at_end(a, s0, spaces, first)
+            return None
+        inner = vec_end < length
+        next_start = vec_end.copy()
+        next_start[inner] += a[vec_end[inner]] == 10
+        nxt = np.searchsorted(spaces, next_start)
+        code = np.where(nxt < len(spaces), nxt, -1)
+        code[~complete] = -2
+        return first, _Window(spaces, next_start, inner, code.tolist())
+
+    def _raise_at_end(self, a: np.ndarray, s0: int, spaces: np.ndarray, first: int) -> None:
+        length = len(a)
+        rest = bytes(a[s0:])
+        if not rest.strip(_WHITESPACE):
+            raise VectorFileError(self.path, f"the header says {self.n} words but the file ends after {self.rows}",
+                                  offset=self.pos + length)
+        word_end = int(spaces[first]) if first < len(spaces) else length
+        found = length - word_end - 1 if first < len(spaces) else 0
+        raise VectorFileError(
+            self.path, f"truncated record: expected a word, a space and {self.nbytes} bytes of vector, "
+                       f"found {found} byte(s) of vector after {rest[:min(word_end - s0, 40)]!r}",
+            offset=self.pos + s0)
+
+    def _chain(self, first: int, codes: list) -> list[int]:
+        """The spaces that end the words of consecutive records (one list lookup per record)."""
+        need = self.want - self.rows
+        chain = []
+        i = first
+        while True:
+            chain.append(i)
+            c = codes[i]
+            if c < 0 or len(chain) >= need or codes[c] == -2:
+                return chain
+            i = c
+
+    def _next_window(self) -> bool:
+        """Read the records of one window; False when the reading is over."""
+        a, eof = self.src.window(self.pos, self.size)
+        s0 = 1 if len(a) and a[0] == 10 else 0  # the optional newline ending the previous record
+        scanned = self._scan(a, eof, s0)
+        if scanned is None:
+            self.size *= 2  # a record longer than the window
+            return True
+        first, win = scanned
+        chain = self._chain(first, win.codes)
+        self._take(a, s0, chain, win)
+        last = chain[-1]
+        after = int(win.next_start[last]) if win.inner[last] else len(a)
+        if self.rows == self.want:
+            self._check_nothing_after(after)
+            return False
+        if eof and win.codes[last] == -1:
+            self._raise_after_last(a, after)
+        self.pos += after
+        return True
+
+    def _take(self, a: np.ndarray, s0: int, chain: list[int], win: _Window) -> None:
+        """Decode the words of ``chain`` and copy their vectors into the output."""
+        ch = np.asarray(chain, dtype=np.int64)
+        ends = win.spaces[ch]
+        starts = np.empty(len(ch), dtype=np.int64)
+        starts[0] = s0
+        starts[1:] = win.next_start[ch[:-1]]
+        block_words = _decode_words(a, starts, ends, self.pos, self.path, self.unicode_errors)
+        k = len(ch)
+        block = self.out[self.rows:self.rows + k]
+        # Each vector as one opaque nbytes-wide item starting at any byte: gathering
+        # items copies whole records (memcpy-sized), not byte by byte; in slices whose
+        # temporaries stay small enough for malloc to reuse them.
+        records = np.ndarray(shape=(len(a) - self.nbytes + 1,), dtype=np.dtype((np.void, self.nbytes)),
+                             buffer=a, strides=(1,))
+        target = block.view(records.dtype).reshape(k)
+        step = max(1, _GATHER_BYTES // self.nbytes)
+        for lo in range(0, k, step):
+            target[lo:lo + step] = records[ends[lo:lo + step] + 1]
+        finite = np.isfinite(block).all(axis=1)
+        if not finite.all():
+            j = int(np.flatnonzero(~finite)[0])
+            raise VectorFileError(self.path, f"the vector of {block_words[j]!r} has NaN or infinite values; "
+                                             f"expected finite numbers", offset=self.pos + int(ends[j]) + 1)
+        self.words.extend(block_words)
+        self.rows += k
+
+    def _check_nothing_after(self, after: int) -> None:
+        """After record n, anything but whitespace is an error (unless a limit stopped us first)."""
+        if self.limit is not None and self.limit <= self.n:
+            return
+        tail, _ = self.src.window(self.pos + after, 64)
+        if bytes(tail[:4096]).strip(_WHITESPACE):
+            raise VectorFileError(self.path, f"the header says {self.n} words but there are more records",
+                                  offset=self.pos + after)
+
+    def _raise_after_last(self, a: np.ndarray, after: int) -> None:
+        rest = bytes(a[after:])
+        if rest.strip(_WHITESPACE):
+            raise VectorFileError(self.path, f"truncated record: expected a word, a space and {self.nbytes} "
+                                             f"bytes of vector, found {rest[:40]!r} and the end of the file",
+                                  offset=self.pos + after)
+        raise VectorFileError(self.path, f"the header says {self.n} words but the file ends after {self.rows}",
+                              offset=self.pos + len(a))
+
+
 def read_word2vec_bin(path, *, limit: int | None = None, name: str | None = None,
-                      window_bytes: int = WINDOW_BYTES) -> Embedding:
+                      window_bytes: int = WINDOW_BYTES, unicode_errors: str = "strict") -> Embedding:
     """Read a word2vec binary file (gzip-compressed or not) into a float32 array.
 
-    Raises :class:`~embdebias.errors.VectorFileError` with the byte offset (in the
-    uncompressed stream) for a bad header, a truncated record, fewer or more records
-    than the header says, NaN/infinite values and undecodable words.
+    Parameters
+    ----------
+    path : path-like
+    limit : int, optional
+        Keep the first ``limit`` words; reading stops there.
+    name : str, optional
+        Label of the embedding (default: the file name).
+    window_bytes : int
+        Bytes scanned at once.
+    unicode_errors : {"strict", "ignore", "replace"}
+        Undecodable UTF-8 in a word: an error naming its byte offset, dropped bytes, or
+        U+FFFD (gensim's ``unicode_errors``).
+
+    Returns
+    -------
+    Embedding
+
+    Raises
+    ------
+    VectorFileError
+        With the byte offset (in the uncompressed stream) for a bad header, a text file
+        (its first record is a text line), a truncated record, fewer or more records
+        than the header says, NaN/infinite values and undecodable words.
     """
     path = require_file(path)
-    limit = check_limit(limit)
-    src = _Source(path)
-    try:
-        n, d, pos = _read_header(src, path)
-        nbytes = 4 * d
-        want = n if limit is None else min(n, limit)
-        out = np.empty((want, d), dtype=np.float32)
-        words: list[str] = []
-        rows = 0
-        size = max(window_bytes, 16 * (nbytes + 256))
-        # Buffers reused across windows: fresh 64 MiB temporaries would page-fault every time.
-        is_space = np.empty(0, dtype=bool)
-        while rows < want:
-            a, eof = src.window(pos, size)
-            length = len(a)
-            s0 = 1 if length and a[0] == 10 else 0  # the optional newline ending the previous record
-            if len(is_space) < length:
-                is_space = np.empty(length, dtype=bool)
-            spaces = np.flatnonzero(np.equal(a, 32, out=is_space[:length]))
-            first = int(np.searchsorted(spaces, s0))
-            vec_end = spaces + 1 + nbytes
-            complete = (vec_end < length) | ((vec_end == length) & eof)
-            if first == len(spaces) or not complete[first]:
-                if not eof:
-                    size *= 2  # a record longer than the window
-                    continue
-                rest = bytes(a[s0:])
-                if not rest.strip(_WHITESPACE):
-                    raise VectorFileError(path, f"the header says {n} words but the file ends after {rows}",
-                                          offset=pos + length)
-                word_end = int(spaces[first]) if first < len(spaces) else length
-                raise VectorFileError(
-                    path, f"truncated record: expected a word, a space and {nbytes} bytes of vector, "
-                          f"found {length - word_end - 1 if first < len(spaces) else 0} byte(s) of vector "
-                          f"after {rest[:min(word_end - s0, 40)]!r}", offset=pos + s0)
-            inner = vec_end < length
-            next_start = vec_end.copy()
-            next_start[inner] += a[vec_end[inner]] == 10
-            nxt = np.searchsorted(spaces, next_start)
-            code = np.where(nxt < len(spaces), nxt, -1)
-            code[~complete] = -2
-            codes = code.tolist()
-            need = want - rows
-            chain = []
-            i = first
-            while True:  # one list lookup per record
-                chain.append(i)
-                c = codes[i]
-                if c < 0 or len(chain) >= need or codes[c] == -2:
-                    break
-                i = c
-            ch = np.asarray(chain, dtype=np.int64)
-            ends = spaces[ch]
-            starts = np.empty(len(ch), dtype=np.int64)
-            starts[0] = s0
-            starts[1:] = next_start[ch[:-1]]
-            block_words = _decode_words(a, starts, ends, pos, path)
-            k = len(ch)
-            block = out[rows:rows + k]
-            # Each vector as one opaque nbytes-wide item starting at any byte: gathering
-            # items copies whole records (memcpy-sized), not byte by byte; in slices whose
-            # temporaries stay small enough for malloc to reuse them.
-            records = np.ndarray(shape=(length - nbytes + 1,), dtype=np.dtype((np.void, nbytes)),
-                                 buffer=a, strides=(1,))
-            target = block.view(records.dtype).reshape(k)
-            step = max(1, _GATHER_BYTES // nbytes)
-            for lo in range(0, k, step):
-                target[lo:lo + step] = records[ends[lo:lo + step] + 1]
-            finite = np.isfinite(block).all(axis=1)
-            if not finite.all():
-                k = int(np.flatnonzero(~finite)[0])
-                raise VectorFileError(path, f"the vector of {block_words[k]!r} has NaN or infinite values; "
-                                            f"expected finite numbers", offset=pos + int(ends[k]) + 1)
-            words.extend(block_words)
-            rows += k
-            last = chain[-1]
-            after = int(next_start[last]) if inner[last] else length
-            if rows == want:
-                if limit is None or limit > n:  # then anything but whitespace after record n is an error
-                    tail, _ = src.window(pos + after, 64)
-                    if bytes(tail[:4096]).strip(_WHITESPACE):
-                        raise VectorFileError(path, f"the header says {n} words but there are more records",
-                                              offset=pos + after)
-                break
-            if eof and codes[last] == -1:
-                rest = bytes(a[after:])
-                if rest.strip(_WHITESPACE):
-                    raise VectorFileError(path, f"truncated record: expected a word, a space and {nbytes} "
-                                                f"bytes of vector, found {rest[:40]!r} and the end of the file",
-                                          offset=pos + after)
-                raise VectorFileError(path, f"the header says {n} words but the file ends after {rows}",
-                                      offset=pos + length)
-            pos += after
-    finally:
-        src.close()
-    return make_embedding(words, out, path, name)
+    reader = _BinaryReader(path, limit=check_limit(limit), window_bytes=window_bytes,
+                           unicode_errors=check_unicode_errors(unicode_errors))
+    return reader.read(name)
 
 
 def write_word2vec_bin(emb: Embedding, path, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, inputs=()) -> None:

@@ -169,8 +169,8 @@ def _sentiment_rows(emb, identity_rows, positive, negative, lexicon_threshold):
         lex_pos, lex_neg = sentiment_lexicon(float(lexicon_threshold))
         positive = lex_pos if positive is None else positive
         negative = lex_neg if negative is None else negative
-    pos_rows, pos_missing = emb.rows(list(positive))
-    neg_rows, neg_missing = emb.rows(list(negative))
+    (pos_known, pos_missing), (neg_known, neg_missing) = emb.split_known(positive), emb.split_known(negative)
+    pos_rows, neg_rows = emb.rows(pos_known), emb.rows(neg_known)
     drop = np.union1d(np.intersect1d(pos_rows, neg_rows), identity_rows)
     pos_rows = pos_rows[~np.isin(pos_rows, drop)].astype(np.int64)
     neg_rows = neg_rows[~np.isin(neg_rows, drop)].astype(np.int64)
