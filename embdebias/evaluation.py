@@ -238,26 +238,33 @@ class Report:
         ``missing=True``, the out-of-vocabulary words."""
         parts = self._verdict_lines()
         for metric in dict.fromkeys(m for m, _, _ in self.rows):
-            parts.append(f"### {METRIC_TITLES.get(metric, metric)}\n")
-            for label, text in (("Data", self.data.get(metric)), ("How to read", self.legends.get(metric))):
-                if text:
-                    parts.append(f"{label}: {text}\n")
-            parts.append(self._table(metric, digits) + "\n")
-            if any(s.endswith("_ci_low") for m, _, s in self.rows if m == metric):
-                parts.append(self._interval_note() + "\n")
+            parts += self._metric_section(metric, digits)
         if self.failures:
             parts.append("### Not scored\n")
             parts += [f"- {f['embedding']}, {f['metric']}/{f['unit']}: {f['reason']}" for f in self.failures]
             parts.append("")
         if missing and self.missing:
-            parts.append("### Out-of-vocabulary words\n")
-            for emb, per in self.missing.items():
-                for key, sets in per.items():
-                    listed = "; ".join(f"{k}: {', '.join(v[:20])}{' ...' if len(v) > 20 else ''}"
-                                       for k, v in sets.items())
-                    parts.append(f"- {emb}, {key}: {listed}")
-            parts.append("")
+            parts += self._missing_lines()
         return "\n".join(parts)
+
+    def _metric_section(self, metric: str, digits: int) -> list[str]:
+        parts = [f"### {METRIC_TITLES.get(metric, metric)}\n"]
+        for label, text in (("Data", self.data.get(metric)), ("How to read", self.legends.get(metric))):
+            if text:
+                parts.append(f"{label}: {text}\n")
+        parts.append(self._table(metric, digits) + "\n")
+        if any(s.endswith("_ci_low") for m, _, s in self.rows if m == metric):
+            parts.append(self._interval_note() + "\n")
+        return parts
+
+    def _missing_lines(self) -> list[str]:
+        parts = ["### Out-of-vocabulary words\n"]
+        for emb, per in self.missing.items():
+            for key, sets in per.items():
+                listed = "; ".join(f"{k}: {', '.join(v[:20])}{' ...' if len(v) > 20 else ''}"
+                                   for k, v in sets.items())
+                parts.append(f"- {emb}, {key}: {listed}")
+        return parts + [""]
 
     # -- uncertainty and the verdict -----------------------------------------------------
     def _interval_note(self) -> str:

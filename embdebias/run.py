@@ -471,12 +471,18 @@ def _reproduce_command(meta: dict) -> list[str]:
     command += [str(x) for option, value in optional if value for x in (option, value)]
     command += ["--expand"] if p.get("expand") else []
     command += ["--strict"] if ev.get("strict") else []
+    return command + _list_file_options(meta.get("lists") or {})
+
+
+def _list_file_options(lists: dict) -> list[str]:
+    """``--definitional FILE`` etc. for the lists a run read from users' files."""
+    out = []
     for role, option in (("definitional_pairs", "--definitional"), ("equalize_pairs", "--equalize"),
                          ("gender_specific", "--specific"), ("gender_specific_seed", "--seeds")):
-        info = (meta.get("lists") or {}).get(role, {})
+        info = lists.get(role, {})
         if info.get("source") == "user file":
-            command += [option, info["path"]]
-    return command
+            out += [option, info["path"]]
+    return out
 
 
 def _fmt(v) -> str:
