@@ -1,0 +1,218 @@
+"""Residual bias (Gonen & Goldberg) on small constructed embeddings with a known answer.
+
+Gender is planted in two directions so that removing the first leaves the second, or
+removed from both.
+"""
+
+import json
+from string import ascii_lowercase
+
+import numpy as np
+import pytest
+
+from embdebias.embedding import Embedding
+from embdebias.errors import EmbdebiasError, MissingWordsError
+from embdebias.metrics.residual import neighbour_fractions, residual_bias
+
+SIZES = {"n_candidates": 2500, "n_cluster": 100, "n_classify": 300, "n_train": 200, "n_neighbours": 20}
+#: Non-alphabetic and gender-specific words planted among the most gendered ones.
+NON_ALPHA = ["ab1", "x-y", "co.op", "m_n"]
+SPECIFIC = ["kinga", "queena"]
+
+
+def _word(i: int) -> str:
+    """A distinct lower-case alphabetic word for every i (never 'he' or 'she')."""
+    out = ""
+    i += 26**3
+    while i:
+        i, r = divmod(i, 26)
+        out += ascii_lowercase[r]
+    return out
+
+
+def _planted(n=3000, dim=16, seed=0):
+    """Gender ``s`` in [-1, 1] planted along e0 *and* e1; ``he - she`` points along e0.
+
+    Row 0/1 are he/she, rows 2..5 are non-alphabetic words and rows 6..7 gender-specific
+    ones, all strongly gendered; the words after row 2,500 are outside the candidates.
+    """
+    rng = np.random.default_rng(seed)
+    words = ["he", "she"] + NON_ALPHA + SPECIFIC + [_word(i) for i in range(n - 8)]
+    s = rng.uniform(-1, 1, n)
+    s[2:8] = [1, -1, 1, -1, 1, -1]
+    s[2600:2620] = 1.5          # beyond n_candidates: most male, never candidates
+    vecs = rng.normal(0, 0.35, (n, dim))
+    vecs[:, 0] = 1.5 * s
+    vecs[:, 1] = 1.5 * s
+    vecs[0] = 0.0
+    vecs[1] = 0.0
+    vecs[0, [0, 2]] = [1.0, 1.0]
+    vecs[1, [0, 2]] = [-1.0, 1.0]
+    return Embedding(words, vecs.astype(np.float32), name="planted")
+
+
+def _zeroed(emb, columns, name):
+    vecs = np.array(emb.vectors)
+    vecs[2:, columns] = 0.0      # he and she stay: they define the original bias only
+    return Embedding(emb.words, vecs, name=name)
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return _planted()
+
+
+def _run(original, tested, **kw):
+    return residual_bias(original, tested, gender_specific=SPECIFIC + ["he", "she"], **{**SIZES, **kw})
+
+
+def test_gender_in_a_second_direction_survives(planted):
+    before = _run(planted, planted)
+    after = _run(planted, _zeroed(planted, [0], "e0 removed"))
+    assert before.cluster_accuracy == 1.0 and before.classification_accuracy >= 0.97
+    assert before.neighbour_correlation > 0.8
+    # The he - she direction (e0) is gone, the gender is still there along e1.
+    assert after.cluster_accuracy >= 0.97
+    assert after.classification_accuracy >= 0.9
+    assert after.neighbour_correlation > 0.7
+    assert after.value == after.cluster_accuracy and after.n_scored == 200
+
+
+def test_gender_truly_gone(planted):
+    gone = _run(planted, _zeroed(planted, [0, 1], "e0 and e1 removed"))
+    assert 0.5 <= gone.cluster_accuracy < 0.65
+    assert gone.classification_accuracy < 0.65
+    assert abs(gone.neighbour_correlation) < 0.15
+
+
+def test_word_sets_follow_the_protocol(planted):
+    res = _run(planted, planted)
+    words = planted.words.tolist()
+    v = np.array(planted.vectors, dtype=np.float64)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    direction = v[0] - v[1]
+    direction /= np.linalg.norm(direction)
+    cand = [i for i in range(2500) if words[i].isalpha() and words[i] not in SPECIFIC + ["he", "she"]]
+    bias = v[cand] @ direction
+    male = [words[cand[i]] for i in np.argsort(-bias)[:300]]
+    female = [words[cand[i]] for i in np.argsort(bias)[:300]]
+    assert res.classify_words == {"male": male, "female": female}
+    assert res.cluster_words == {"male": male[:100], "female": female[:100]}
+    used = set(male) | set(female)
+    assert not used & set(NON_ALPHA + SPECIFIC + ["he", "she"])
+    assert not used & set(words[2500:])          # the planted extremes beyond n_candidates
+    assert res.n_candidates == len(cand) and res.n_train == 200 and res.n_test == 400
+    assert res.missing == {"candidates": [], "clustering": [], "classification": []}
+    # The default gender-specific list is the published one, matched as written.
+    default = residual_bias(planted, planted, **SIZES)
+    assert "kinga" in default.classify_words["male"]
+
+
+def test_shuffled_rows_and_native_files_give_identical_results(planted, tmp_path):
+    tested = _zeroed(planted, [0], "hard-like")
+    perm = np.random.default_rng(1).permutation(len(tested))
+    words = tested.words.tolist()
+    shuffled = Embedding([words[i] for i in perm], np.asarray(tested.vectors)[perm], name="shuffled")
+    a, b = _run(planted, tested), _run(planted, shuffled)
+    assert a.to_dict() == b.to_dict()
+    planted.save(tmp_path / "orig.embd")
+    tested.save(tmp_path / "tested.embd")
+    from embdebias.io import load
+
+    c = _run(load(tmp_path / "orig.embd"), load(tmp_path / "tested.embd"))
+    assert c.to_dict() == a.to_dict()
+
+
+def test_missing_words_are_left_out_and_counted(planted):
+    tested = _zeroed(planted, [0], "hard-like")
+    full = _run(planted, tested)
+    words = tested.words.tolist()
+    used = set(full.classify_words["male"] + full.classify_words["female"])
+    others = [w for w in words[1000:1500] if w not in used][:100]     # candidates, not classified
+    drop = set(full.classify_words["male"][:20]) | set(others)
+    keep = [i for i, w in enumerate(words) if w not in drop]
+    partial = Embedding([words[i] for i in keep], np.asarray(tested.vectors)[keep], name="partial")
+    res = _run(planted, partial)
+    assert sorted(res.missing["candidates"]) == sorted(w for w in drop if w.isalpha())
+    assert len(res.missing["candidates"]) == 120
+    assert res.missing["classification"] == full.classify_words["male"][:20]
+    assert res.missing["clustering"] == full.cluster_words["male"][:20]
+    assert len(res.classify_words["male"]) == 280 and res.n_scored == 180
+    assert res.n_test == 580 - 200 and res.n_candidates == full.n_candidates - 120
+    assert res.cluster_accuracy >= 0.97
+
+
+def test_too_many_missing_words_raise_with_a_count(planted):
+    tested = _zeroed(planted, [0], "hard-like")
+    full = _run(planted, tested)
+    words = tested.words.tolist()
+    # 30% of the classification words missing: an error that says how many.
+    drop = set(full.classify_words["female"][100:280])      # none of them clustered
+    keep = [i for i, w in enumerate(words) if w not in drop]
+    lossy = Embedding([words[i] for i in keep], np.asarray(tested.vectors)[keep], name="lossy")
+    with pytest.raises(MissingWordsError, match=r"180 of 600 classification words .* lossy") as info:
+        _run(planted, lossy)
+    assert len(info.value.missing) == 180
+    res = _run(planted, lossy, max_missing=0.5)
+    assert len(res.missing["classification"]) == 180
+
+
+def test_same_seed_same_numbers(planted):
+    tested = _zeroed(planted, [0], "hard-like")
+    a, b = _run(planted, tested, random_state=3), _run(planted, tested, random_state=3)
+    assert a.to_dict() == b.to_dict()
+    assert a.random_state == 3
+    text = json.dumps(a.to_dict(), allow_nan=False)
+    assert json.loads(text)["value"] == a.cluster_accuracy
+
+
+def test_tested_may_have_another_dimension(planted):
+    """Matching is by word, so a tested embedding of another dimension is fine."""
+    rng = np.random.default_rng(5)
+    proj = rng.normal(size=(planted.dim, 10))
+    other = Embedding(planted.words, np.asarray(planted.vectors) @ proj, name="10-d")
+    res = _run(planted, other)
+    assert res.cluster_accuracy >= 0.9 and res.n_candidates > 2000
+
+
+def test_bad_input(planted):
+    with pytest.raises(EmbdebiasError, match="n_train"):
+        _run(planted, planted, n_train=600)
+    with pytest.raises(EmbdebiasError, match="candidate words"):
+        _run(planted, planted, n_classify=1500)
+    with pytest.raises(EmbdebiasError, match="n_cluster"):
+        _run(planted, planted, n_cluster=0)
+    with pytest.raises(MissingWordsError, match="direction words"):
+        _run(planted, planted, direction_words=("hex", "she"))
+    with pytest.raises(EmbdebiasError, match="n_neighbours"):
+        _run(planted, planted, n_neighbours=5000)
+
+
+def _naive_fractions(cand, queries, marked, k):
+    sims = cand[queries] @ cand.T
+    sims[np.arange(len(queries)), queries] = -np.inf
+    top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    return marked[top].mean(axis=1)
+
+
+def test_neighbour_fractions_match_a_full_sort_in_any_block_size():
+    rng = np.random.default_rng(2)
+    cand = rng.normal(size=(400, 6)).astype(np.float32)
+    cand /= np.linalg.norm(cand, axis=1, keepdims=True)
+    marked = rng.random(400) < 0.4
+    queries = rng.choice(400, 90, replace=False)
+    expected = _naive_fractions(cand.astype(np.float64), queries, marked, 15)
+    for rows in (1, 7, None):
+        got = neighbour_fractions(cand, queries, marked, 15, block_rows=rows)
+        np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_neighbour_ties_share_the_boundary():
+    """Two identical candidates tie for the last place: each counts one half."""
+    cand = np.array([[1, 0], [0.95, np.sqrt(1 - 0.95**2)], [0.9, np.sqrt(1 - 0.81)], [0.9, np.sqrt(1 - 0.81)],
+                     [0, 1], [-1, 0]], dtype=np.float32)
+    for marked, expected in (([0, 1, 1, 0, 0, 0], 0.75), ([0, 1, 0, 1, 0, 0], 0.75),
+                             ([0, 0, 1, 1, 0, 0], 0.5), ([0, 1, 1, 1, 0, 0], 1.0)):
+        got = neighbour_fractions(cand, np.array([0]), np.array(marked, dtype=bool), 2)
+        assert got[0] == pytest.approx(expected)
+
