@@ -1,7 +1,8 @@
-"""Residual bias (Gonen & Goldberg) on small constructed embeddings with a known answer.
+"""Residual bias (Gonen & Goldberg), re-fitted direction and indirect bias.
 
-Gender is planted in two directions so that removing the first leaves the second, or
-removed from both.
+Every test uses a small constructed embedding whose answer is known: gender planted
+in two directions so that removing the first leaves the second, gender removed from
+both, a rotated embedding, vectors with hand-computed indirect bias.
 """
 
 import json
@@ -12,7 +13,12 @@ import pytest
 
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
-from embdebias.metrics.residual import neighbour_fractions, residual_bias
+from embdebias.metrics import direct_bias
+from embdebias.metrics.residual import (
+    indirect_bias, neighbour_fractions, refit_direction_bias, residual_bias)
+from embdebias.subspace import BiasSubspace
+
+from synthetic import synthetic_embedding
 
 SIZES = {"n_candidates": 2500, "n_cluster": 100, "n_classify": 300, "n_train": 200, "n_neighbours": 20}
 #: Non-alphabetic and gender-specific words planted among the most gendered ones.
@@ -215,4 +221,93 @@ def test_neighbour_ties_share_the_boundary():
                              ([0, 0, 1, 1, 0, 0], 0.5), ([0, 1, 1, 1, 0, 0], 1.0)):
         got = neighbour_fractions(cand, np.array([0]), np.array(marked, dtype=bool), 2)
         assert got[0] == pytest.approx(expected)
+
+
+# -- re-fitted direction -----------------------------------------------------------------------
+
+
+def test_refit_direction_is_rotation_invariant():
+    emb = synthetic_embedding(n_filler=300, dim=12, seed=1)
+    q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(12, 12)))
+    rotated = Embedding(emb.words, np.asarray(emb.vectors) @ q.T, name="rotated")
+    same = refit_direction_bias(emb, original=emb)
+    assert same.direction_cosine == pytest.approx(1.0)
+    assert same.direct_bias == pytest.approx(direct_bias(emb).direct_bias)
+    assert same.refit_variance_ratio == pytest.approx(same.original_variance_ratio)
+
+    res = refit_direction_bias(rotated, original=emb)
+    g = BiasSubspace().fit(emb).direction_
+    assert res.direction_cosine == pytest.approx(abs(g @ (q @ g)), abs=1e-6)
+    assert res.direction_cosine < 0.9          # the rotation moved the direction ...
+    assert res.direct_bias == pytest.approx(same.direct_bias, rel=1e-5)   # ... not the bias
+    assert direct_bias(rotated, subspace=g).direct_bias < 0.8 * same.direct_bias
+    assert res.refit_variance_ratio == pytest.approx(same.refit_variance_ratio, rel=1e-5)
+    np.testing.assert_allclose(res.projections, same.projections, atol=1e-5)
+    assert res.n_scored == len(res.words) > 100 and len(res.pairs_used) == 10
+
+    alone = refit_direction_bias(rotated)
+    assert np.isnan(alone.direction_cosine) and np.isnan(alone.original_variance_ratio)
+    by_vector = refit_direction_bias(rotated, original=g)
+    assert by_vector.direction_cosine == pytest.approx(res.direction_cosine)
+    with pytest.raises(EmbdebiasError, match="unfitted"):
+        refit_direction_bias(rotated, original=BiasSubspace())
+    json.dumps(res.to_dict(), allow_nan=False)
+
+
+# -- indirect bias -------------------------------------------------------------------------------
+
+
+def _indirect_embedding():
+    e = np.eye(6)
+    vec = {"w": 0.6 * e[0] + 0.8 * e[1], "v": 0.6 * e[0] + 0.8 * e[2], "u": 3 * (0.6 * e[0] + 0.8 * e[1]),
+           "x": 0.3 * e[0] + 0.5 * e[1] + 0.7 * e[3], "y": -0.4 * e[0] + 0.2 * e[1] + 0.9 * e[4],
+           "o1": e[3], "o2": e[4], "g": e[0]}
+    return Embedding(list(vec), np.array(list(vec.values())))
+
+
+def _beta(a, b, g):
+    a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+    pa, pb = a - (a @ g) * g, b - (b @ g) * g
+    return (a @ b - pa @ pb / np.linalg.norm(pa) / np.linalg.norm(pb)) / (a @ b)
+
+
+def test_indirect_bias_hand_values():
+    emb = _indirect_embedding()
+    g = np.eye(6)[0]
+    res = indirect_bias(emb, [("w", "v"), ("w", "u"), ("x", "y"), ("o1", "o2"), ("w", "g"), ("w", "zz")],
+                        subspace=g)
+    assert res.pairs == [("w", "v"), ("w", "u"), ("x", "y"), ("o1", "o2"), ("w", "g")]
+    assert res.missing == {"words": ["zz"]}
+    beta = res.beta
+    assert beta[0] == pytest.approx(1.0)      # all of w.v = 0.36 is gender
+    assert beta[1] == pytest.approx(0.0)      # same direction: nothing is due to gender
+    vecs = {w: np.asarray(emb[w], dtype=np.float64) for w in ("x", "y")}
+    assert beta[2] == pytest.approx(_beta(vecs["x"], vecs["y"], g))
+    assert np.isnan(beta[3]) and np.isnan(beta[4])   # w.v = 0; g has no part outside gender
+    assert res.n_undefined == 2 and res.n_scored == 3
+    assert res.mean_beta == pytest.approx(np.mean([1.0, 0.0, beta[2]]))
+    assert res.similarity[0] == pytest.approx(0.36) and res.similarity_without_gender[0] == pytest.approx(0.0)
+    json.dumps(res.to_dict(), allow_nan=False)
+
+    every = indirect_bias(emb, ["w", "v", "x"], subspace=g)
+    assert every.pairs == [("w", "v"), ("w", "x"), ("v", "x")]
+    assert every.as_dict()[("w", "v")] == pytest.approx(1.0)
+    assert every.as_dict()[("v", "x")] == pytest.approx(_beta(np.asarray(emb["v"], float), vecs["x"], g))
+    strict = indirect_bias(emb, [("w", "v"), ("x", "y")], subspace=g, min_similarity=0.5)
+    assert np.isnan(strict.beta).all()
+    with pytest.raises(EmbdebiasError, match="pairs"):
+        indirect_bias(emb, [("w", "v", "x")], subspace=g)
+    with pytest.raises(MissingWordsError):
+        indirect_bias(emb, [("zz", "qq")], subspace=g)
+
+
+def test_indirect_bias_vectorized_matches_a_loop():
+    emb = synthetic_embedding(n_filler=50, dim=10, seed=3)
+    words = emb.words.tolist()[:40]
+    res = indirect_bias(emb, words)
+    g = BiasSubspace().fit(emb).direction_
+    vec = {w: np.asarray(emb[w], dtype=np.float64) for w in words}
+    expected = [_beta(vec[a], vec[b], g) for a, b in res.pairs]
+    assert len(res.pairs) == 40 * 39 // 2
+    np.testing.assert_allclose(res.beta, expected, rtol=1e-9, atol=1e-12)
 

@@ -3,7 +3,8 @@ r"""Is the bias gone? Residual gender bias after debiasing.
 Gonen & Goldberg (2019, "Lipstick on a Pig") showed that hard-debiased embeddings
 still group words by their *original* gender bias: removing the gender direction hides
 the bias from the direction but not from the geometry around each word.  This module
-measures that.
+measures that, next to diagnostics of Bolukbasi et al. (2016) that look past the
+gender direction.
 
 :func:`residual_bias` -- Gonen & Goldberg's three tests
     The protocol, exactly (the sizes are parameters; the defaults are the paper's):
@@ -48,10 +49,21 @@ measures that.
     embedding may be the original itself, and may have another dimension.
     Cosines are computed in float32, the precision the vectors are stored in.
 
+:func:`refit_direction_bias`
+    Direct bias and projections with the gender direction fitted again in the
+    tested embedding's own space, next to how far that direction is from the
+    original one.
+
+:func:`indirect_bias`
+    Bolukbasi et al.'s indirect bias :math:`\beta(w, v)` over many pairs at once.
+
 References
 ----------
 Gonen, H. & Goldberg, Y. (2019). Lipstick on a pig: debiasing methods cover up
 systematic gender biases in word embeddings but do not remove them. NAACL.
+
+Bolukbasi, T., Chang, K.-W., Zou, J., Saligrama, V. & Kalai, A. (2016). Man is to
+computer programmer as woman is to homemaker? Debiasing word embeddings. NeurIPS.
 """
 
 from __future__ import annotations
@@ -61,7 +73,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import wordlists
-from .._rows import unit_rows
+from .._rows import row_norms, unit_rows
 from ..errors import EmbdebiasError, MissingWordsError
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors
 
@@ -461,4 +473,269 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
         missing={"candidates": cand_missing, "clustering": c_missing, "classification": s_missing},
         lowercased={"direction words": dict(lk.lowercased)} if lk.lowercased else {},
         direction_words=list(lk.words), random_state=random_state)
+
+
+# -- re-fitted direction ----------------------------------------------------------------------
+
+
+@dataclass
+class RefitDirectionResult(MetricResult):
+    """Result of :func:`refit_direction_bias`.
+
+    Attributes
+    ----------
+    direct_bias : float
+        ``DirectBias_1`` of ``words`` along the direction re-fitted in the tested
+        embedding (the headline ``value``).
+    words, projections : list
+        The in-vocabulary words and their cosines with the re-fitted direction
+        (female positive).
+    direction_cosine : float
+        ``|cos|`` between the re-fitted and the original direction (NaN without an
+        original); 1 means debiasing left the definitional pairs pointing the same way.
+    refit_variance_ratio, original_variance_ratio : float
+        Share of the variance of the centred definitional pairs carried by each
+        direction (its first principal component); NaN when a direction was given
+        rather than fitted.
+    refit_spectrum : list of float
+        Every component's explained variance ratio in the tested embedding
+        (Bolukbasi et al.'s Figure 3).
+    pairs_used : list of (str, str)
+        The definitional pairs the re-fit used.
+    missing, lowercased : dict
+        As for every metric, for ``words``.
+    """
+
+    direct_bias: float
+    words: list[str]
+    projections: list[float]
+    direction_cosine: float
+    refit_variance_ratio: float
+    original_variance_ratio: float
+    refit_spectrum: list[float]
+    pairs_used: list[tuple[str, str]]
+    missing: dict[str, list[str]]
+    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    value_field = "direct_bias"
+
+    @property
+    def n_scored(self) -> int:
+        """Words projected."""
+        return len(self.words)
+
+
+def _original_subspace(original, tested, lists: str):
+    """The original's fitted BiasSubspace (or None) from an embedding, a subspace or a vector."""
+    from ..subspace import BiasSubspace, resolve_subspace
+
+    if original is None:
+        return None
+    if isinstance(original, BiasSubspace) and not hasattr(original, "components_"):
+        raise EmbdebiasError("refit_direction_bias: original must be an embedding, a fitted BiasSubspace "
+                             "or a direction vector, not an unfitted BiasSubspace")
+    if isinstance(original, (BiasSubspace, np.ndarray)):
+        return resolve_subspace(original, tested, lists=lists)
+    return BiasSubspace(lists=lists).fit(as_emb(original))
+
+
+def refit_direction_bias(tested, words=None, *, original=None, lists: str = wordlists.DEFAULT_LISTS,
+                         max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True) -> RefitDirectionResult:
+    """Direct bias with the gender direction fitted again in ``tested``'s own space.
+
+    Measuring a debiased embedding along the *original* direction asks whether that
+    direction was removed; re-fitting a :class:`~embdebias.subspace.BiasSubspace` on
+    the tested embedding's own definitional pairs asks whether a gender direction
+    is still there.  Hard debias equalizes most definitional pairs about the
+    original direction, so their re-fitted direction is close to it and
+    neutralized words project to ~0 on it; an embedding that merely rotated the bias
+    would keep its direct bias along the re-fitted direction.
+
+    Parameters
+    ----------
+    tested : Embedding or gensim KeyedVectors
+    words : list of str or str, optional
+        Words that should be gender-neutral (default: the professions of ``lists``).
+    original : Embedding, KeyedVectors, fitted BiasSubspace or (d,) array, optional
+        Where the original direction comes from (an embedding is fitted with the same
+        definitional pairs); without it ``direction_cosine`` is NaN.
+    lists : {"published", "curated"}, default "published"
+        Supplies the definitional pairs and the default words.
+    max_missing, lowercase
+        As for every metric.
+
+    Returns
+    -------
+    RefitDirectionResult
+    """
+    from ..subspace import BiasSubspace
+    from .projection import direct_bias, gender_direction, projections
+
+    tested = as_emb(tested)
+    name = "professions" if words is None else "words"
+    words = wordlists.resolve_words(words, "professions", lists)
+    refit = BiasSubspace(lists=lists).fit(tested)
+    g, _ = gender_direction(tested, refit, lists=lists)
+    db = direct_bias(tested, words, subspace=refit, max_missing=max_missing, lowercase=lowercase)
+    proj = projections(tested, words, subspace=refit, max_missing=max_missing, lowercase=lowercase,
+                       name=name)
+    orig = _original_subspace(original, tested, lists)
+    cosine, orig_ratio = float("nan"), float("nan")
+    if orig is not None:
+        if orig.components_.shape[1] != tested.dim:
+            raise EmbdebiasError(f"refit_direction_bias: the original direction has dimension "
+                                 f"{orig.components_.shape[1]}, {tested.name} has {tested.dim}")
+        cosine = float(abs(unit_rows(orig.direction_, copy=True) @ g))
+        orig_ratio = float(orig.explained_variance_ratio_[0])
+    return RefitDirectionResult(
+        direct_bias=db.direct_bias, words=proj.words, projections=proj.projections, direction_cosine=cosine,
+        refit_variance_ratio=float(refit.explained_variance_ratio_[0]), original_variance_ratio=orig_ratio,
+        refit_spectrum=refit.explained_variance_ratio_.tolist(), pairs_used=list(refit.pairs_used_),
+        missing=proj.missing, lowercased=proj.lowercased)
+
+
+# -- indirect bias ------------------------------------------------------------------------------
+
+
+@dataclass
+class IndirectBiasResult(MetricResult):
+    r"""Result of :func:`indirect_bias`.
+
+    Attributes
+    ----------
+    pairs : list of (str, str)
+        The pairs scored (both words in the vocabulary).
+    beta : list of float
+        :math:`\beta(w, v)` per pair; NaN where it is undefined (see
+        :func:`indirect_bias`).
+    similarity : list of float
+        :math:`w \cdot v`, the cosine of the pair.
+    similarity_without_gender : list of float
+        :math:`w_\perp \cdot v_\perp / (\|w_\perp\| \|v_\perp\|)`, the cosine once the
+        gender subspace is removed.
+    mean_beta : float
+        Mean of the defined ``beta`` values (the headline ``value``).
+    n_undefined : int
+        Pairs whose ``beta`` is NaN.
+    """
+
+    pairs: list[tuple[str, str]]
+    beta: list[float]
+    similarity: list[float]
+    similarity_without_gender: list[float]
+    mean_beta: float
+    n_undefined: int
+    missing: dict[str, list[str]]
+    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
+    direction: str = ""
+
+    value_field = "mean_beta"
+
+    @property
+    def n_scored(self) -> int:
+        """Pairs with a defined beta."""
+        return len(self.pairs) - self.n_undefined
+
+    def as_dict(self) -> dict[tuple[str, str], float]:
+        """``{(w, v): beta}``."""
+        return dict(zip(self.pairs, self.beta))
+
+
+def _pair_indices(pairs_or_words) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``(unique words, left index, right index)`` of explicit pairs or of all pairs of words."""
+    items = list(pairs_or_words)
+    if items and all(isinstance(x, str) for x in items):
+        words = list(dict.fromkeys(items))
+        left, right = np.triu_indices(len(words), 1)
+        return words, left.astype(np.int64), right.astype(np.int64)
+    if not items or not all(isinstance(p, (tuple, list)) and len(p) == 2
+                            and all(isinstance(w, str) for w in p) for p in items):
+        raise EmbdebiasError("indirect bias: expected a list of words or a list of (word, word) pairs")
+    words = list(dict.fromkeys(w for p in items for w in p))
+    where = {w: i for i, w in enumerate(words)}
+    index = np.array([[where[a], where[b]] for a, b in items], dtype=np.int64).reshape(-1, 2)
+    return words, index[:, 0], index[:, 1]
+
+
+def indirect_bias(embedding, pairs_or_words, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,
+                  min_similarity: float = 1e-3, max_missing: float = DEFAULT_MAX_MISSING,
+                  lowercase: bool = True) -> IndirectBiasResult:
+    r"""Bolukbasi et al.'s (2016, Section 4) indirect bias of word pairs.
+
+    For unit vectors :math:`w, v` and the gender subspace (by default the unit
+    direction :math:`g`), :math:`w_\perp = w - (w \cdot g) g` and
+
+    .. math:: \beta(w, v) = \Bigl(w \cdot v - \frac{w_\perp \cdot v_\perp}
+              {\|w_\perp\| \|v_\perp\|}\Bigr) \Big/ \, w \cdot v,
+
+    the share of the similarity of ``w`` and ``v`` that is due to gender: 0 when
+    removing the gender component leaves their cosine unchanged, 1 when nothing of
+    it is left, negative when removing gender makes them *more* similar.  With a
+    ``k``-dimensional subspace, :math:`w_\perp` removes the projection on all of it.
+
+    **Undefined values.** As :math:`w \cdot v \to 0` the ratio grows without bound
+    and its sign follows the rounding of :math:`w \cdot v`, so pairs with
+    :math:`|w \cdot v| <` ``min_similarity`` get NaN (they are counted in
+    ``n_undefined`` and left out of ``mean_beta``); so do pairs where a word lies in
+    the gender subspace (:math:`w_\perp = 0`).
+
+    Parameters
+    ----------
+    embedding : Embedding or gensim KeyedVectors
+    pairs_or_words : list of (str, str) or list of str
+        Explicit pairs, or words, of which every unordered pair (in the given order:
+        ``(words[i], words[j])`` for ``i < j``) is scored.
+    subspace : BiasSubspace, array or pairs, optional
+        The gender subspace, resolved by :func:`~embdebias.subspace.resolve_subspace`
+        (default: fitted on ``embedding`` from the definitional pairs of ``lists``).
+    lists : {"published", "curated"}, default "published"
+    min_similarity : float, default 1e-3
+        Smallest :math:`|w \cdot v|` for which ``beta`` is reported.
+    max_missing, lowercase
+        As for every metric; a pair with a missing word is left out.
+
+    Returns
+    -------
+    IndirectBiasResult
+
+    Examples
+    --------
+    >>> indirect_bias(emb, [("softball", "receptionist"), ("football", "receptionist")])  # doctest: +SKIP
+    """
+    from ..subspace import resolve_subspace
+
+    emb = as_emb(embedding)
+    if not min_similarity >= 0:
+        raise EmbdebiasError(f"indirect bias: min_similarity must be >= 0, got {min_similarity}")
+    words, left, right = _pair_indices(pairs_or_words)
+    lk = lookup(emb, words, name="indirect bias: words", lowercase=lowercase, max_missing=max_missing)
+    sub = resolve_subspace(subspace, emb, lists=lists)
+    row_of = np.full(len(words), -1, dtype=np.int64)
+    position = {w: i for i, w in enumerate(words)}
+    row_of[[position[w] for w in lk.words]] = np.arange(len(lk.words))
+    keep = (row_of[left] >= 0) & (row_of[right] >= 0)
+    left, right = row_of[left[keep]], row_of[right[keep]]
+    if left.size == 0:
+        raise MissingWordsError("indirect bias: no pair has both words in the vocabulary", lk.missing)
+    unit = unit_vectors(emb, lk.rows)
+    perp = unit - (unit @ sub.components_.T) @ sub.components_
+    norms = row_norms(perp)
+    perp_unit = unit_rows(perp.copy())
+    sim = np.empty(left.size)
+    sim_perp = np.empty(left.size)
+    for start in range(0, left.size, _CHUNK_ROWS):
+        a, b = left[start:start + _CHUNK_ROWS], right[start:start + _CHUNK_ROWS]
+        sim[start:start + a.size] = np.einsum("ij,ij->i", unit[a], unit[b])
+        sim_perp[start:start + a.size] = np.einsum("ij,ij->i", perp_unit[a], perp_unit[b])
+    tiny = 1e-12
+    defined = (np.abs(sim) >= min_similarity) & (norms[left] > tiny) & (norms[right] > tiny)
+    beta = np.full(left.size, np.nan)
+    beta[defined] = (sim[defined] - sim_perp[defined]) / sim[defined]
+    return IndirectBiasResult(
+        pairs=[(lk.words[a], lk.words[b]) for a, b in zip(left, right)], beta=beta.tolist(), similarity=sim.tolist(),
+        similarity_without_gender=sim_perp.tolist(),
+        mean_beta=float(np.mean(beta[defined])) if defined.any() else float("nan"),
+        n_undefined=int((~defined).sum()), missing={"words": list(lk.missing)},
+        lowercased={"words": dict(lk.lowercased)} if lk.lowercased else {},
+        direction="given subspace" if subspace is not None else "BiasSubspace fitted on this embedding")
 
