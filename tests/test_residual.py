@@ -1,8 +1,8 @@
-"""Residual bias (Gonen & Goldberg), re-fitted direction and indirect bias.
+"""Residual bias (Gonen & Goldberg), re-fitted direction, indirect bias and generated analogies.
 
 Every test uses a small constructed embedding whose answer is known: gender planted
 in two directions so that removing the first leaves the second, gender removed from
-both, a rotated embedding, vectors with hand-computed indirect bias.
+both, pairs planted exactly along the seed direction, and so on.
 """
 
 import json
@@ -15,7 +15,7 @@ from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
 from embdebias.metrics import direct_bias
 from embdebias.metrics.residual import (
-    indirect_bias, neighbour_fractions, refit_direction_bias, residual_bias)
+    gender_analogies, indirect_bias, neighbour_fractions, refit_direction_bias, residual_bias)
 from embdebias.subspace import BiasSubspace
 
 from synthetic import synthetic_embedding
@@ -311,3 +311,74 @@ def test_indirect_bias_vectorized_matches_a_loop():
     assert len(res.pairs) == 40 * 39 // 2
     np.testing.assert_allclose(res.beta, expected, rtol=1e-9, atol=1e-12)
 
+
+# -- generated analogies ---------------------------------------------------------------------------
+
+
+def _unit(v):
+    v = np.asarray(v, dtype=np.float64)
+    return v / np.linalg.norm(v)
+
+
+def _analogy_embedding():
+    """Three pairs exactly along she - he (e0) within delta, one too far apart, one partial."""
+    e = np.eye(8)
+    vec = {"she": _unit(e[0] + e[1]), "he": _unit(-e[0] + e[1])}
+    for i, (f, m) in enumerate([("queen", "king"), ("aunt", "uncle"), ("niece", "nephew")], start=2):
+        vec[f], vec[m] = _unit(0.3 * e[0] + e[i]), _unit(-0.3 * e[0] + e[i])
+    vec["far_f"], vec["far_m"] = _unit(0.9 * e[0] + e[5]), _unit(-0.9 * e[0] + e[5])
+    vec["part_f"], vec["part_m"] = _unit(0.3 * e[0] + e[6] + 0.2 * e[7]), _unit(-0.3 * e[0] + e[6] - 0.2 * e[7])
+    return Embedding(list(vec), np.array(list(vec.values())))
+
+
+def test_gender_analogies_planted_answer():
+    emb = _analogy_embedding()
+    res = gender_analogies(emb, n=10)
+    assert {(x, y) for x, y, _ in res[:3]} == {("queen", "king"), ("aunt", "uncle"), ("niece", "nephew")}
+    assert all(s == pytest.approx(1.0) for _, _, s in res[:3])
+    d = _unit(emb["she"] / np.linalg.norm(emb["she"]) - emb["he"] / np.linalg.norm(emb["he"]))
+    diff = _unit(emb["part_f"]) - _unit(emb["part_m"])
+    assert res[3][:2] == ("part_f", "part_m")
+    assert res[3][2] == pytest.approx(diff @ d / np.linalg.norm(diff)) and res[3][2] < 0.9
+    assert ("far_f", "far_m") not in [(x, y) for x, y, _ in res]        # |x - y| > delta
+    assert not {"she", "he"} & {w for x, y, _ in res for w in (x, y)}
+    assert [s for _, _, s in res] == sorted((s for _, _, s in res), reverse=True)
+    wide = gender_analogies(emb, n=10, delta=1.5)
+    assert ("far_f", "far_m") in [(x, y) for x, y, _ in wide[:4]]
+    with pytest.raises(MissingWordsError):
+        gender_analogies(emb, seed_pair=("she", "him"))
+    with pytest.raises(EmbdebiasError, match="delta"):
+        gender_analogies(emb, delta=0)
+
+
+def _naive_analogies(emb, n, delta, n_candidates):
+    words = emb.words.tolist()[:n_candidates]
+    v = np.array(emb.vectors[:n_candidates], dtype=np.float64)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    d = _unit(v[words.index("she")] - v[words.index("he")])
+    best = []
+    for i, x in enumerate(words):
+        if x in ("she", "he"):
+            continue
+        diff = v[i] - v
+        dist = np.linalg.norm(diff, axis=1)
+        ok = (dist <= delta) & (dist > 0.003) & ~np.isin(words, ["she", "he"])
+        if ok.any():
+            scores = np.where(ok, diff @ d / np.where(ok, dist, 1), -np.inf)
+            j = int(np.argmax(scores))
+            best.append((x, words[j], float(scores[j])))
+    return sorted(best, key=lambda t: -t[2])[:n]
+
+
+def test_gender_analogies_match_a_per_word_loop_in_any_block_size():
+    rng = np.random.default_rng(4)
+    words = ["she", "he"] + [_word(i) for i in range(298)]
+    vecs = rng.normal(size=(300, 5))
+    vecs[0, 0] += 2
+    vecs[1, 0] -= 2
+    emb = Embedding(words + [_word(1000)], np.vstack([vecs, rng.normal(size=(1, 5))]))
+    expected = _naive_analogies(emb, 40, 1.1, 300)
+    for rows in (None, 1, 13):
+        got = gender_analogies(emb, n=40, delta=1.1, n_candidates=300, block_rows=rows)
+        assert [(x, y) for x, y, _ in got] == [(x, y) for x, y, _ in expected]
+        np.testing.assert_allclose([s for _, _, s in got], [s for _, _, s in expected], atol=1e-12)
