@@ -382,3 +382,21 @@ def test_gender_analogies_match_a_per_word_loop_in_any_block_size():
         got = gender_analogies(emb, n=40, delta=1.1, n_candidates=300, block_rows=rows)
         assert [(x, y) for x, y, _ in got] == [(x, y) for x, y, _ in expected]
         np.testing.assert_allclose([s for _, _, s in got], [s for _, _, s in expected], atol=1e-12)
+
+
+def test_bench_residual_smoke(tmp_path):
+    """The benchmark's synthetic rows on a small file: the blocked and the naive step agree."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_residual
+
+    words = bench_residual.synthetic_words(30)
+    assert words[:2] == ["he", "she"] and len(set(words)) == 30 and all(w.isalpha() for w in words)
+    rows = bench_residual.run(rows=52_000, dim=8, workdir=tmp_path, baseline_queries=40, with_glove=False)
+    assert [r["benchmark"] for r in rows] == ["residual_bias, native files (first call)",
+                                             "residual_bias, second call", "neighbour step"]
+    assert rows[0]["peak_mb"] > 0 and rows[0]["ours_s"] > 0
+    assert float(rows[0]["note"].split()[1].rstrip(",")) > 0.85     # gender survives along e1
+    assert "max |diff| 0.0e+00" in rows[2]["note"] and rows[2]["baseline_s"] > 0
