@@ -18,7 +18,8 @@ gender direction.
        *original* embedding, ``he`` and ``she`` unit-normalized first (as the other
        metrics do).  Positive means male.  This is Gonen & Goldberg's orientation,
        the opposite of the female-positive gender direction used elsewhere in
-       embdebias; none of the three reported numbers depends on the sign.
+       embdebias; flipping it leaves all three reported numbers unchanged (words
+       whose bias is exactly 0 aside).
     3. **Clustering.** The ``n_cluster`` (500) most male and the ``n_cluster`` most
        female candidates; ``sklearn.cluster.KMeans(n_clusters=2, n_init=10,
        random_state=seed)`` on their unit-normalized vectors in the *tested*
