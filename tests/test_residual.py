@@ -1,0 +1,402 @@
+"""Residual bias (Gonen & Goldberg), re-fitted direction, indirect bias and generated analogies.
+
+Every test uses a small constructed embedding whose answer is known: gender planted
+in two directions so that removing the first leaves the second, gender removed from
+both, pairs planted exactly along the seed direction, and so on.
+"""
+
+import json
+from string import ascii_lowercase
+
+import numpy as np
+import pytest
+
+from embdebias.embedding import Embedding
+from embdebias.errors import EmbdebiasError, MissingWordsError
+from embdebias.metrics import direct_bias
+from embdebias.metrics.residual import (
+    gender_analogies, indirect_bias, neighbour_fractions, refit_direction_bias, residual_bias)
+from embdebias.subspace import BiasSubspace
+
+from synthetic import synthetic_embedding
+
+SIZES = {"n_candidates": 2500, "n_cluster": 100, "n_classify": 300, "n_train": 200, "n_neighbours": 20}
+#: Non-alphabetic and gender-specific words planted among the most gendered ones.
+NON_ALPHA = ["ab1", "x-y", "co.op", "m_n"]
+SPECIFIC = ["kinga", "queena"]
+
+
+def _word(i: int) -> str:
+    """A distinct lower-case alphabetic word for every i (never 'he' or 'she')."""
+    out = ""
+    i += 26**3
+    while i:
+        i, r = divmod(i, 26)
+        out += ascii_lowercase[r]
+    return out
+
+
+def _planted(n=3000, dim=16, seed=0):
+    """Gender ``s`` in [-1, 1] planted along e0 *and* e1; ``he - she`` points along e0.
+
+    Row 0/1 are he/she, rows 2..5 are non-alphabetic words and rows 6..7 gender-specific
+    ones, all strongly gendered; the words after row 2,500 are outside the candidates.
+    """
+    rng = np.random.default_rng(seed)
+    words = ["he", "she"] + NON_ALPHA + SPECIFIC + [_word(i) for i in range(n - 8)]
+    s = rng.uniform(-1, 1, n)
+    s[2:8] = [1, -1, 1, -1, 1, -1]
+    s[2600:2620] = 1.5          # beyond n_candidates: most male, never candidates
+    vecs = rng.normal(0, 0.35, (n, dim))
+    vecs[:, 0] = 1.5 * s
+    vecs[:, 1] = 1.5 * s
+    vecs[0] = 0.0
+    vecs[1] = 0.0
+    vecs[0, [0, 2]] = [1.0, 1.0]
+    vecs[1, [0, 2]] = [-1.0, 1.0]
+    return Embedding(words, vecs.astype(np.float32), name="planted")
+
+
+def _zeroed(emb, columns, name):
+    vecs = np.array(emb.vectors)
+    vecs[2:, columns] = 0.0      # he and she stay: they define the original bias only
+    return Embedding(emb.words, vecs, name=name)
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return _planted()
+
+
+def _run(original, tested, **kw):
+    return residual_bias(original, tested, gender_specific=SPECIFIC + ["he", "she"], **{**SIZES, **kw})
+
+
+def test_gender_in_a_second_direction_survives(planted):
+    before = _run(planted, planted)
+    after = _run(planted, _zeroed(planted, [0], "e0 removed"))
+    assert before.cluster_accuracy == 1.0 and before.classification_accuracy >= 0.97
+    assert before.neighbour_correlation > 0.8
+    # The he - she direction (e0) is gone, the gender is still there along e1.
+    assert after.cluster_accuracy >= 0.97
+    assert after.classification_accuracy >= 0.9
+    assert after.neighbour_correlation > 0.7
+    assert after.value == after.cluster_accuracy and after.n_scored == 200
+
+
+def test_gender_truly_gone(planted):
+    gone = _run(planted, _zeroed(planted, [0, 1], "e0 and e1 removed"))
+    assert 0.5 <= gone.cluster_accuracy < 0.65
+    assert gone.classification_accuracy < 0.65
+    assert abs(gone.neighbour_correlation) < 0.15
+
+
+def test_word_sets_follow_the_protocol(planted):
+    res = _run(planted, planted)
+    words = planted.words.tolist()
+    v = np.array(planted.vectors, dtype=np.float64)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    direction = v[0] - v[1]
+    direction /= np.linalg.norm(direction)
+    cand = [i for i in range(2500) if words[i].isalpha() and words[i] not in SPECIFIC + ["he", "she"]]
+    bias = v[cand] @ direction
+    male = [words[cand[i]] for i in np.argsort(-bias)[:300]]
+    female = [words[cand[i]] for i in np.argsort(bias)[:300]]
+    assert res.classify_words == {"male": male, "female": female}
+    assert res.cluster_words == {"male": male[:100], "female": female[:100]}
+    used = set(male) | set(female)
+    assert not used & set(NON_ALPHA + SPECIFIC + ["he", "she"])
+    assert not used & set(words[2500:])          # the planted extremes beyond n_candidates
+    assert res.n_candidates == len(cand) and res.n_train == 200 and res.n_test == 400
+    assert res.missing == {"candidates": [], "clustering": [], "classification": []}
+    # The default gender-specific list is the published one, matched as written.
+    default = residual_bias(planted, planted, **SIZES)
+    assert "kinga" in default.classify_words["male"]
+
+
+def test_shuffled_rows_and_native_files_give_identical_results(planted, tmp_path):
+    tested = _zeroed(planted, [0], "hard-like")
+    perm = np.random.default_rng(1).permutation(len(tested))
+    words = tested.words.tolist()
+    shuffled = Embedding([words[i] for i in perm], np.asarray(tested.vectors)[perm], name="shuffled")
+    a, b = _run(planted, tested), _run(planted, shuffled)
+    assert a.to_dict() == b.to_dict()
+    planted.save(tmp_path / "orig.embd")
+    tested.save(tmp_path / "tested.embd")
+    from embdebias.io import load
+
+    c = _run(load(tmp_path / "orig.embd"), load(tmp_path / "tested.embd"))
+    assert c.to_dict() == a.to_dict()
+
+
+def test_missing_words_are_left_out_and_counted(planted):
+    tested = _zeroed(planted, [0], "hard-like")
+    full = _run(planted, tested)
+    words = tested.words.tolist()
+    used = set(full.classify_words["male"] + full.classify_words["female"])
+    others = [w for w in words[1000:1500] if w not in used][:100]     # candidates, not classified
+    drop = set(full.classify_words["male"][:20]) | set(others)
+    keep = [i for i, w in enumerate(words) if w not in drop]
+    partial = Embedding([words[i] for i in keep], np.asarray(tested.vectors)[keep], name="partial")
+    res = _run(planted, partial)
+    assert sorted(res.missing["candidates"]) == sorted(w for w in drop if w.isalpha())
+    assert len(res.missing["candidates"]) == 120
+    assert res.missing["classification"] == full.classify_words["male"][:20]
+    assert res.missing["clustering"] == full.cluster_words["male"][:20]
+    assert len(res.classify_words["male"]) == 280 and res.n_scored == 180
+    assert res.n_test == 580 - 200 and res.n_candidates == full.n_candidates - 120
+    assert res.cluster_accuracy >= 0.97
+
+
+def test_too_many_missing_words_raise_with_a_count(planted):
+    tested = _zeroed(planted, [0], "hard-like")
+    full = _run(planted, tested)
+    words = tested.words.tolist()
+    # 30% of the classification words missing: an error that says how many.
+    drop = set(full.classify_words["female"][100:280])      # none of them clustered
+    keep = [i for i, w in enumerate(words) if w not in drop]
+    lossy = Embedding([words[i] for i in keep], np.asarray(tested.vectors)[keep], name="lossy")
+    with pytest.raises(MissingWordsError, match=r"180 of 600 classification words .* lossy") as info:
+        _run(planted, lossy)
+    assert len(info.value.missing) == 180
+    res = _run(planted, lossy, max_missing=0.5)
+    assert len(res.missing["classification"]) == 180
+
+
+def test_same_seed_same_numbers(planted):
+    tested = _zeroed(planted, [0], "hard-like")
+    a, b = _run(planted, tested, random_state=3), _run(planted, tested, random_state=3)
+    assert a.to_dict() == b.to_dict()
+    assert a.random_state == 3
+    text = json.dumps(a.to_dict(), allow_nan=False)
+    assert json.loads(text)["value"] == a.cluster_accuracy
+
+
+def test_tested_may_have_another_dimension(planted):
+    """Matching is by word, so a tested embedding of another dimension is fine."""
+    rng = np.random.default_rng(5)
+    proj = rng.normal(size=(planted.dim, 10))
+    other = Embedding(planted.words, np.asarray(planted.vectors) @ proj, name="10-d")
+    res = _run(planted, other)
+    assert res.cluster_accuracy >= 0.9 and res.n_candidates > 2000
+
+
+def test_bad_input(planted):
+    with pytest.raises(EmbdebiasError, match="n_train"):
+        _run(planted, planted, n_train=600)
+    with pytest.raises(EmbdebiasError, match="candidate words"):
+        _run(planted, planted, n_classify=1500)
+    with pytest.raises(EmbdebiasError, match="n_cluster"):
+        _run(planted, planted, n_cluster=0)
+    with pytest.raises(MissingWordsError, match="direction words"):
+        _run(planted, planted, direction_words=("hex", "she"))
+    with pytest.raises(EmbdebiasError, match="n_neighbours"):
+        _run(planted, planted, n_neighbours=5000)
+
+
+def _naive_fractions(cand, queries, marked, k):
+    sims = cand[queries] @ cand.T
+    sims[np.arange(len(queries)), queries] = -np.inf
+    top = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    return marked[top].mean(axis=1)
+
+
+def test_neighbour_fractions_match_a_full_sort_in_any_block_size():
+    rng = np.random.default_rng(2)
+    cand = rng.normal(size=(400, 6)).astype(np.float32)
+    cand /= np.linalg.norm(cand, axis=1, keepdims=True)
+    marked = rng.random(400) < 0.4
+    queries = rng.choice(400, 90, replace=False)
+    expected = _naive_fractions(cand.astype(np.float64), queries, marked, 15)
+    for rows in (1, 7, None):
+        got = neighbour_fractions(cand, queries, marked, 15, block_rows=rows)
+        np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_neighbour_ties_share_the_boundary():
+    """Two identical candidates tie for the last place: each counts one half."""
+    cand = np.array([[1, 0], [0.95, np.sqrt(1 - 0.95**2)], [0.9, np.sqrt(1 - 0.81)], [0.9, np.sqrt(1 - 0.81)],
+                     [0, 1], [-1, 0]], dtype=np.float32)
+    for marked, expected in (([0, 1, 1, 0, 0, 0], 0.75), ([0, 1, 0, 1, 0, 0], 0.75),
+                             ([0, 0, 1, 1, 0, 0], 0.5), ([0, 1, 1, 1, 0, 0], 1.0)):
+        got = neighbour_fractions(cand, np.array([0]), np.array(marked, dtype=bool), 2)
+        assert got[0] == pytest.approx(expected)
+
+
+# -- re-fitted direction -----------------------------------------------------------------------
+
+
+def test_refit_direction_is_rotation_invariant():
+    emb = synthetic_embedding(n_filler=300, dim=12, seed=1)
+    q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(12, 12)))
+    rotated = Embedding(emb.words, np.asarray(emb.vectors) @ q.T, name="rotated")
+    same = refit_direction_bias(emb, original=emb)
+    assert same.direction_cosine == pytest.approx(1.0)
+    assert same.direct_bias == pytest.approx(direct_bias(emb).direct_bias)
+    assert same.refit_variance_ratio == pytest.approx(same.original_variance_ratio)
+
+    res = refit_direction_bias(rotated, original=emb)
+    g = BiasSubspace().fit(emb).direction_
+    assert res.direction_cosine == pytest.approx(abs(g @ (q @ g)), abs=1e-6)
+    assert res.direction_cosine < 0.9          # the rotation moved the direction ...
+    assert res.direct_bias == pytest.approx(same.direct_bias, rel=1e-5)   # ... not the bias
+    assert direct_bias(rotated, subspace=g).direct_bias < 0.8 * same.direct_bias
+    assert res.refit_variance_ratio == pytest.approx(same.refit_variance_ratio, rel=1e-5)
+    np.testing.assert_allclose(res.projections, same.projections, atol=1e-5)
+    assert res.n_scored == len(res.words) > 100 and len(res.pairs_used) == 10
+
+    alone = refit_direction_bias(rotated)
+    assert np.isnan(alone.direction_cosine) and np.isnan(alone.original_variance_ratio)
+    by_vector = refit_direction_bias(rotated, original=g)
+    assert by_vector.direction_cosine == pytest.approx(res.direction_cosine)
+    with pytest.raises(EmbdebiasError, match="unfitted"):
+        refit_direction_bias(rotated, original=BiasSubspace())
+    json.dumps(res.to_dict(), allow_nan=False)
+
+
+# -- indirect bias -------------------------------------------------------------------------------
+
+
+def _indirect_embedding():
+    e = np.eye(6)
+    vec = {"w": 0.6 * e[0] + 0.8 * e[1], "v": 0.6 * e[0] + 0.8 * e[2], "u": 3 * (0.6 * e[0] + 0.8 * e[1]),
+           "x": 0.3 * e[0] + 0.5 * e[1] + 0.7 * e[3], "y": -0.4 * e[0] + 0.2 * e[1] + 0.9 * e[4],
+           "o1": e[3], "o2": e[4], "g": e[0]}
+    return Embedding(list(vec), np.array(list(vec.values())))
+
+
+def _beta(a, b, g):
+    a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+    pa, pb = a - (a @ g) * g, b - (b @ g) * g
+    return (a @ b - pa @ pb / np.linalg.norm(pa) / np.linalg.norm(pb)) / (a @ b)
+
+
+def test_indirect_bias_hand_values():
+    emb = _indirect_embedding()
+    g = np.eye(6)[0]
+    res = indirect_bias(emb, [("w", "v"), ("w", "u"), ("x", "y"), ("o1", "o2"), ("w", "g"), ("w", "zz")],
+                        subspace=g)
+    assert res.pairs == [("w", "v"), ("w", "u"), ("x", "y"), ("o1", "o2"), ("w", "g")]
+    assert res.missing == {"words": ["zz"]}
+    beta = res.beta
+    assert beta[0] == pytest.approx(1.0)      # all of w.v = 0.36 is gender
+    assert beta[1] == pytest.approx(0.0)      # same direction: nothing is due to gender
+    vecs = {w: np.asarray(emb[w], dtype=np.float64) for w in ("x", "y")}
+    assert beta[2] == pytest.approx(_beta(vecs["x"], vecs["y"], g))
+    assert np.isnan(beta[3]) and np.isnan(beta[4])   # w.v = 0; g has no part outside gender
+    assert res.n_undefined == 2 and res.n_scored == 3
+    assert res.mean_beta == pytest.approx(np.mean([1.0, 0.0, beta[2]]))
+    assert res.similarity[0] == pytest.approx(0.36) and res.similarity_without_gender[0] == pytest.approx(0.0)
+    json.dumps(res.to_dict(), allow_nan=False)
+
+    every = indirect_bias(emb, ["w", "v", "x"], subspace=g)
+    assert every.pairs == [("w", "v"), ("w", "x"), ("v", "x")]
+    assert every.as_dict()[("w", "v")] == pytest.approx(1.0)
+    assert every.as_dict()[("v", "x")] == pytest.approx(_beta(np.asarray(emb["v"], float), vecs["x"], g))
+    strict = indirect_bias(emb, [("w", "v"), ("x", "y")], subspace=g, min_similarity=0.5)
+    assert np.isnan(strict.beta).all()
+    with pytest.raises(EmbdebiasError, match="pairs"):
+        indirect_bias(emb, [("w", "v", "x")], subspace=g)
+    with pytest.raises(MissingWordsError):
+        indirect_bias(emb, [("zz", "qq")], subspace=g)
+
+
+def test_indirect_bias_vectorized_matches_a_loop():
+    emb = synthetic_embedding(n_filler=50, dim=10, seed=3)
+    words = emb.words.tolist()[:40]
+    res = indirect_bias(emb, words)
+    g = BiasSubspace().fit(emb).direction_
+    vec = {w: np.asarray(emb[w], dtype=np.float64) for w in words}
+    expected = [_beta(vec[a], vec[b], g) for a, b in res.pairs]
+    assert len(res.pairs) == 40 * 39 // 2
+    np.testing.assert_allclose(res.beta, expected, rtol=1e-9, atol=1e-12)
+
+
+# -- generated analogies ---------------------------------------------------------------------------
+
+
+def _unit(v):
+    v = np.asarray(v, dtype=np.float64)
+    return v / np.linalg.norm(v)
+
+
+def _analogy_embedding():
+    """Three pairs exactly along she - he (e0) within delta, one too far apart, one partial."""
+    e = np.eye(8)
+    vec = {"she": _unit(e[0] + e[1]), "he": _unit(-e[0] + e[1])}
+    for i, (f, m) in enumerate([("queen", "king"), ("aunt", "uncle"), ("niece", "nephew")], start=2):
+        vec[f], vec[m] = _unit(0.3 * e[0] + e[i]), _unit(-0.3 * e[0] + e[i])
+    vec["far_f"], vec["far_m"] = _unit(0.9 * e[0] + e[5]), _unit(-0.9 * e[0] + e[5])
+    vec["part_f"], vec["part_m"] = _unit(0.3 * e[0] + e[6] + 0.2 * e[7]), _unit(-0.3 * e[0] + e[6] - 0.2 * e[7])
+    return Embedding(list(vec), np.array(list(vec.values())))
+
+
+def test_gender_analogies_planted_answer():
+    emb = _analogy_embedding()
+    res = gender_analogies(emb, n=10)
+    assert {(x, y) for x, y, _ in res[:3]} == {("queen", "king"), ("aunt", "uncle"), ("niece", "nephew")}
+    assert all(s == pytest.approx(1.0) for _, _, s in res[:3])
+    d = _unit(emb["she"] / np.linalg.norm(emb["she"]) - emb["he"] / np.linalg.norm(emb["he"]))
+    diff = _unit(emb["part_f"]) - _unit(emb["part_m"])
+    assert res[3][:2] == ("part_f", "part_m")
+    assert res[3][2] == pytest.approx(diff @ d / np.linalg.norm(diff)) and res[3][2] < 0.9
+    assert ("far_f", "far_m") not in [(x, y) for x, y, _ in res]        # |x - y| > delta
+    assert not {"she", "he"} & {w for x, y, _ in res for w in (x, y)}
+    assert [s for _, _, s in res] == sorted((s for _, _, s in res), reverse=True)
+    wide = gender_analogies(emb, n=10, delta=1.5)
+    assert ("far_f", "far_m") in [(x, y) for x, y, _ in wide[:4]]
+    with pytest.raises(MissingWordsError):
+        gender_analogies(emb, seed_pair=("she", "him"))
+    with pytest.raises(EmbdebiasError, match="delta"):
+        gender_analogies(emb, delta=0)
+
+
+def _naive_analogies(emb, n, delta, n_candidates):
+    words = emb.words.tolist()[:n_candidates]
+    v = np.array(emb.vectors[:n_candidates], dtype=np.float64)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    d = _unit(v[words.index("she")] - v[words.index("he")])
+    best = []
+    for i, x in enumerate(words):
+        if x in ("she", "he"):
+            continue
+        diff = v[i] - v
+        dist = np.linalg.norm(diff, axis=1)
+        ok = (dist <= delta) & (dist > 0.003) & ~np.isin(words, ["she", "he"])
+        if ok.any():
+            scores = np.where(ok, diff @ d / np.where(ok, dist, 1), -np.inf)
+            j = int(np.argmax(scores))
+            best.append((x, words[j], float(scores[j])))
+    return sorted(best, key=lambda t: -t[2])[:n]
+
+
+def test_gender_analogies_match_a_per_word_loop_in_any_block_size():
+    rng = np.random.default_rng(4)
+    words = ["she", "he"] + [_word(i) for i in range(298)]
+    vecs = rng.normal(size=(300, 5))
+    vecs[0, 0] += 2
+    vecs[1, 0] -= 2
+    emb = Embedding(words + [_word(1000)], np.vstack([vecs, rng.normal(size=(1, 5))]))
+    expected = _naive_analogies(emb, 40, 1.1, 300)
+    for rows in (None, 1, 13):
+        got = gender_analogies(emb, n=40, delta=1.1, n_candidates=300, block_rows=rows)
+        assert [(x, y) for x, y, _ in got] == [(x, y) for x, y, _ in expected]
+        np.testing.assert_allclose([s for _, _, s in got], [s for _, _, s in expected], atol=1e-12)
+
+
+def test_bench_residual_smoke(tmp_path):
+    """The benchmark's synthetic rows on a small file: the blocked and the naive step agree."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_residual
+
+    words = bench_residual.synthetic_words(30)
+    assert words[:2] == ["he", "she"] and len(set(words)) == 30 and all(w.isalpha() for w in words)
+    rows = bench_residual.run(rows=52_000, dim=8, workdir=tmp_path, baseline_queries=40, with_glove=False)
+    assert [r["benchmark"] for r in rows] == ["residual_bias, native files (first call)",
+                                             "residual_bias, second call", "neighbour step"]
+    assert rows[0]["peak_mb"] > 0 and rows[0]["ours_s"] > 0
+    assert float(rows[0]["note"].split()[1].rstrip(",")) > 0.85     # gender survives along e1
+    assert "max |diff| 0.0e+00" in rows[2]["note"] and rows[2]["baseline_s"] > 0
