@@ -38,7 +38,8 @@ from .metrics._common import DEFAULT_MAX_MISSING, to_builtin
 from .metrics.registry import N_SCORED, REGISTRY, EvalContext, get_metric
 
 #: Metrics run by default, in report order.
-DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "similarity", "analogy")
+DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "indirect_bias", "residual", "similarity",
+                 "analogy")
 
 #: Display names of the registered metrics (the first element of each row key).
 METRIC_TITLES = {name: m.title for name, m in REGISTRY.items()}
@@ -255,7 +256,11 @@ class Report:
         parts.append(self._table(metric, digits) + "\n")
         if any(s.endswith("_ci_low") for m, _, s in self.rows if m == metric):
             parts.append(self._interval_note() + "\n")
-        return parts
+        for emb, results in self.details.items():  # listings, e.g. generated analogies
+            for key, res in results.items():
+                if key.startswith(metric + "/") and res.get("listing"):
+                    parts.append(f"- {emb}: {res['listing']}")
+        return parts + [""]
 
     def _missing_lines(self) -> list[str]:
         parts = ["### Out-of-vocabulary words\n"]
@@ -270,8 +275,8 @@ class Report:
     def _interval_note(self) -> str:
         boot = self.params.get("bootstrap_resamples")
         ref = self.embeddings[0] if self.embeddings else ""
-        return (f"[a, b]: {self.params.get('bootstrap_level', 0.95):.0%} bootstrap interval over the "
-                f"words or lines ({boot:,} resamples); † the change from '{ref}' is within the noise "
+        return (f"[a, b]: {self.params.get('bootstrap_level', 0.95):.0%} interval, a bootstrap over the "
+                f"words or lines{f' ({boot:,} resamples)' if boot else ''} unless 'How to read' says otherwise; † the change from '{ref}' is within the noise "
                 f"(paired bootstrap interval of the change contains 0).")
 
     def verdict(self) -> dict:
@@ -283,7 +288,25 @@ class Report:
             per = out.setdefault(c["embedding"], {}).setdefault(
                 c["metric"], {"improved": [], "no significant change": [], "worse": [], "not comparable": []})
             per[c["outcome"]].append(f"{c['test']}/{c['statistic']}")
+        for emb in self.embeddings[1:]:
+            recoverable = self.recoverable(emb)
+            if recoverable is not None:
+                out.setdefault(emb, {})["residual"] = recoverable
         return out
+
+    def recoverable(self, embedding: str) -> dict | None:
+        """Whether the residual tests still recover gender in ``embedding``: clustering or SVM
+        accuracy whose interval lies above chance (0.5). None without the residual tests."""
+        def cell(stat):
+            return self.values.get(("residual", "gender", stat), {}).get(embedding)
+
+        acc = {s: (cell(s), cell(f"{s}_ci_low")) for s in ("cluster_accuracy", "classification_accuracy")}
+        if all(v is None for v, _ in acc.values()):
+            return None
+        return {"recoverable": any(lo is not None and lo > 0.5 for _, lo in acc.values()),
+                "cluster_accuracy": acc["cluster_accuracy"][0],
+                "classification_accuracy": acc["classification_accuracy"][0],
+                "neighbour_correlation": cell("neighbour_correlation")}
 
     def _verdict_lines(self) -> list[str]:
         verdict = self.verdict()
@@ -296,6 +319,9 @@ class Report:
         for emb, per_metric in verdict.items():
             parts = []
             for metric, outcome in per_metric.items():
+                if metric == "residual":
+                    parts.append(_recoverable_text(outcome))
+                    continue
                 n = sum(len(v) for v in outcome.values())
                 counts = ", ".join(f"{len(v)} {k}" for k, v in outcome.items() if v)
                 worse = [by_key[(emb, metric, *item.split("/"))] for item in outcome["worse"]]
@@ -347,6 +373,14 @@ class Report:
 
     def __str__(self) -> str:
         return self.to_markdown()
+
+
+def _recoverable_text(r: dict) -> str:
+    def f(v):
+        return "n/a" if v is None else f"{v:.2f}"
+    state = "gender still recoverable" if r["recoverable"] else "gender not recoverable beyond chance"
+    return (f"{state} (clustering {f(r['cluster_accuracy'])}, SVM {f(r['classification_accuracy'])}, "
+            f"neighbour r {f(r['neighbour_correlation'])})")
 
 
 def _named_embeddings(embeddings) -> dict:

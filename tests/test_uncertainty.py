@@ -89,3 +89,32 @@ def test_every_bias_number_gets_an_interval_and_a_paired_comparison(emb):
     assert again.to_dict() == r.to_dict()
     none = evaluate(emb, suite=["bat"], bootstrap=0)
     assert not any(s.endswith("_ci_low") for _, _, s in none.rows) and not none.comparisons
+
+
+def test_residual_verdict_and_analytic_intervals():
+    from embdebias.evaluation import Report
+    from embdebias.metrics.registry import _binomial_interval, _correlation_interval
+
+    lo, hi = _binomial_interval(0.9, 1000)
+    assert lo < 0.9 < hi and hi - lo == pytest.approx(2 * 1.96 * np.sqrt(0.9 * 0.1 / 1000), rel=0.05)
+    assert _binomial_interval(1.0, 1000)[1] == pytest.approx(1.0)
+    lo, hi = _correlation_interval(0.5, 5000)
+    assert lo < 0.5 < hi and hi - lo < 0.05
+    r = Report(["original", "gone", "kept"])
+    for emb, acc in (("original", 1.0), ("gone", 0.51), ("kept", 0.91)):
+        lo, hi = _binomial_interval(acc, 1000)
+        for stat, v in (("cluster_accuracy", acc), ("classification_accuracy", acc)):
+            r.add(emb, "residual", "gender", stat, v)
+            r.add(emb, "residual", "gender", f"{stat}_ci_low", lo)
+    verdict = r.verdict()
+    assert verdict["kept"]["residual"]["recoverable"] is True
+    assert verdict["gone"]["residual"]["recoverable"] is False  # 0.51 is within chance
+    md = r.to_markdown()
+    assert "**kept**: gender still recoverable (clustering 0.91" in md
+    assert "**gone**: gender not recoverable beyond chance" in md
+
+
+def test_generated_analogies_are_listed_per_column(emb):
+    r = evaluate({"original": emb}, suite=["analogies"], bootstrap=0, strict=True)
+    assert r.value("analogies", "she:he", "n_scored") > 0
+    assert "- original: " in r.to_markdown()

@@ -356,6 +356,139 @@ class Analogy(Metric):
                           "syntactic_accuracy": r.syntactic_accuracy, N_SCORED: r.n_scored}}, {}
 
 
+def _binomial_interval(p: float, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``p`` over ``n`` items."""
+    if not n or not np.isfinite(p):
+        return float("nan"), float("nan")
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(centre - half), float(centre + half)
+
+
+def _correlation_interval(r: float, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Fisher-z interval of a Pearson correlation over ``n`` pairs."""
+    if n <= 3 or not np.isfinite(r):
+        return float("nan"), float("nan")
+    f = np.arctanh(np.clip(r, -0.999999, 0.999999))
+    return float(np.tanh(f - z / np.sqrt(n - 3))), float(np.tanh(f + z / np.sqrt(n - 3)))
+
+
+class Residual(Metric):
+    name, title = "residual", "Residual bias"
+    legend = ("Is the gender bias still recoverable? (Gonen & Goldberg 2019.) The 500 most male- and "
+              "500 most female-biased words of the original (by cosine with he - she, gender-specific "
+              "words left out) are clustered with 2-means in each column: accuracy 0.5 means the "
+              "bias is gone, 1.0 that it is fully recoverable. An RBF SVM trained on 1,000 of the "
+              "5,000 most biased words predicts the other 4,000 (0.5 is fair). Neighbour correlation: "
+              "Pearson r between a word's original bias and the male share of its 100 nearest "
+              "neighbours in the column (0 is fair). Re-fitted direction: direct bias along the "
+              "direction fitted again on each column's definitional pairs, and that direction's "
+              "|cos| with the original one. Intervals here are analytic (Wilson for the accuracies, "
+              "Fisher z for r), because a bootstrap would refit k-means and the SVM each time; "
+              "they hold the words fixed.")
+    statistics = {"cluster_accuracy": "clustering accuracy", "classification_accuracy": "SVM accuracy",
+                  "neighbour_correlation": "neighbour correlation r",
+                  "refit_direct_bias": "DirectBias (re-fitted direction)",
+                  "direction_cosine": "abs. cosine, re-fitted vs original direction",
+                  "refit_variance_ratio": "explained variance of the re-fitted direction",
+                  N_SCORED: "words clustered"}
+
+    def units(self, ctx):
+        return ["gender"]
+
+    def data(self, ctx):
+        return (f"candidates: the first 50,000 alphabetic words of '{ctx.reference_name}' minus "
+                f"{ctx.list_text(None, 'gender_specific', 'words')}; bias of a word: its cosine with "
+                f"he - she in '{ctx.reference_name}'; re-fitted direction measured on "
+                f"{ctx.list_text(ctx.neutral_source, 'professions', 'words')}")
+
+    def score(self, emb, unit, ctx):
+        from .residual import refit_direction_bias, residual_bias
+
+        r = residual_bias(ctx.reference, emb, random_state=ctx.random_state, lists=ctx.lists,
+                          max_missing=ctx.max_missing, lowercase=ctx.lowercase)
+        refit = refit_direction_bias(emb, ctx.neutral(), original=ctx.reference, lists=ctx.lists,
+                                     max_missing=ctx.max_missing, lowercase=ctx.lowercase)
+        n_cluster = sum(len(v) for v in r.cluster_words.values())
+        cells = {"cluster_accuracy": r.cluster_accuracy, "classification_accuracy": r.classification_accuracy,
+                 "neighbour_correlation": r.neighbour_correlation, "refit_direct_bias": refit.direct_bias,
+                 "direction_cosine": refit.direction_cosine, "refit_variance_ratio": refit.refit_variance_ratio,
+                 N_SCORED: n_cluster}
+        n_classify = sum(len(v) for v in r.classify_words.values())
+        for stat, (lo, hi) in (("cluster_accuracy", _binomial_interval(r.cluster_accuracy, n_cluster)),
+                               ("classification_accuracy", _binomial_interval(r.classification_accuracy, r.n_test)),
+                               ("neighbour_correlation", _correlation_interval(r.neighbour_correlation, n_classify))):
+            cells[f"{stat}_ci_low"], cells[f"{stat}_ci_high"] = lo, hi
+        return r, {unit: cells}, {}
+
+
+class IndirectBias(Metric):
+    name, title = "indirect_bias", "Indirect bias"
+    legend = ("Bolukbasi et al.'s (2016) indirect bias beta(w, v): the share of the similarity of two "
+              "words that is due to their gender components, averaged over every pair of the "
+              "professions whose similarity is defined (|w.v| >= 0.001); 0 is fairer. Direction: "
+              "the original's. The interval is the normal one of a mean over pairs, treated as independent.")
+    statistics = {"mean_beta": "mean beta over pairs", N_SCORED: "pairs scored"}
+
+    def units(self, ctx):
+        return [ctx.neutral_name]
+
+    def data(self, ctx):
+        return f"every pair of {ctx.list_text(ctx.neutral_source, 'professions', 'words')}"
+
+    def score(self, emb, unit, ctx):
+        from .residual import indirect_bias
+
+        g, _ = ctx.reference_direction()
+        r = indirect_bias(emb, ctx.neutral(), subspace=g, lists=ctx.lists, max_missing=ctx.max_missing,
+                          lowercase=ctx.lowercase)
+        beta = np.asarray(r.beta, dtype=np.float64)
+        beta = beta[np.isfinite(beta)]
+        # Tens of thousands of pairs: a normal interval of their mean (pairs sharing a word
+        # are not independent, so it is on the narrow side; the legend says so).
+        half = 1.959964 * beta.std(ddof=1) / np.sqrt(beta.size) if beta.size > 1 else float("nan")
+        return r, {unit: {"mean_beta": r.mean_beta, "mean_beta_ci_low": r.mean_beta - half,
+                          "mean_beta_ci_high": r.mean_beta + half, N_SCORED: r.n_scored}}, {}
+
+
+class Analogies(Metric):
+    name, title = "analogies", "Generated gender analogies"
+    legend = ("Bolukbasi et al.'s (2016) generated analogies she : he :: x : y: for each x among the "
+              "50,000 most frequent words, the y within distance 1 whose difference x - y best "
+              "aligns with she - he; the top pairs are listed per column. Mean score: mean "
+              "cos(she - he, x - y) of the top 50 (lower after debiasing means fewer gendered analogies).")
+    statistics = {"mean_score": "mean score of the top 50", N_SCORED: "pairs listed"}
+
+    def units(self, ctx):
+        return ["she:he"]
+
+    def data(self, ctx):
+        return "the column's own 50,000 most frequent words"
+
+    def score(self, emb, unit, ctx):
+        from .residual import gender_analogies
+
+        pairs = gender_analogies(emb, n=50, lowercase=ctx.lowercase)
+        result = AnalogyListResult([list(p) for p in pairs])
+        return result, {unit: {"mean_score": result.value, N_SCORED: len(pairs)}}, {}
+
+
+@dataclass
+class AnalogyListResult:
+    """The pairs of :func:`~embdebias.metrics.residual.gender_analogies` as a metric result."""
+
+    pairs: list
+    missing: dict = field(default_factory=dict)
+
+    @property
+    def value(self) -> float:
+        return float(np.mean([p[2] for p in self.pairs])) if self.pairs else float("nan")
+
+    def to_dict(self) -> dict:
+        return {"pairs": self.pairs, "missing": {}, "value": self.value, "n_scored": len(self.pairs),
+                "listing": ", ".join(f"{x}:{y} ({score:.2f})" for x, y, score in self.pairs[:20])}
+
+
 #: The registered metrics, in report order.
 REGISTRY: dict[str, Metric] = {}
 
@@ -368,7 +501,7 @@ def register(metric: Metric) -> Metric:
     return metric
 
 
-for _cls in (Weat, Rnsb, Ect, Bat, DirectBias, Similarity, Analogy):
+for _cls in (Weat, Rnsb, Ect, Bat, DirectBias, IndirectBias, Residual, Analogies, Similarity, Analogy):
     register(_cls())
 
 
