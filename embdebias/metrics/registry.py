@@ -201,7 +201,8 @@ class Rnsb(Metric):
 
         r = rnsb(emb, ctx.identity_terms, C=ctx.rnsb_C, n_runs=ctx.rnsb_runs,
                  random_state=ctx.random_state, **ctx.common)
-        sample = Sample({"identity": list(r.probabilities)}, rnsb_values(r.run_probabilities, ctx.random_state))
+        sample = Sample({"identity": list(r.probabilities), "runs": list(range(len(r.run_probabilities)))},
+                        rnsb_values(r.run_probabilities))
         return r, {unit: {"rnsb": r.rnsb, "rnsb_std": r.rnsb_std, "accuracy": r.accuracy,
                           N_SCORED: r.n_scored}}, {(unit, "rnsb"): sample}
 
@@ -267,7 +268,7 @@ class Bat(Metric):
         cells, samples = {}, {}
         pred = np.asarray(r.predictions)
         lines = np.arange(pred.size)
-        for test, prefix, part in (("all", "", lines), ("sub", "sub_", lines[max(0, pred.size - 40):])):
+        for test, prefix, part in (("all", "", lines), ("sub", "sub_", lines[pred.size - r.sub_n_lines:])):
             cells[test] = {stat: getattr(r, prefix + stat) for stat in ("definition", "stereotype", "none")}
             cells[test][N_SCORED] = r.n_scored if test == "all" else r.sub_n_scored
             scored = part[pred[part] >= 0]
@@ -297,18 +298,19 @@ class DirectBias(Metric):
 
     def score(self, emb, unit, ctx):
         from ..subspace import resolve_subspace
-        from .projection import direct_bias, projections
+        from .projection import DirectBiasResult, projections
 
         g, label = ctx.reference_direction()
-        r = direct_bias(emb, ctx.neutral(), c=ctx.c, subspace=g, **ctx.common)
-        r.direction, r.words_name = f"original: {label}", unit
         own_g = resolve_subspace(None, emb, lists=ctx.lists).direction_
-        cells, samples = {}, {}
+        cells, samples, first = {}, {}, None
         for stat, direction in (("direct_bias_original", g), ("direct_bias_own", own_g)):
             p = projections(emb, ctx.neutral(), subspace=direction, **ctx.common)
             per_word = np.abs(np.asarray(p.projections)) ** ctx.c
             cells[stat] = float(per_word.mean())
             samples[(unit, stat)] = Sample({"items": p.words}, mean_of(per_word))
+            first = first or p
+        r = DirectBiasResult(cells["direct_bias_original"], float(ctx.c), len(first.words), first.missing,
+                             first.lowercased, f"original: {label}", unit)
         cells[N_SCORED] = r.n_scored
         return r, {unit: cells}, samples
 

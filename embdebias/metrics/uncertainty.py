@@ -160,20 +160,18 @@ def ect_correlations(unit_x: np.ndarray, unit_y: np.ndarray, attr: np.ndarray) -
     return stat
 
 
-def rnsb_values(probabilities: np.ndarray, seed: int | None = 0) -> Callable[[dict], np.ndarray]:
-    """``stat`` of RNSB with the identity terms resampled and one classifier run drawn per resample.
+def rnsb_values(probabilities) -> Callable[[dict], np.ndarray]:
+    """``stat`` of RNSB with the identity terms and the classifier runs both resampled.
 
-    ``probabilities`` is ``(runs, terms)``: each run's P(negative) of every term.
+    ``probabilities`` is ``(runs, terms)``: each run's P(negative) of every term. RNSB is
+    the mean over the (resampled) runs of the KL divergence of the (resampled) terms.
     """
     probs = np.asarray(probabilities, dtype=np.float64)
-    run_rng = np.random.default_rng(seed)
 
     def stat(idx):
-        terms = idx["identity"]
-        if terms.shape[0] == 1:  # the point value: the mean over runs, as reported
-            return np.array([_kl(probs[:, terms[0]]).mean()])
-        runs = run_rng.integers(0, probs.shape[0], size=terms.shape[0])
-        return _kl(probs[runs[:, None], terms])
+        terms, runs = idx["identity"], idx["runs"]
+        p = probs[runs[:, :, None], terms[:, None, :]]          # (B, runs, terms)
+        return _kl(p.reshape(-1, p.shape[2])).reshape(p.shape[:2]).mean(axis=1)
     return stat
 
 
