@@ -365,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="JSON instead of Markdown tables")
     p.add_argument("--tests", nargs="+", metavar="TEST",
                    help="what to run: metric names (weat rnsb ect bat direct_bias indirect_bias residual analogies "
-                        "similarity analogy; analogies is not in the default suite), "
+                        "extrinsic similarity analogy; analogies is not in the default suite), "
                         "WEAT groups (gender caliskan) or WEAT test ids (default: the full suite)")
     p.add_argument("--sembias", metavar="FILE",
                    help="SemBias-format file for BAT (default: the list set's; published: Zhao et al.'s 440 lines)")

@@ -38,8 +38,8 @@ from .metrics._common import DEFAULT_MAX_MISSING, to_builtin
 from .metrics.registry import N_SCORED, REGISTRY, EvalContext, get_metric
 
 #: Metrics run by default, in report order.
-DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "indirect_bias", "residual", "similarity",
-                 "analogy")
+DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "indirect_bias", "residual", "extrinsic",
+                 "similarity", "analogy")
 
 #: Display names of the registered metrics (the first element of each row key).
 METRIC_TITLES = {name: m.title for name, m in REGISTRY.items()}
@@ -197,7 +197,7 @@ class Report:
                      for m, t, s in self.rows],
             "details": self.details, "params": self.params, "data": self.data,
             "legends": self.legends, "labels": self.labels, "failures": self.failures,
-            "comparisons": self.comparisons, "verdict": self.verdict(),
+            "comparisons": self.comparisons, "verdict": self.verdict(), "agreement": self.agreement(),
         })
 
     @classmethod
@@ -256,6 +256,11 @@ class Report:
         parts.append(self._table(metric, digits) + "\n")
         if any(s.endswith("_ci_low") for m, _, s in self.rows if m == metric):
             parts.append(self._interval_note() + "\n")
+        if metric == "extrinsic":
+            from .metrics.agreement import agreement_text
+
+            text = agreement_text(self.agreement())
+            parts += [text + "\n"] if text else []
         for emb, results in self.details.items():  # listings, e.g. generated analogies
             for key, res in results.items():
                 if key.startswith(metric + "/") and res.get("listing"):
@@ -294,6 +299,13 @@ class Report:
                 out.setdefault(emb, {})["residual"] = recoverable
         return out
 
+    def agreement(self) -> dict | None:
+        """Whether the intrinsic and extrinsic verdicts agree, and their rank correlation across
+        the columns (see :mod:`embdebias.metrics.agreement`); None without both kinds."""
+        from .metrics.agreement import agreement
+
+        return agreement(self.comparisons, self.embeddings)
+
     def recoverable(self, embedding: str) -> dict | None:
         """Whether the residual tests still recover gender in ``embedding``: clustering or SVM
         accuracy whose interval lies above chance (0.5). None without the residual tests."""
@@ -331,7 +343,10 @@ class Report:
                 parts.append(f"{METRIC_TITLES.get(metric, metric)}: {counts} of {n}"
                              + (f" (worse: {detail})" if detail else ""))
             lines.append(f"- **{emb}**: " + "; ".join(parts) + ".")
-        return lines + [""]
+        from .metrics.agreement import agreement_text
+
+        text = agreement_text(self.agreement())
+        return lines + ([f"- {text}"] if text else []) + [""]
 
     def _table(self, metric: str, digits: int) -> str:
         labels = self.labels.get(metric, {})
@@ -353,6 +368,7 @@ class Report:
         if isinstance(v, (bool, int)) or statistic == N_SCORED:
             return str(int(v))
         if statistic != "p_value":
+            digits = self._decimals(metric, test, statistic, digits)
             return f"{v:.{digits}f}" + self._interval(metric, test, statistic, embedding, digits)
         se = self.values.get((metric, test, "p_value_se"), {}).get(embedding)
         n = self.values.get((metric, test, "n_permutations"), {}).get(embedding)
@@ -361,6 +377,16 @@ class Report:
         if n and v <= 1.0 / (n + 1) * (1 + 1e-9):
             return f"<= {1.0 / (n + 1):.1g}"
         return f"{v:.{digits}g} ± {se:.1g}"
+
+    def _decimals(self, metric: str, test: str, statistic: str, digits: int) -> int:
+        """``digits`` decimals, more for a row whose values and intervals are all below 0.1,
+        so that 0.0028 [0.0009, 0.021] does not print as 0.003 [0.00, 0.02]."""
+        cells = [v for s in (statistic, f"{statistic}_ci_low", f"{statistic}_ci_high")
+                 for v in self.values.get((metric, test, s), {}).values()]
+        largest = max((abs(c) for c in cells if isinstance(c, float)), default=0.0)
+        if not 0.0 < largest < 0.1:
+            return digits
+        return min(digits + int(-math.floor(math.log10(largest))) - 1, digits + 3)
 
     def _interval(self, metric: str, test: str, statistic: str, embedding: str, digits: int) -> str:
         lo = self.values.get((metric, test, f"{statistic}_ci_low"), {}).get(embedding)
@@ -515,7 +541,7 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
              rnsb_C: float = 1.0, identity_terms=None, neutral_words=None, c: float = 1.0,
              similarity_datasets=("wordsim353", "simlex999"), analogy_restrict_vocab: int = 30_000,
              lists: str = "published", direction_name: str | None = None, strict: bool = False,
-             progress=None) -> Report:
+             templates=None, progress=None) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters
@@ -560,6 +586,9 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
         The bundled list set for the professions (direct bias, ECT) and SemBias (BAT).
     direction_name : str, optional
         What ``subspace`` is, for the report (e.g. "the original embedding's").
+    templates : path or TemplateSet, optional
+        Counterfactual templates of the extrinsic probe (default: the bundled
+        ``extrinsic_templates.json``; see :mod:`embdebias.fairness.templates`).
     strict : bool, default False
         Raise on the first unit that cannot be scored instead of leaving it empty.
     progress : callable, optional
@@ -585,7 +614,7 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
         neutral_name="professions" if neutral_words is None else "neutral words", c=c,
         sembias=sembias, similarity_datasets=tuple(similarity_datasets),
         analogy_restrict_vocab=analogy_restrict_vocab, subspace=subspace,
-        direction_name=direction_name, reference=named[first], reference_name=first)
+        direction_name=direction_name, reference=named[first], reference_name=first, templates=templates)
 
     report = Report(list(named))
     report.params = to_builtin({
@@ -596,6 +625,7 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
         "rnsb_runs": rnsb_runs, "rnsb_C": rnsb_C, "c": c, "sembias": str(sembias) if sembias else "bundled",
         "similarity_datasets": list(similarity_datasets), "analogy_restrict_vocab": analogy_restrict_vocab,
         "direction": ctx.reference_label, "bat_direction": "she - he", "lists": lists, "strict": strict,
+        "templates": "bundled" if templates is None else str(getattr(templates, "path", templates)),
     })
     for metric in metrics:
         report.data[metric.name] = metric.data(ctx)

@@ -90,7 +90,9 @@ _FILES = {
         "sembias": ("curated/sembias.txt", "embdebias curated, SemBias format"),
     },
 }
-_SHARED = {"weat_tests": ("weat_tests.json", "Caliskan et al. (2017) and embdebias curated")}
+_SHARED = {"weat_tests": ("weat_tests.json", "Caliskan et al. (2017) and embdebias curated"),
+           "extrinsic_templates": ("extrinsic_templates.json",
+                                   "embdebias curated, in the style of Kiritchenko & Mohammad (2018) and Lu et al. (2020)")}
 _NAME = re.compile(r"[A-Za-z0-9_]+(:[A-Za-z0-9_]+)?")
 
 
@@ -156,7 +158,8 @@ def describe(name_or_path, lists: str = DEFAULT_LISTS) -> dict:
     return {"name": str(name_or_path), "source": "user file", "path": str(name_or_path)}
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """The UTF-8 text of a list file; a clear :class:`WordListError` for a non-file or bad bytes."""
     if not path.is_file():
         raise WordListError(f"{path}: not a regular file (a word list must be a file)")
     try:
@@ -171,7 +174,7 @@ def data_lines(path) -> list[tuple[int, str]]:
     """``(line number, stripped line)`` of a word-list-style file, without blank and ``#`` lines."""
     path = Path(path)
     out = []
-    for i, line in enumerate(_read_text(path).splitlines(), 1):
+    for i, line in enumerate(read_text(path).splitlines(), 1):
         line = line.strip()
         if line and not line.startswith("#"):
             out.append((i, line))
@@ -184,7 +187,7 @@ def _quote(text: str, limit: int = 60) -> str:
 
 def _json_entries(path: Path) -> list[tuple[int, object]]:
     """``(line number, element)`` of a JSON file holding one list."""
-    text = _read_text(path)
+    text = read_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

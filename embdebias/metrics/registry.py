@@ -55,7 +55,10 @@ class EvalContext:
     direction_name: str | None = None
     reference: object = None
     reference_name: str = ""
+    templates: object = None
     _reference_direction: tuple | None = None
+    _probes: dict = field(default_factory=dict)
+    _template_set: object = None
 
     @property
     def common(self) -> dict:
@@ -84,6 +87,24 @@ class EvalContext:
             g, _ = gender_direction(self.reference, self.subspace, lists=self.lists)
             self._reference_direction = (g, self.reference_label)
         return self._reference_direction
+
+    def template_set(self):
+        """The extrinsic templates (the bundled ones unless ``templates`` names a file)."""
+        if self._template_set is None:
+            from ..fairness.templates import TemplateSet, load_templates
+
+            t = self.templates
+            self._template_set = t if isinstance(t, TemplateSet) else load_templates(t)
+        return self._template_set
+
+    def probe(self, emb):
+        """The sentiment probe fitted on ``emb`` (once per embedding in the evaluation)."""
+        if id(emb) not in self._probes:
+            from .extrinsic import fit_probe
+
+            self._probes[id(emb)] = (emb, fit_probe(emb, self.template_set(), random_state=self.random_state,
+                                                    lowercase=self.lowercase))
+        return self._probes[id(emb)][1]
 
     def list_text(self, value, role: str, unit: str) -> str:
         """``name: source, size unit (path)`` of a list argument, for the report."""
@@ -491,6 +512,65 @@ class AnalogyListResult:
                 "listing": ", ".join(f"{x}:{y} ({score:.2f})" for x, y, score in self.pairs[:20])}
 
 
+class Extrinsic(Metric):
+    name, title = "extrinsic", "Extrinsic bias"
+    legend = ("Bias of a model built on the embedding (Czarnowska et al. 2021's generalized metrics): a "
+              "sentiment probe (logistic regression on the mean of a sentence's unit word vectors, "
+              "trained on VADER lexicon words, never on a template word) scores sentences that differ "
+              "only in a female or male identity term; the metrics compare its P(positive) across the "
+              "two groups. Counterfactual rows compare the terms within each template (then average "
+              "over templates), group rows compare the groups as wholes. PCM: mean |difference| over "
+              "group pairs; BCM: mean |group - all examples|; MCM: range over groups (with two groups "
+              "of equal size MCM equals PCM and BCM is half of it). Score difference: female minus "
+              "male (positive: female terms read as more positive). FPED/FNED (normalized) and TPR "
+              "gap use the emotion fillers' polarity as gold label and predicted positive = score "
+              "above the family's median score. 0 is fairer for every bias row. Probe accuracy "
+              "(held-out lexicon words) and the template accuracy and AUC say how far to trust the "
+              "probe. Intervals: bootstrap over templates and terms; an absolute difference near 0 "
+              "has an interval that can lie above its value (a resample's |difference| is rarely "
+              "smaller), so read the signed score difference's interval to see whether 0 is plausible.")
+
+    @property
+    def statistics(self):
+        from .extrinsic import STATISTICS
+
+        return {**{s.key: s.label for s in STATISTICS}, "accuracy": "probe accuracy (held-out lexicon words)",
+                "template_accuracy": "template accuracy", "template_auc": "template AUC",
+                "threshold": "decision threshold", N_SCORED: "sentences scored"}
+
+    def units(self, ctx):
+        return list(ctx.template_set().families)
+
+    def data(self, ctx):
+        ts = ctx.template_set()
+        groups = ", ".join(f"{len(v)} {g}" for g, v in ts.groups.items())
+        fams = "; ".join(f"{f.name}: {len(f.templates)} templates x {len(f.units) // max(len(f.templates), 1)} "
+                         f"fillers on average ({len(f.units)} counterfactual templates)"
+                         for f in ts.families.values())
+        if hasattr(ctx.templates, "families"):
+            where = "a template set given in Python"
+        else:
+            info = wordlists.describe(ctx.templates or "extrinsic_templates", ctx.lists)
+            where = f"`{info['path']}` ({info['source']})"
+        return (f"templates: {where}; identity terms: {groups}; {fams}. Probe: trained on VADER "
+                f"(Hutto & Gilbert 2014) words with |valence| >= 1, minus every template word")
+
+    def score(self, emb, unit, ctx):
+        from .extrinsic import STATISTICS, extrinsic_result, grid_keys, grid_statistic, score_family
+        from .uncertainty import Sample
+
+        probe = ctx.probe(emb)
+        fs = score_family(probe, ctx.template_set(), unit, max_missing=ctx.max_missing)
+        r = extrinsic_result(fs, probe)
+        cells = {**r.statistics, "accuracy": r.accuracy, "template_accuracy": r.template_accuracy,
+                 "template_auc": r.template_auc, "threshold": r.threshold, N_SCORED: r.n_scored}
+        items = {"templates": [u.key for u in fs.units], **fs.terms}
+        fairer = {s.key: s.fairer for s in STATISTICS}
+        samples = {(unit, key): Sample(items, grid_statistic(fs, key, r.threshold), fairer[key])
+                   for key in grid_keys(fs)}
+        return r, {unit: {k: v for k, v in cells.items() if v is not None}}, samples
+
+
 #: The registered metrics, in report order.
 REGISTRY: dict[str, Metric] = {}
 
@@ -503,7 +583,8 @@ def register(metric: Metric) -> Metric:
     return metric
 
 
-for _cls in (Weat, Rnsb, Ect, Bat, DirectBias, IndirectBias, Residual, Analogies, Similarity, Analogy):
+for _cls in (Weat, Rnsb, Ect, Bat, DirectBias, IndirectBias, Residual, Analogies, Extrinsic, Similarity,
+             Analogy):
     register(_cls())
 
 

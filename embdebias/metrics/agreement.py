@@ -1,0 +1,107 @@
+"""Do the intrinsic and the extrinsic bias numbers tell the same story?
+
+Intrinsic scores are known to predict extrinsic bias poorly (Goldfarb-Tarrant et al.
+2021; Delobelle et al. 2022), so a report that shows both says whether they agree here.
+Two readings, both from the paired comparisons of a
+:class:`~embdebias.evaluation.Report` (each bias number of each column against the
+reference column, on the same words):
+
+* **verdict per column**: among the intrinsic bias numbers, do more improve
+  significantly than get worse ("fairer"), the reverse ("less fair"), or neither
+  ("no clear change")? The same among the extrinsic ones; the two verdicts agree or not.
+* **rank correlation across the embeddings**: each bias number ranks the embeddings by
+  their bias (the reference's change is 0, the others' is their paired change of the
+  bias magnitude); an embedding's intrinsic rank is its mean rank over the intrinsic
+  numbers, likewise extrinsic; Spearman's rho between the two over the embeddings
+  (defined for three or more).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+EXTRINSIC = "extrinsic"
+
+
+def _verdict(outcomes: list[str]) -> dict:
+    improved, worse = outcomes.count("improved"), outcomes.count("worse")
+    word = "fairer" if improved > worse else "less fair" if worse > improved else "no clear change"
+    return {"verdict": word, "improved": improved, "worse": worse, "n": len(outcomes)}
+
+
+def _mean_ranks(changes: dict, embeddings: list[str]) -> dict:
+    """``{embedding: mean rank}`` over the bias numbers compared in every column (1 = least biased)."""
+    from scipy.stats import rankdata
+
+    complete = [per for per in changes.values() if all(e in per for e in embeddings[1:])]
+    if not complete:
+        return {}
+    ranks = np.array([rankdata([0.0] + [per[e] for e in embeddings[1:]]) for per in complete])
+    return dict(zip(embeddings, ranks.mean(axis=0).tolist()))
+
+
+def _kinds(comparisons: list[dict]) -> dict:
+    usable = [c for c in comparisons if c.get("change") is not None and math.isfinite(c["change"])]
+    return {"intrinsic": [c for c in usable if c["metric"] != EXTRINSIC],
+            "extrinsic": [c for c in usable if c["metric"] == EXTRINSIC]}
+
+
+def _column_verdicts(kinds: dict, embeddings: list[str]) -> dict:
+    columns = {}
+    for emb in embeddings[1:]:
+        per = {k: _verdict([c["outcome"] for c in cs if c["embedding"] == emb]) for k, cs in kinds.items()}
+        per["agree"] = per["intrinsic"]["verdict"] == per["extrinsic"]["verdict"]
+        columns[emb] = per
+    return columns
+
+
+def _rank_correlation(ranks: dict, embeddings: list[str]) -> float | None:
+    from scipy.stats import spearmanr
+
+    if len(embeddings) < 3 or any(len(r) != len(embeddings) for r in ranks.values()):
+        return None
+    a, b = ([r[e] for e in embeddings] for r in ranks.values())
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return None
+    return float(spearmanr(a, b).statistic)
+
+
+def agreement(comparisons: list[dict], embeddings: list[str]) -> dict | None:
+    """Agreement of the intrinsic and the extrinsic verdicts (see the module docstring).
+
+    Returns None unless both kinds of bias number were compared. Otherwise
+    ``{"columns": {embedding: {"intrinsic", "extrinsic", "agree"}}, "intrinsic_rank",
+    "extrinsic_rank", "rank_correlation", "n_embeddings"}``; ``rank_correlation`` is None
+    with fewer than three embeddings or when a ranking is constant.
+    """
+    kinds = _kinds(comparisons)
+    if not all(kinds.values()):
+        return None
+    ranks = {}
+    for kind, cs in kinds.items():
+        changes: dict = {}
+        for c in cs:
+            changes.setdefault((c["metric"], c["test"], c["statistic"]), {})[c["embedding"]] = c["change"]
+        ranks[kind] = _mean_ranks(changes, embeddings)
+    return {"columns": _column_verdicts(kinds, embeddings), "intrinsic_rank": ranks["intrinsic"],
+            "extrinsic_rank": ranks["extrinsic"], "rank_correlation": _rank_correlation(ranks, embeddings),
+            "n_embeddings": len(embeddings)}
+
+
+def agreement_text(result: dict | None) -> str:
+    """One line for the report."""
+    if result is None:
+        return ""
+
+    def side(v):
+        return f"{v['verdict']} ({v['improved']} improved, {v['worse']} worse of {v['n']})"
+
+    parts = [f"{emb}: intrinsic {side(v['intrinsic'])}, extrinsic {side(v['extrinsic'])}: "
+             f"{'agree' if v['agree'] else 'disagree'}" for emb, v in result["columns"].items()]
+    rho = result["rank_correlation"]
+    corr = (f"Spearman rank correlation of the embeddings' mean intrinsic and extrinsic bias ranks: "
+            f"{rho:.2f} over {result['n_embeddings']} embeddings" if rho is not None else
+            f"rank correlation not defined ({result['n_embeddings']} embeddings, or a constant ranking)")
+    return "Intrinsic vs extrinsic: " + "; ".join(parts) + f". {corr}."
