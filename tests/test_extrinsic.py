@@ -228,13 +228,8 @@ def test_grid_statistics_equal_the_library_on_a_resample():
     rng = np.random.default_rng(5)
     idx = {"templates": rng.integers(0, 9, (1, 9))} | {g: rng.integers(0, len(t), (1, len(t)))
                                                      for g, t in fs.terms.items()}
-    cols = np.concatenate([np.flatnonzero(fs.column_groups == i)[idx[g][0]]
-                           for i, g in enumerate(fs.group_names)])
-    rows = idx["templates"][0]
-    # duplicated rows become distinct counterfactual templates; duplicated terms distinct terms
-    units = [TemplateUnit(f"u{k}", "{person} {x}", "x", "x", fs.units[i].label) for k, i in enumerate(rows)]
-    terms = {g: [f"{g}-{k}" for k in range(len(idx[g][0]))] for g in fs.group_names}
-    resampled = FamilyScores("f", units, terms, fs.scores[np.ix_(rows, cols)], fs.labels[rows], {})
+    resampled = fs.take(idx["templates"][0], {g: idx[g][0] for g in fs.group_names})
+    assert resampled.scores.shape == (9, 12) and len(set(u.key for u in resampled.units)) == 9
     lib = library_statistics(resampled, 0.5)
     grid = grid_statistics(fs, idx, 0.5)
     for key in lib:

@@ -36,7 +36,7 @@ niece" without "niece" is "my"); the rest are listed in ``missing``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 import numpy as np
@@ -107,6 +107,21 @@ class FamilyScores:
     @property
     def column_groups(self) -> np.ndarray:
         return np.repeat(np.arange(len(self.terms)), [len(v) for v in self.terms.values()])
+
+    def take(self, rows, terms: dict) -> "FamilyScores":
+        """The scores of some templates and, per group, some terms (by position, repeats allowed).
+
+        A repeated template or term becomes a distinct one (keys suffixed ``#k``), so the
+        result is one bootstrap resample as a data set of its own.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        picked = {g: np.asarray(terms[g], dtype=np.int64) for g in self.group_names}
+        cols = np.concatenate([np.flatnonzero(self.column_groups == i)[picked[g]]
+                               for i, g in enumerate(self.group_names)])
+        units = [replace(self.units[i], key=f"{self.units[i].key}#{k}") for k, i in enumerate(rows)]
+        names = {g: [f"{self.terms[g][j]}#{k}" for k, j in enumerate(p)] for g, p in picked.items()}
+        labels = None if self.labels is None else self.labels[rows]
+        return FamilyScores(self.family, units, names, self.scores[np.ix_(rows, cols)], labels, self.missing)
 
     def to_long(self) -> dict:
         """One entry per sentence: ``{"example", "group", "term", "template", "score", "label"}``.
