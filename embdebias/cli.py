@@ -273,7 +273,7 @@ def _list_metrics(as_json: bool) -> int:
     if as_json:
         print(json.dumps([{"name": s.name, "title": s.title, "description": s.describe(), "form": s.form,
                            "generalized": s.generalized, "needs_labels": s.needs_labels,
-                           "aliases": list(s.aliases)} for s in METRICS.values()], indent=2))
+                           "aliases": list(s.aliases)} for _, s in sorted(METRICS.items())], indent=2))
         return 0
     width = max(map(len, METRICS))
     for name in sorted(METRICS):

@@ -291,7 +291,8 @@ def read_scores_csv(path, *, id_col: str | None = None, group_col: str | None = 
     ----------
     path : str or path-like
         UTF-8 CSV file (a byte order mark is skipped), comma-separated, quoted as
-        :mod:`csv` reads it.  Blank lines are skipped.
+        :mod:`csv` reads it (``strict``: a quote left open is an error).  Blank lines
+        are skipped.
     id_col, group_col, score_col, template_col, label_col : str, optional
         Name of the column of each role (case-insensitive); by default the column
         whose name is one of :data:`COLUMNS`.  Template and label are optional.
@@ -326,7 +327,7 @@ def read_scores_csv(path, *, id_col: str | None = None, group_col: str | None = 
     given = {"id": id_col, "group": group_col, "score": score_col, "template": template_col,
              "label": label_col}
     with open(path, "rb") as fh:
-        reader = csv.reader(_decoded_lines(fh, path, unicode_errors))
+        reader = csv.reader(_decoded_lines(fh, path, unicode_errors), strict=True)
         try:
             header = _header(reader, path)
             index = _column_index(path, header, given)
