@@ -13,6 +13,7 @@ comparison function :math:`d`, a normalizer :math:`N` and, for BCM, a background
 :func:`vbcm`            vector-valued BCM: the per-group values, not aggregated
 :func:`mcm`             Multi-group Comparison Metric: all groups at once (Eq. 5-6)
 :func:`fairness_metric` a named metric from the literature (:func:`available_metrics`)
+:func:`read_scores_csv` a classifier's scores from a CSV file (``embdebias fairness``)
 ======================  ================================================================
 
 All of them take parallel arrays ``scores`` and ``groups`` (one entry per example),
@@ -42,9 +43,11 @@ from .generalized import bcm, mcm, pcm, vbcm
 from .normalizer import normalizer
 from .registry import METRICS, MetricSpec, available_metrics, fairness_metric, get_metric
 from .result import FairnessResult, VectorResult
+from .scores_file import ScoresTable, read_scores_csv
 from .scoring import ScoringFunction, available_scoring_functions, phi
 
 __all__ = ["METRICS", "Background", "ComparisonFunction", "FairnessData", "FairnessResult",
-           "MetricSpec", "ScoringFunction", "VectorResult", "available_comparisons",
+           "MetricSpec", "ScoresTable", "ScoringFunction", "VectorResult", "available_comparisons",
            "available_metrics", "available_scoring_functions", "background", "bcm", "distance",
-           "fairness_metric", "get_metric", "mcm", "normalizer", "pcm", "phi", "prepare", "vbcm"]
+           "fairness_metric", "get_metric", "mcm", "normalizer", "pcm", "phi", "prepare", "read_scores_csv",
+           "vbcm"]
