@@ -302,3 +302,26 @@ def test_score_tests_extrinsic_cli(biased, tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     stats = {(r["test"], r["statistic"]) for r in data["rows"]}
     assert ("emotion", "fped") in stats and ("occupation", "cf_pcm") in stats
+
+
+def test_probe_scores_through_the_fairness_command_give_the_same_numbers(biased, tmp_path, capsys):
+    """The probe's sentences as a SCORES.csv: `embdebias fairness` reproduces the report's values."""
+    import csv
+
+    from embdebias.cli import main
+
+    probe = fit_probe(biased, load_templates())
+    fs = score_family(probe, load_templates(), "emotion")
+    long = fs.to_long()
+    path = tmp_path / "scores.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "group", "score", "template", "label"])
+        writer.writerows(zip(long["example"], long["group"], long["score"], long["template"], long["label"]))
+    assert main(["fairness", str(path), "--metric", "cf_gap_pcm", "--metric", "tpr_gap", "--json",
+                 "--threshold", "0.5", "--group-order", "female", "male"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    got = {r["metric"]: r["value"] for r in out["metrics"]}
+    lib = library_statistics(fs, 0.5)
+    assert got["cf_gap_pcm"] == pytest.approx(lib["cf_pcm"], abs=1e-9)
+    assert got["tpr_gap"] == pytest.approx(lib["tpr_gap"], abs=1e-9)
