@@ -325,3 +325,15 @@ def test_probe_scores_through_the_fairness_command_give_the_same_numbers(biased,
     lib = library_statistics(fs, 0.5)
     assert got["cf_gap_pcm"] == pytest.approx(lib["cf_pcm"], abs=1e-9)
     assert got["tpr_gap"] == pytest.approx(lib["tpr_gap"], abs=1e-9)
+
+
+def test_too_few_lexicon_words_is_a_clear_error_and_a_tolerant_report_row():
+    from embdebias.evaluation import evaluate
+
+    tiny = Embedding(["happy", "sad", "my", "mother"], np.eye(4, dtype=np.float32), name="tiny")
+    with pytest.raises(EmbdebiasError, match="sentiment probe: only 1 positive and 1 negative"):
+        SentimentProbe().fit(tiny)
+    with pytest.warns(UserWarning, match="extrinsic/emotion not scored"):
+        rep = evaluate(tiny, suite=["extrinsic"], bootstrap=0)
+    assert rep.value("extrinsic", "emotion", "cf_pcm", "tiny") is None
+    assert any("sentiment probe" in f["reason"] for f in rep.failures)

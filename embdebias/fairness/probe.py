@@ -91,7 +91,8 @@ class SentimentProbe(BaseEstimator):
 
         emb = as_embedding(embedding)
         drop = self._rows(emb, sorted(set(exclude)))[0]
-        pos, neg, missing = _sentiment_rows(emb, drop[drop >= 0], None, None, self.lexicon_threshold)
+        pos, neg, missing = _sentiment_rows(emb, drop[drop >= 0], None, None, self.lexicon_threshold,
+                                             who="sentiment probe")
         rows = np.concatenate([pos, neg])
         labels = np.concatenate([np.ones(pos.size, int), np.zeros(neg.size, int)])  # 1 = positive
         x_tr, x_te, y_tr, y_te = train_test_split(unit_rows(emb.take(rows, np.float64)), labels,

@@ -160,7 +160,7 @@ def kl_from_uniform(p: np.ndarray) -> float:
     return float(np.sum(q[nz] * np.log(q[nz] * q.size)))
 
 
-def _sentiment_rows(emb, identity_rows, positive, negative, lexicon_threshold):
+def _sentiment_rows(emb, identity_rows, positive, negative, lexicon_threshold, who: str = "RNSB"):
     """``(positive rows, negative rows, lexicon words missing)``: the training words.
 
     Words in both lists, and identity terms, are left out of training.
@@ -175,7 +175,7 @@ def _sentiment_rows(emb, identity_rows, positive, negative, lexicon_threshold):
     pos_rows = pos_rows[~np.isin(pos_rows, drop)].astype(np.int64)
     neg_rows = neg_rows[~np.isin(neg_rows, drop)].astype(np.int64)
     if min(pos_rows.size, neg_rows.size) < 10:
-        raise EmbdebiasError(f"RNSB: only {pos_rows.size} positive and {neg_rows.size} negative "
+        raise EmbdebiasError(f"{who}: only {pos_rows.size} positive and {neg_rows.size} negative "
                              f"sentiment words are in the vocabulary of {emb.name}; need at least 10 each")
     return pos_rows, neg_rows, len(pos_missing) + len(neg_missing)
 
