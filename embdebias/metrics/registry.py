@@ -571,6 +571,33 @@ class Extrinsic(Metric):
         return r, {unit: {k: v for k, v in cells.items() if v is not None}}, samples
 
 
+class OccupationBias(Metric):
+    name, title = "occupation_bias", "Occupation bias (Lu et al.)"
+    legend = ("Lu et al.'s (2020) aggregate occupation bias for an embedding: B(o) = mean cos(o, male "
+              "terms) - mean cos(o, female terms) per occupation; AOB = mean |B(o)| (0 is fairer), "
+              "signed AOB = mean B(o) (positive: occupations lean male; 0 is fairer). Intervals: "
+              "bootstrap over occupations and terms.")
+    statistics = {"aob": "AOB", "signed_aob": "signed AOB", N_SCORED: "occupations scored"}
+
+    def units(self, ctx):
+        return ["lu2020"]
+
+    def data(self, ctx):
+        return (f"Lu et al. (2020)'s occupations (`wordlists/lu2020/occupations.txt`); male and female terms: "
+                f"{ctx.list_text(None, 'definitional_pairs', 'pairs')}")
+
+    def score(self, emb, unit, ctx):
+        from .occupation import lu_occupations, occupation_bias, occupation_bias_statistic, occupation_cosines
+
+        r = occupation_bias(emb, lists=ctx.lists, **ctx.common)
+        looks, cos_m, cos_f = occupation_cosines(emb, lu_occupations(), r.male, r.female, max_missing=1.0,
+                                                 lowercase=ctx.lowercase)
+        items = {lk.name: lk.words for lk in looks}
+        samples = {(unit, "aob"): Sample(items, occupation_bias_statistic(cos_m, cos_f, False)),
+                   (unit, "signed_aob"): Sample(items, occupation_bias_statistic(cos_m, cos_f, True), "zero")}
+        return r, {unit: {"aob": r.aob, "signed_aob": r.signed_aob, N_SCORED: r.n_scored}}, samples
+
+
 #: The registered metrics, in report order.
 REGISTRY: dict[str, Metric] = {}
 
@@ -583,8 +610,8 @@ def register(metric: Metric) -> Metric:
     return metric
 
 
-for _cls in (Weat, Rnsb, Ect, Bat, DirectBias, IndirectBias, Residual, Analogies, Extrinsic, Similarity,
-             Analogy):
+for _cls in (Weat, Rnsb, Ect, Bat, DirectBias, IndirectBias, Residual, Analogies, OccupationBias, Extrinsic,
+             Similarity, Analogy):
     register(_cls())
 
 
