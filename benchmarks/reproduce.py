@@ -22,11 +22,16 @@ tables with the columns original / soft / hard:
   instances and over the held-out Sub subset (from the run's report);
 * the path of the occupation plot.
 
+With ``--families word2vec=FILE fasttext=FILE glove=FILE`` (any of the three; ``glove``
+may be ``glove-6b-50d``) it lays out paper 004's Tables 1-4 instead, our numbers beside
+Fersini et al.'s (see ``paper004.py``).
+
 Usage::
 
     python benchmarks/reproduce.py                                  # the default GloVe 6B 50d
     python benchmarks/reproduce.py GoogleNews-vectors-negative300.bin glove.840B.300d.txt \
         wiki-news-300d-1M.vec --out-dir repro --limit 500000
+    python benchmarks/reproduce.py --families word2vec=w2v.bin fasttext=ft.vec glove=glove-6b-50d
 """
 
 from __future__ import annotations
@@ -76,34 +81,43 @@ def _load_run(out_dir: Path, source, limit):
     return meta, embs
 
 
-def rnsb_per_test(embs: dict, tests, *, random_state: int = 0, n_runs: int = 10) -> tuple[list[list[str]], int]:
-    """Rows (test, statistic, original, soft, hard) of RNSB per test, and the number of distinct X u Y."""
+def rnsb_values(embs: dict, tests, *, random_state: int = 0, n_runs: int = 10) -> dict:
+    """``{test id: {"vader": {column: RNSB}, "ab": {column: RNSB or None}}}`` (see the module docstring)."""
     from embdebias import metrics
     from embdebias.errors import EmbdebiasError
 
     cache: dict = {}
-    rows = []
+    out = {}
     for t in tests:
         identity = list(dict.fromkeys(t.X.words + t.Y.words))
         key = tuple(identity)
         if key not in cache:
             cache[key] = {n: metrics.rnsb(e, identity_terms=identity, n_runs=n_runs,
                                           random_state=random_state).rnsb for n, e in embs.items()}
-        rows.append([t.id, "RNSB (VADER)", *(_fmt(cache[key][n]) for n in COLUMNS)])
-        cells = []
-        for n in COLUMNS:
+        ab = {}
+        for n, e in embs.items():
             try:
-                cells.append(_fmt(metrics.rnsb(embs[n], identity_terms=identity, positive=list(t.A.words),
-                                               negative=list(t.B.words), n_runs=n_runs,
-                                               random_state=random_state).rnsb))
+                ab[n] = metrics.rnsb(e, identity_terms=identity, positive=list(t.A.words),
+                                     negative=list(t.B.words), n_runs=n_runs, random_state=random_state).rnsb
             except EmbdebiasError:  # fewer than 10 in-vocabulary words in A or B
-                cells.append("n/a")
-        rows.append(["", f"RNSB ({t.A.name} vs {t.B.name})", *cells])
-    return rows, len(cache)
+                ab[n] = None
+        out[t.id] = {"vader": cache[key], "ab": ab, "distinct": len(cache)}
+    return out
 
 
-def ect_per_attribute_set(embs: dict, tests, lists: str = "published") -> list[list[str]]:
-    """Rows (attribute set, targets, original, soft, hard): ECT of X vs Y over each attribute set."""
+def rnsb_per_test(embs: dict, tests, *, random_state: int = 0, n_runs: int = 10) -> tuple[list[list[str]], int]:
+    """Rows (test, statistic, original, soft, hard) of RNSB per test, and the number of distinct X u Y."""
+    values = rnsb_values(embs, tests, random_state=random_state, n_runs=n_runs)
+    rows = []
+    for t in tests:
+        v = values[t.id]
+        rows.append([t.id, "RNSB (VADER)", *(_fmt(v["vader"][n]) for n in COLUMNS)])
+        rows.append(["", f"RNSB ({t.A.name} vs {t.B.name})", *(_fmt(v["ab"][n]) for n in COLUMNS)])
+    return rows, max((v["distinct"] for v in values.values()), default=0)
+
+
+def ect_values(embs: dict, tests, lists: str = "published") -> list[tuple[str, str, dict]]:
+    """``(attribute set (words), targets, {column: rho})`` of X vs Y over each attribute set."""
     from embdebias import metrics, wordlists
 
     seen: dict = {}
@@ -116,11 +130,14 @@ def ect_per_attribute_set(embs: dict, tests, lists: str = "published") -> list[l
              for words, (name, test_id, x, y) in seen.items()]
     if tests:
         items.append(("professions", tests[0].X, tests[0].Y, wordlists.professions(lists)))
-    rows = []
-    for name, x, y, words in items:
-        cells = [_fmt(metrics.ect(embs[n], x, y, words).correlation) for n in COLUMNS]
-        rows.append([f"{name} ({len(words)})", f"{x.name} vs {y.name}", *cells])
-    return rows
+    return [(f"{name} ({len(words)})", f"{x.name} vs {y.name}",
+             {n: metrics.ect(e, x, y, words).correlation for n, e in embs.items()})
+            for name, x, y, words in items]
+
+
+def ect_per_attribute_set(embs: dict, tests, lists: str = "published") -> list[list[str]]:
+    """Rows (attribute set, targets, original, soft, hard): ECT of X vs Y over each attribute set."""
+    return [[name, targets, *(_fmt(v[n]) for n in COLUMNS)] for name, targets, v in ect_values(embs, tests, lists)]
 
 
 def tables(out_dir, source=None, *, limit=None, random_state: int = 0, rnsb_runs: int = 10,
@@ -186,6 +203,38 @@ def reproduce(source=None, out_root="reproduce-out", *, limit=None, lam: float =
     return tables(out_dir, source, limit=limit, random_state=seed, rnsb_runs=rnsb_runs, lists=lists)
 
 
+def family_inputs(specs) -> dict:
+    """``{family: input}`` from ``FAMILY=INPUT`` strings (families of paper004.FAMILIES)."""
+    from paper004 import FAMILIES
+
+    out = {}
+    for spec in specs:
+        family, sep, source = spec.partition("=")
+        if not sep or family not in FAMILIES or not source:
+            raise SystemExit(f"reproduce: --families takes FAMILY=INPUT with FAMILY one of {', '.join(FAMILIES)}; "
+                             f"got {spec!r}")
+        out[family] = source
+    return out
+
+
+def families_main(args) -> int:
+    """Run the main job per family and print paper 004's tables, ours beside theirs."""
+    import paper004
+    from embdebias.run import run_pipeline
+
+    log = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+    values = {}
+    for family, source in family_inputs(args.families).items():
+        out_dir = Path(args.out_dir) / f"{family}-{input_name(source)}"
+        run_pipeline(source, out_dir, lam=args.lam, random_state=args.seed, force=args.force, lists=args.lists,
+                     log=log)
+        values[family] = paper004.family_values(out_dir, source, random_state=args.seed, lists=args.lists)
+    print(paper004.tables(values), flush=True)
+    if args.json:
+        paper004.write_json(values, args.json)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  epilog="Each input's outputs go to <out-dir>/<input name>/.")
@@ -199,7 +248,12 @@ def main(argv=None) -> int:
     ap.add_argument("--lists", choices=["published", "curated"], default="published",
                     help="bundled word lists (default: the published ones)")
     ap.add_argument("--quiet", action="store_true", help="print only the tables")
+    ap.add_argument("--families", nargs="+", metavar="FAMILY=INPUT",
+                    help="lay out paper 004's tables for word2vec=, fasttext= and glove= inputs")
+    ap.add_argument("--json", metavar="FILE", help="with --families: also write the numbers as JSON")
     args = ap.parse_args(argv)
+    if args.families:
+        return families_main(args)
 
     from embdebias.errors import EmbdebiasError
 

@@ -132,3 +132,16 @@ def test_reproduce_on_a_tiny_embedding(tmp_path):
     # A re-run reuses the finished steps and prints the same tables.
     again = reproduce.reproduce(src, tmp_path / "out", **kwargs)
     assert again == out
+
+    # Paper 004's layout: ours beside theirs, one column triple per family.
+    import paper004
+
+    values = {"word2vec": paper004.family_values(run_dir, src, rnsb_runs=2),
+              "glove": paper004.family_values(run_dir, src, rnsb_runs=2)}
+    laid_out = paper004.tables(values)
+    assert laid_out.count("### ") == 4 and "| row | word2vec o | word2vec s | word2vec h | glove o |" in laid_out
+    weat = values["word2vec"]["WEAT effect size (Table 1)"][tests[0].id]["original"]
+    assert f"| Career-Family | {weat:.2f} / 0.35 |" in laid_out
+    assert "| Positive words | n/a / 0.771 |" in laid_out
+    paper004.write_json(values, tmp_path / "p.json")
+    assert "all / definition" in (tmp_path / "p.json").read_text()
