@@ -517,11 +517,17 @@ def main(argv=None) -> int:
         return _run(args, say)
 
 
+def _one_line(message: str, limit: int = 600) -> str:
+    """An error message as one line of bounded length, whatever input it quotes."""
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
+    return message if len(message) <= limit else f"{message[:limit]}... ({len(message) - limit:,} more characters)"
+
+
 def _run(args, say) -> int:
     try:
         return args.func(args, say)
     except EmbdebiasError as exc:
-        print(f"embdebias: error: {exc}", file=sys.stderr)
+        print(f"embdebias: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         # The reader went away (``embdebias info x | head``): not an error of ours.

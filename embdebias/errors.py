@@ -107,3 +107,9 @@ class FairnessInputError(EmbdebiasError, ValueError):
     needs gold labels or counterfactual templates called without them, an unknown
     scoring, comparison or metric name, and the like.
     """
+
+
+def quote(text, limit: int = 60) -> str:
+    """``repr`` of ``text`` cut to ``limit`` characters, for error messages that name bad input."""
+    text = str(text)
+    return repr(text if len(text) <= limit else text[:limit] + "...")

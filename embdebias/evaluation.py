@@ -257,9 +257,7 @@ class Report:
         if any(s.endswith("_ci_low") for m, _, s in self.rows if m == metric):
             parts.append(self._interval_note() + "\n")
         if metric == "extrinsic":
-            from .metrics.agreement import agreement_text
-
-            text = agreement_text(self.agreement())
+            text = self._agreement_line()
             parts += [text + "\n"] if text else []
         for emb, results in self.details.items():  # listings, e.g. generated analogies
             for key, res in results.items():
@@ -306,6 +304,21 @@ class Report:
 
         return agreement(self.comparisons, self.embeddings)
 
+    def _agreement_line(self) -> str:
+        """The agreement as one line, saying first whether the reference had a measurable
+        extrinsic gender gap (the signed score gaps' intervals)."""
+        from .metrics.agreement import agreement_text
+
+        ref = self.embeddings[0] if self.embeddings else ""
+        gaps = [(t, self.values[(m, t, s)].get(ref), self.values.get((m, t, "score_gap_ci_high"), {}).get(ref))
+                for m, t, s in self.rows if m == "extrinsic" and s == "score_gap_ci_low"]
+        note = ""
+        if gaps and all(lo is not None and hi is not None and lo <= 0 <= hi for _, lo, hi in gaps):
+            note = (f"'{ref}' has no female - male score gap beyond the noise in any template family "
+                    f"({', '.join(f'{t} [{lo:.3g}, {hi:.3g}]' for t, lo, hi in gaps)}), so there was "
+                    f"little extrinsic gender bias for debiasing to remove.")
+        return agreement_text(self.agreement(), note)
+
     def recoverable(self, embedding: str) -> dict | None:
         """Whether the residual tests still recover gender in ``embedding``: clustering or SVM
         accuracy whose interval lies above chance (0.5). None without the residual tests."""
@@ -343,9 +356,7 @@ class Report:
                 parts.append(f"{METRIC_TITLES.get(metric, metric)}: {counts} of {n}"
                              + (f" (worse: {detail})" if detail else ""))
             lines.append(f"- **{emb}**: " + "; ".join(parts) + ".")
-        from .metrics.agreement import agreement_text
-
-        text = agreement_text(self.agreement())
+        text = self._agreement_line()
         return lines + ([f"- {text}"] if text else []) + [""]
 
     def _table(self, metric: str, digits: int) -> str:
@@ -357,7 +368,8 @@ class Report:
             if m != metric or s in _FOLDED or s.endswith(("_ci_low", "_ci_high")):
                 continue
             cells = [self._cell(m, t, s, e, digits) for e in self.embeddings]
-            lines.append("| " + " | ".join([t if t != last_test else "", labels.get(s, s), *cells]) + " |")
+            label = str(labels.get(s, s)).replace("|", "\\|")
+            lines.append("| " + " | ".join([t if t != last_test else "", label, *cells]) + " |")
             last_test = t
         return "\n".join(lines)
 
@@ -380,7 +392,8 @@ class Report:
 
     def _decimals(self, metric: str, test: str, statistic: str, digits: int) -> int:
         """``digits`` decimals, more for a row whose values and intervals are all below 0.1,
-        so that 0.0028 [0.0009, 0.021] does not print as 0.003 [0.00, 0.02]."""
+        so that 0.0028 [0.001, 0.021] does not print as 0.003 [0.00, 0.02] (the interval
+        keeps one decimal fewer than the value, as in every row)."""
         cells = [v for s in (statistic, f"{statistic}_ci_low", f"{statistic}_ci_high")
                  for v in self.values.get((metric, test, s), {}).values()]
         largest = max((abs(c) for c in cells if isinstance(c, float)), default=0.0)
@@ -534,6 +547,10 @@ def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, s
             "value": report.values[(metric, test, stat)].get(emb), **change})
 
 
+def _templates_name(templates) -> str:
+    return "bundled" if templates is None else str(getattr(templates, "path", templates))
+
+
 def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_state: int | None = 0,
              max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              weat_groups=("gender",), weat_tests=None, n_permutations: int = 100_000,
@@ -625,7 +642,7 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
         "rnsb_runs": rnsb_runs, "rnsb_C": rnsb_C, "c": c, "sembias": str(sembias) if sembias else "bundled",
         "similarity_datasets": list(similarity_datasets), "analogy_restrict_vocab": analogy_restrict_vocab,
         "direction": ctx.reference_label, "bat_direction": "she - he", "lists": lists, "strict": strict,
-        "templates": "bundled" if templates is None else str(getattr(templates, "path", templates)),
+        "templates": _templates_name(templates),
     })
     for metric in metrics:
         report.data[metric.name] = metric.data(ctx)

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import WordListError
+from .errors import WordListError, quote
 
 _HERE = Path(__file__).resolve().parent
 
@@ -181,8 +181,7 @@ def data_lines(path) -> list[tuple[int, str]]:
     return out
 
 
-def _quote(text: str, limit: int = 60) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "...")
+_quote = quote
 
 
 def _json_entries(path: Path) -> list[tuple[int, object]]:

@@ -166,10 +166,15 @@ def test_grid_scores_equal_the_probe_on_each_sentence(biased):
 def test_fair_embedding_scores_zero_and_biased_one_does_not(fair, biased):
     for fam in ("emotion", "occupation"):
         r0 = extrinsic_bias(fair, fam)
-        assert max(abs(v) for v in r0.statistics.values()) < 1e-12, r0.statistics
+        gender = {k: v for k, v in r0.statistics.items() if not k.startswith(("cf_bcm", "cf_mcm"))}
+        assert "cf_pcm" in gender and max(abs(v) for v in gender.values()) < 1e-12, r0.statistics
+        assert r0.statistics["cf_mcm"] > 0.01  # the terms differ, within a gender too
         r1 = extrinsic_bias(biased, fam)
         assert r1.statistics["score_gap"] > 0.01  # female terms read as more positive
-        assert r1.statistics["cf_pcm"] == pytest.approx(r1.statistics["score_gap"])
+        assert r1.statistics["cf_pcm"] >= r1.statistics["score_gap"] - 1e-12  # mean |f - m| >= |mean f - mean m|
+        assert r1.statistics["group_pcm"] == pytest.approx(abs(r1.statistics["score_gap"]))
+        assert r1.statistics["group_bcm"] == pytest.approx(r1.statistics["group_pcm"] / 2)
+        assert r1.statistics["group_mcm"] == pytest.approx(r1.statistics["group_pcm"])
         assert r1.n_scored == r1.n_templates * 48
     assert r1.template_accuracy is None and extrinsic_bias(fair).template_auc > 0.8
 
@@ -208,32 +213,45 @@ def random_family(seed: int, groups=(("a", 5), ("b", 3), ("c", 4)), n_units: int
     units = [TemplateUnit(f"f/{i}/x", "{person} {x}", "x", "x", None if labels is None else int(labels[i]))
              for i in range(n_units)]
     scores = rng.uniform(size=(n_units, sum(n for _, n in groups)))
-    return FamilyScores("f", units, terms, scores, labels, {})
+    sizes = [n for _, n in groups]
+    pairs = list(zip(*terms.values())) if len(groups) == 2 else None  # the first min(sizes) terms paired
+    return FamilyScores("f", units, terms, scores, labels, {}, pairs if pairs and sizes else None)
 
 
 @pytest.mark.parametrize("groups", [(("a", 5), ("b", 3)), (("a", 5), ("b", 3), ("c", 4))])
 def test_grid_statistics_equal_the_library_on_the_full_sample(groups):
     fs = random_family(1, groups)
     full = {"templates": np.arange(9)[None]} | {g: np.arange(len(t))[None] for g, t in fs.terms.items()}
+    if fs.pairs:
+        full["pairs"] = np.arange(len(fs.pairs))[None]
     grid = grid_statistics(fs, full, 0.5)
     lib = library_statistics(fs, 0.5)
-    assert set(grid) == set(lib) == set(grid_keys(fs))
-    for key in lib:
-        assert grid[key][0] == pytest.approx(lib[key], abs=1e-12), key
+    assert set(grid) == set(grid_keys(fs)) and set(grid) <= set(lib)
+    assert ("cf_pcm" in grid) == (len(groups) == 2)
+    for key in grid:
+        assert grid[key][0] == pytest.approx(lib[key], abs=1e-10), key
 
 
-def test_grid_statistics_equal_the_library_on_a_resample():
+@pytest.mark.parametrize("seed", [2, 3])
+@pytest.mark.parametrize("groups", [(("a", 5), ("b", 3)), (("a", 5), ("b", 3), ("c", 4))])
+def test_grid_statistics_equal_the_library_on_a_resample(seed, groups):
     """A resample of templates and terms is the library on the duplicated rows and columns."""
-    fs = random_family(2)
-    rng = np.random.default_rng(5)
+    fs = random_family(seed, groups)
+    rng = np.random.default_rng(seed + 10)
     idx = {"templates": rng.integers(0, 9, (1, 9))} | {g: rng.integers(0, len(t), (1, len(t)))
                                                      for g, t in fs.terms.items()}
     resampled = fs.take(idx["templates"][0], {g: idx[g][0] for g in fs.group_names})
-    assert resampled.scores.shape == (9, 12) and len(set(u.key for u in resampled.units)) == 9
+    assert resampled.scores.shape == fs.scores.shape and len(set(u.key for u in resampled.units)) == 9
     lib = library_statistics(resampled, 0.5)
-    grid = grid_statistics(fs, idx, 0.5)
-    for key in lib:
-        assert grid[key][0] == pytest.approx(lib[key], abs=1e-12), key
+    keys = [k for k in grid_keys(fs) if k != "cf_pcm"]
+    grid = grid_statistics(fs, idx, 0.5, keys)
+    for key in keys:
+        assert grid[key][0] == pytest.approx(lib[key], abs=1e-10), key
+    if fs.pairs:  # the counterfactual PCM draws counterpart pairs
+        idx["pairs"] = rng.integers(0, len(fs.pairs), (1, len(fs.pairs)))
+        by_pairs = fs.take(idx["templates"][0], pairs=idx["pairs"][0])
+        assert grid_statistics(fs, idx, 0.5, ["cf_pcm"])["cf_pcm"][0] == pytest.approx(
+            library_statistics(by_pairs, 0.5)["cf_pcm"], abs=1e-12)
 
 
 def test_unlabelled_family_has_no_label_statistics():
@@ -270,7 +288,12 @@ def test_agreement_hand_example():
     assert a["intrinsic_rank"] == {"original": 3.0, "soft": 2.0, "hard": 1.0}
     assert a["extrinsic_rank"] == {"original": 2.0, "soft": 3.0, "hard": 1.0}
     assert a["rank_correlation"] == pytest.approx(0.5)
-    assert "disagree" in agreement_text(a) and "0.50 over 3 embeddings" in agreement_text(a)
+    assert "disagree" in agreement_text(a) and "0.50 over 3 embeddings (from the point estimates" in agreement_text(a)
+    two = agreement(comps, ["original", "soft"])
+    assert two["rank_correlation"] is None and "needs 3 or more" in agreement_text(two)
+    only_soft = agreement(comps[:5] + [_comp("soft", "extrinsic", "x", 0.0, "no significant change")], ["original", "soft", "hard"])
+    assert only_soft["columns"]["hard"]["extrinsic"]["verdict"] == "not compared"
+    assert only_soft["columns"]["hard"]["agree"] is None and "not comparable" in agreement_text(only_soft)
     assert agreement(comps[:4], ["original", "soft", "hard"]) is None
 
 
@@ -317,7 +340,9 @@ def test_probe_scores_through_the_fairness_command_give_the_same_numbers(biased,
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow(["id", "group", "score", "template", "label"])
-        writer.writerows(zip(long["example"], long["group"], long["score"], long["template"], long["label"]))
+        # one counterfactual template per (template, counterpart pair): the report's cf_pcm
+        writer.writerows(zip(long["example"], long["group"], long["score"],
+                             [f"{t}|{p}" for t, p in zip(long["template"], long["pair"])], long["label"]))
     assert main(["fairness", str(path), "--metric", "cf_gap_pcm", "--metric", "tpr_gap", "--json",
                  "--threshold", "0.5", "--group-order", "female", "male"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -337,3 +362,33 @@ def test_too_few_lexicon_words_is_a_clear_error_and_a_tolerant_report_row():
         rep = evaluate(tiny, suite=["extrinsic"], bootstrap=0)
     assert rep.value("extrinsic", "emotion", "cf_pcm", "tiny") is None
     assert any("sentiment probe" in f["reason"] for f in rep.failures)
+
+
+def test_a_slot_glued_to_a_word_is_refused(tmp_path):
+    data = json.loads(json.dumps(GOOD))
+    data["families"]["e"]["templates"].append("{person}'s day was {mood}.")
+    with pytest.raises(WordListError, match=r"families.e.templates\[1\].*set off"):
+        load_templates(_write(tmp_path, data))
+
+
+def test_one_polarity_left_drops_only_the_label_statistics(biased, tmp_path):
+    data = json.loads((load_templates().path and open(load_templates().path, encoding="utf-8").read()))
+    data["fillers"]["state"]["negative"] = ["zzqq"]  # out of vocabulary
+    data["fillers"]["situation"]["negative"] = ["qqzz"]
+    r = extrinsic_bias(biased, "emotion", templates=_write(tmp_path, data))
+    assert r.missing["label classes"] == ["negative"] and r.missing["fillers"] == ["qqzz", "zzqq"]
+    assert "cf_pcm" in r.statistics and not {"fped", "fned", "tpr_gap"} & set(r.statistics)
+    assert r.template_accuracy is None
+
+
+def test_cli_errors_are_one_bounded_line(tmp_path, capsys):
+    from embdebias.cli import main
+
+    path = tmp_path / "s.csv"
+    path.write_text("id,group,score\na,f,0.5\n" + "b," + "g" * 5000 + ",\n", encoding="utf-8")
+    assert main(["fairness", str(path), "--metric", "pert_sr"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 700
+    path.write_text("id,group,score\na,f\x00,0.5\n", encoding="utf-8")
+    assert main(["fairness", str(path), "--metric", "avg_group_fairness"]) == 2
+    assert "control character" in capsys.readouterr().err

@@ -32,12 +32,13 @@ from __future__ import annotations
 import csv
 import math
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import FairnessInputError
+from ..errors import FairnessInputError, quote
 from .registry import fairness_metric, get_metric
 
 #: Accepted names of each column, compared after :func:`_norm` (lower case, ``_`` for
@@ -51,6 +52,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 }
 REQUIRED = ("id", "group", "score")
 _LABELS = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "false": 0, "true": 1}
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def _norm(name: str) -> str:
@@ -124,8 +128,9 @@ class ScoresTable:
                        [spec.name])
         self._check_true_class(spec, kwargs.get("true_class"))
         try:
-            return fairness_metric(spec.name, self.scores, self.groups, templates=self.templates,
-                                   labels=self.labels, **kwargs)
+            with np.errstate(over="ignore", invalid="ignore"):  # huge scores: the library's error says so
+                return fairness_metric(spec.name, self.scores, self.groups, templates=self.templates,
+                                       labels=self.labels, **kwargs)
         except FairnessInputError as exc:
             what = "" if str(exc).startswith(spec.name) else f"{spec.name}: "
             raise FairnessInputError(f"{self.path}: {what}{exc}") from None
@@ -160,8 +165,9 @@ def _names(role: str) -> str:
     return ", ".join(COLUMNS[role])
 
 
-def _listing(header: Sequence[str]) -> str:
-    return ", ".join(repr(h) for h in header) or "none"
+def _listing(header: Sequence[str], most: int = 12) -> str:
+    shown = ", ".join(quote(h, 30) for h in header[:most])
+    return (shown + (f" and {len(header) - most} more" if len(header) > most else "")) or "none"
 
 
 def _find_column(path, header: list[str], role: str, given: str | None) -> int | None:
@@ -170,14 +176,14 @@ def _find_column(path, header: list[str], role: str, given: str | None) -> int |
     wanted = (_norm(given),) if given is not None else COLUMNS[role]
     found = [i for i, k in enumerate(keys) if k in wanted]
     if len(found) > 1:
-        names = " and ".join(repr(header[i]) for i in found)
+        names = " and ".join(quote(header[i], 30) for i in found)
         raise FairnessInputError(
             f"{path}: columns {names} could both be the {role} column; "
             f"name one with --{role}-col")
     if found:
         return found[0]
     if given is not None:
-        raise FairnessInputError(f"{path}: no {role} column {given!r}; the columns are {_listing(header)}")
+        raise FairnessInputError(f"{path}: no {role} column {quote(given, 30)}; the columns are {_listing(header)}")
     if role in REQUIRED:
         raise FairnessInputError(
             f"{path}: no {role} column ({_names(role)}; or --{role}-col); "
@@ -201,7 +207,7 @@ def _column_index(path, header: list[str], given: dict) -> dict:
     roles: dict[int, str] = {}
     for role, i in index.items():
         if i in roles:
-            raise FairnessInputError(f"{path}: column {header[i]!r} cannot be both the "
+            raise FairnessInputError(f"{path}: column {quote(header[i], 30)} cannot be both the "
                                      f"{roles[i]} and the {role} column")
         roles[i] = role
     return index
@@ -228,12 +234,15 @@ class _Columns:
         self.width = len(header)
 
     def where(self, line: int, role: str) -> str:
-        return f"{self.path} (line {line}, column {self.header[self.index[role]]!r})"
+        return f"{self.path} (line {line}, column {quote(self.header[self.index[role]], 30)})"
 
     def text(self, row: list[str], line: int, role: str) -> str:
         value = row[self.index[role]].strip()
         if not value:
             raise FairnessInputError(f"{self.where(line, role)}: empty {role}")
+        if _CONTROL.search(value):
+            raise FairnessInputError(f"{self.where(line, role)}: {role} {quote(value)} holds a control "
+                                     f"character (binary data?)")
         return value
 
     def score(self, row: list[str], line: int) -> float:
@@ -242,16 +251,16 @@ class _Columns:
             value = float(cell)
         except ValueError:
             raise FairnessInputError(
-                f"{self.where(line, 'score')}: score {cell!r} is not a number") from None
+                f"{self.where(line, 'score')}: score {quote(cell)} is not a number") from None
         if not math.isfinite(value):
-            raise FairnessInputError(f"{self.where(line, 'score')}: score {cell!r} is not finite")
+            raise FairnessInputError(f"{self.where(line, 'score')}: score {quote(cell)} is not finite")
         return value
 
     def label(self, row: list[str], line: int) -> int:
         cell = self.text(row, line, "label")
         if cell.lower() not in _LABELS:
             raise FairnessInputError(
-                f"{self.where(line, 'label')}: label {cell!r} is not a gold label (0 or 1)")
+                f"{self.where(line, 'label')}: label {quote(cell)} is not a gold label (0 or 1)")
         return _LABELS[cell.lower()]
 
 
@@ -268,7 +277,7 @@ def _read_rows(reader, columns: _Columns, path) -> dict:
         example = columns.text(row, line, "id")
         if example in seen:
             raise FairnessInputError(f"{columns.where(line, 'id')}: duplicate example id "
-                                     f"{example!r} (first on line {seen[example]})")
+                                     f"{quote(example)} (first on line {seen[example]})")
         seen[example] = line
         out["ids"].append(example)
         out["groups"].append(columns.text(row, line, "group"))

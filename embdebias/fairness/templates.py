@@ -27,6 +27,7 @@ from ..errors import WordListError
 
 PERSON = "{person}"
 _SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_GLUED = re.compile(r"[A-Za-z0-9'-]\{[A-Za-z_]|[A-Za-z_0-9]\}[A-Za-z0-9'-]")
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['-][A-Za-z0-9]+)*")
 
 
@@ -166,6 +167,10 @@ def _family(path, name: str, value, fillers: dict) -> TemplateFamily:
         if slots.count("person") != 1 or len(others) != 1 or others[0] not in fillers:
             raise _fail(path, f"{where}.templates[{i}]",
                         f"one {{person}} slot and one filler slot of {sorted(fillers)}, got {template!r:.80}")
+        if _GLUED.search(template):
+            raise _fail(path, f"{where}.templates[{i}]",
+                        f"slots set off from the words around them (a slot glued to a letter, digit, ' or - "
+                        f"would change the tokens), got {template!r:.80}")
         units += [TemplateUnit(f"{name}/{i}/{filler}", template, others[0], filler, label)
                   for filler, label in fillers[others[0]]]
     return TemplateFamily(name, value.get("description", ""), templates, tuple(units))

@@ -27,7 +27,8 @@ EXTRINSIC = "extrinsic"
 
 def _verdict(outcomes: list[str]) -> dict:
     improved, worse = outcomes.count("improved"), outcomes.count("worse")
-    word = "fairer" if improved > worse else "less fair" if worse > improved else "no clear change"
+    word = ("not compared" if not outcomes else "fairer" if improved > worse
+            else "less fair" if worse > improved else "no clear change")
     return {"verdict": word, "improved": improved, "worse": worse, "n": len(outcomes)}
 
 
@@ -52,20 +53,24 @@ def _column_verdicts(kinds: dict, embeddings: list[str]) -> dict:
     columns = {}
     for emb in embeddings[1:]:
         per = {k: _verdict([c["outcome"] for c in cs if c["embedding"] == emb]) for k, cs in kinds.items()}
-        per["agree"] = per["intrinsic"]["verdict"] == per["extrinsic"]["verdict"]
+        verdicts = (per["intrinsic"]["verdict"], per["extrinsic"]["verdict"])
+        per["agree"] = None if "not compared" in verdicts else verdicts[0] == verdicts[1]
         columns[emb] = per
     return columns
 
 
-def _rank_correlation(ranks: dict, embeddings: list[str]) -> float | None:
+def _rank_correlation(ranks: dict, embeddings: list[str]) -> tuple[float | None, str]:
+    """Spearman's rho of the two mean rankings, or None and why not."""
     from scipy.stats import spearmanr
 
-    if len(embeddings) < 3 or any(len(r) != len(embeddings) for r in ranks.values()):
-        return None
+    if len(embeddings) < 3:
+        return None, f"needs 3 or more embeddings, there are {len(embeddings)}"
+    if any(len(r) != len(embeddings) for r in ranks.values()):
+        return None, "no bias number of one kind was compared in every column"
     a, b = ([r[e] for e in embeddings] for r in ranks.values())
     if np.ptp(a) == 0 or np.ptp(b) == 0:
-        return None
-    return float(spearmanr(a, b).statistic)
+        return None, "one ranking is constant"
+    return float(spearmanr(a, b).statistic), ""
 
 
 def agreement(comparisons: list[dict], embeddings: list[str]) -> dict | None:
@@ -73,8 +78,12 @@ def agreement(comparisons: list[dict], embeddings: list[str]) -> dict | None:
 
     Returns None unless both kinds of bias number were compared. Otherwise
     ``{"columns": {embedding: {"intrinsic", "extrinsic", "agree"}}, "intrinsic_rank",
-    "extrinsic_rank", "rank_correlation", "n_embeddings"}``; ``rank_correlation`` is None
-    with fewer than three embeddings or when a ranking is constant.
+    "extrinsic_rank", "rank_correlation", "rank_correlation_note", "n_embeddings",
+    "extrinsic_significant", "extrinsic_compared"}``; ``agree`` is None for a column one
+    kind was not compared in; ``rank_correlation`` is None (and the note says why) with
+    fewer than three embeddings, a constant ranking or a kind missing from a column. The
+    ranks come from the point changes, significant or not: ``extrinsic_significant`` of
+    ``extrinsic_compared`` extrinsic changes are.
     """
     kinds = _kinds(comparisons)
     if not all(kinds.values()):
@@ -85,23 +94,33 @@ def agreement(comparisons: list[dict], embeddings: list[str]) -> dict | None:
         for c in cs:
             changes.setdefault((c["metric"], c["test"], c["statistic"]), {})[c["embedding"]] = c["change"]
         ranks[kind] = _mean_ranks(changes, embeddings)
+    rho, why = _rank_correlation(ranks, embeddings)
+    significant = sum(c["outcome"] in ("improved", "worse") for c in kinds["extrinsic"])
     return {"columns": _column_verdicts(kinds, embeddings), "intrinsic_rank": ranks["intrinsic"],
-            "extrinsic_rank": ranks["extrinsic"], "rank_correlation": _rank_correlation(ranks, embeddings),
-            "n_embeddings": len(embeddings)}
+            "extrinsic_rank": ranks["extrinsic"], "rank_correlation": rho, "rank_correlation_note": why,
+            "n_embeddings": len(embeddings), "extrinsic_significant": significant,
+            "extrinsic_compared": len(kinds["extrinsic"])}
 
 
-def agreement_text(result: dict | None) -> str:
-    """One line for the report."""
+def agreement_text(result: dict | None, reference_note: str = "") -> str:
+    """One line for the report; ``reference_note`` is said first (e.g. that the reference
+    shows no extrinsic bias beyond the noise)."""
     if result is None:
         return ""
 
     def side(v):
         return f"{v['verdict']} ({v['improved']} improved, {v['worse']} worse of {v['n']})"
 
-    parts = [f"{emb}: intrinsic {side(v['intrinsic'])}, extrinsic {side(v['extrinsic'])}: "
-             f"{'agree' if v['agree'] else 'disagree'}" for emb, v in result["columns"].items()]
-    rho = result["rank_correlation"]
-    corr = (f"Spearman rank correlation of the embeddings' mean intrinsic and extrinsic bias ranks: "
-            f"{rho:.2f} over {result['n_embeddings']} embeddings" if rho is not None else
-            f"rank correlation not defined ({result['n_embeddings']} embeddings, or a constant ranking)")
-    return "Intrinsic vs extrinsic: " + "; ".join(parts) + f". {corr}."
+    def verb(agree):
+        return "not comparable" if agree is None else "agree" if agree else "disagree"
+
+    parts = [f"{emb}: intrinsic {side(v['intrinsic'])}, extrinsic {side(v['extrinsic'])}: {verb(v['agree'])}"
+             for emb, v in result["columns"].items()]
+    rho, n = result["rank_correlation"], result["n_embeddings"]
+    corr = (f"Spearman rank correlation of the embeddings' mean intrinsic and extrinsic bias ranks: {rho:.2f} "
+            f"over {n} embeddings (from the point estimates, although {result['extrinsic_significant']} of "
+            f"{result['extrinsic_compared']} extrinsic changes are significant"
+            f"{'; with 3 embeddings rho can only be +-0.5 or +-1' if n == 3 else ''})" if rho is not None
+            else f"rank correlation not computed: {result['rank_correlation_note']}")
+    lead = f"{reference_note} " if reference_note else ""
+    return "Intrinsic vs extrinsic: " + lead + "; ".join(parts) + f". {corr}."

@@ -9,25 +9,41 @@ identity term, and the generalized fairness metrics of Czarnowska, Vyas & Shah (
 compare its scores :math:`P(\text{positive})` across the groups of terms.
 
 Statistics of one template family (:data:`STATISTICS`), each a call of
-:mod:`embdebias.fairness`:
+:mod:`embdebias.fairness` (T: the groups compared):
 
-* group form (whole groups compared, Eq. 1, 3, 5): ``group_pcm`` (PCM, mean score,
-  :math:`|x-y|`), ``group_bcm`` (BCM against all examples), ``group_mcm`` (MCM, range);
-* counterfactual form (within each template, averaged over templates, Eq. 2, 4, 6):
-  ``cf_pcm`` (Counterfactual Token Fairness Gap as a PCM), ``cf_bcm`` (BCM against all
-  variations of the template), ``cf_mcm`` (Perturbation Score Range);
-* ``score_gap``: Average Score Difference, first group minus second (signed: which
-  group the probe scores as more positive);
-* with gold labels (the emotion family): ``fped`` and ``fned`` (FPED/FNED, normalized by
-  the number of groups as Czarnowska et al. Sec. 6 recommend) and ``tpr_gap``.
+* **between the genders** (T = the two groups of terms): ``score_gap``, the mean score
+  of the first group minus the second's (Average Score Difference; signed: which group
+  the probe reads as more positive); ``cf_pcm``, the counterfactual PCM with
+  :math:`|x - y|` over counterpart pairs (the Counterfactual Token Fairness Gap as a PCM):
+  the mean :math:`|f(\text{female term}) - f(\text{male term})|` over every template and
+  every pair of counterparts ("my mother" / "my father": the template files list the two
+  groups paired in order). Czarnowska et al. (Sec. 5) sample the Cartesian product of the
+  variations instead; with terms that are not interchangeable (names) that would count
+  "Mary" vs "John" and "Mary" vs "Thomas" alike, and be non-zero for a model that treats
+  each counterpart pair identically;
+* **group form** (whole groups, Eq. 1, 3, 5): ``group_pcm``, ``group_bcm`` (against all
+  examples) and ``group_mcm`` (range). With two groups they are exactly
+  :math:`|\text{score gap}|`, :math:`|\text{score gap}|/2` and :math:`|\text{score
+  gap}|`: reported for completeness, without intervals of their own (the signed score
+  gap's interval is theirs);
+* **perturbation sensitivity** (T = every identity term, as Prabhakaran et al. 2019 treat
+  each name as its own perturbation; counterfactual form, Eq. 4 and 6): ``cf_bcm``, the
+  mean |term - the template's mean over terms|; ``cf_mcm``, the range over terms
+  (Perturbation Score Range); ``cf_mcm_std``, their standard deviation (Perturbation
+  Score Deviation). They measure how much the identity term moves the score at all,
+  within a gender as well as across;
+* with gold labels (the emotion family): ``fped`` and ``fned`` (FPED/FNED over the two
+  groups, normalized by their number as Czarnowska et al. Sec. 6 recommend) and
+  ``tpr_gap``. A family whose labelled fillers lose one polarity to missing words keeps
+  its other statistics and says why these are missing.
 
-**Uncertainty.** Every statistic has a bootstrap interval over templates *and* terms:
-each resample draws counterfactual templates (template, filler) and, independently,
-the terms of each group, with replacement. The scores form a full (template x term)
-grid, so each statistic is a ratio of weighted sums over that grid; the resampled
-statistics are computed from resample counts as matrix products (:func:`grid_statistic`),
-a thousand resamples in milliseconds. On the full sample they equal the library's values
-(tested), which are the ones reported.
+**Uncertainty.** Every statistic but the three group-form identities has a bootstrap
+interval over templates *and* terms: each resample draws counterfactual templates
+(template, filler) and, independently, the terms of each group, with replacement. The
+scores form a full (template x term) grid, so each statistic is computed on a thousand
+resamples at once from the draw counts (:mod:`embdebias.metrics._extrinsic_grid`); on
+the full sample and on single resamples it equals the library (tested), whose values
+are the ones reported.
 
 **Missing words.** A term, filler or template sentence is scored only when all its
 tokens are in the vocabulary (otherwise it would silently mean something else: "my
@@ -37,8 +53,6 @@ niece" without "niece" is "my"); the rest are listed in ``missing``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from itertools import combinations
-
 import numpy as np
 
 from ..errors import EmbdebiasError, MissingWordsError
@@ -56,18 +70,25 @@ class ExtrinsicStatistic:
     call: str
     fairer: str = "lower"
     needs_labels: bool = False
+    interval: bool = True
 
 
-#: The statistics of a family, in report order.
+#: The statistics of a family, in report order. ``interval``: has a bootstrap interval
+#: and a paired comparison (the group-form identities have neither).
 STATISTICS = (
-    ExtrinsicStatistic("cf_pcm", "counterfactual PCM (CF token fairness gap)", "fairness_metric('cf_gap_pcm')"),
-    ExtrinsicStatistic("cf_bcm", "counterfactual BCM", "bcm(phi='mean', templates=...)"),
-    ExtrinsicStatistic("cf_mcm", "counterfactual MCM (perturbation score range)", "fairness_metric('pert_sr')"),
-    ExtrinsicStatistic("group_pcm", "group PCM (mean score)", "pcm(phi='mean')"),
-    ExtrinsicStatistic("group_bcm", "group BCM (mean score vs all)", "bcm(phi='mean')"),
-    ExtrinsicStatistic("group_mcm", "group MCM (range of means)", "mcm(phi='mean', d='range')"),
-    ExtrinsicStatistic("score_gap", "average score difference (first - second group)",
+    ExtrinsicStatistic("score_gap", "score gap, female - male (signed; group form)",
                        "fairness_metric('average_score_difference')", fairer="zero"),
+    ExtrinsicStatistic("cf_pcm", "counterfactual PCM: mean abs(female - male) over counterpart pairs",
+                       "fairness_metric('cf_gap_pcm') on the Cartesian product of variations"),
+    ExtrinsicStatistic("group_pcm", "group PCM (= abs(score gap))", "pcm(phi='mean')", interval=False),
+    ExtrinsicStatistic("group_bcm", "group BCM (= abs(score gap) / 2)", "bcm(phi='mean')", interval=False),
+    ExtrinsicStatistic("group_mcm", "group MCM (= abs(score gap))", "mcm(phi='mean', d='range')", interval=False),
+    ExtrinsicStatistic("cf_bcm", "counterfactual BCM over terms: mean abs(term - template mean)",
+                       "bcm(phi='mean', templates=..., groups=terms)"),
+    ExtrinsicStatistic("cf_mcm", "counterfactual MCM over terms: range (perturbation score range)",
+                       "fairness_metric('pert_sr', groups=terms)"),
+    ExtrinsicStatistic("cf_mcm_std", "counterfactual MCM over terms: std (perturbation score deviation)",
+                       "fairness_metric('pert_sd', groups=terms)"),
     ExtrinsicStatistic("fped", "FPED (normalized)", "fairness_metric('fped_normalized')", needs_labels=True),
     ExtrinsicStatistic("fned", "FNED (normalized)", "fairness_metric('fned_normalized')", needs_labels=True),
     ExtrinsicStatistic("tpr_gap", "TPR gap", "fairness_metric('tpr_gap')", needs_labels=True),
@@ -91,6 +112,9 @@ class FamilyScores:
         Gold label of every row (None for an unlabelled family).
     missing : dict
         ``{"identity terms" | "fillers" | "templates": [left out]}``.
+    pairs : list of (str, str) or None
+        Counterpart terms ``(first group's, second group's)`` when the two groups are
+        paired in order (both kept); None otherwise.
     """
 
     family: str
@@ -99,6 +123,7 @@ class FamilyScores:
     scores: np.ndarray
     labels: np.ndarray | None
     missing: dict
+    pairs: list | None = None
 
     @property
     def group_names(self) -> list[str]:
@@ -108,23 +133,37 @@ class FamilyScores:
     def column_groups(self) -> np.ndarray:
         return np.repeat(np.arange(len(self.terms)), [len(v) for v in self.terms.values()])
 
-    def take(self, rows, terms: dict) -> "FamilyScores":
-        """The scores of some templates and, per group, some terms (by position, repeats allowed).
+    def pair_columns(self) -> np.ndarray:
+        """``(n_pairs, 2)`` column indices of the counterpart pairs."""
+        position = {t: i for i, t in enumerate(t for ts in self.terms.values() for t in ts)}
+        return np.array([[position[a], position[b]] for a, b in self.pairs or []], dtype=np.int64).reshape(-1, 2)
 
-        A repeated template or term becomes a distinct one (keys suffixed ``#k``), so the
-        result is one bootstrap resample as a data set of its own.
+    def take(self, rows, terms: dict | None = None, pairs=None) -> "FamilyScores":
+        """The scores of some templates and, per group, some terms -- or some counterpart
+        pairs -- by position, repeats allowed.
+
+        A repeated template, term or pair becomes a distinct one (keys suffixed ``#k``),
+        so the result is one bootstrap resample as a data set of its own.
         """
         rows = np.asarray(rows, dtype=np.int64)
+        units = [replace(self.units[i], key=f"{self.units[i].key}#{k}") for k, i in enumerate(rows)]
+        labels = None if self.labels is None else self.labels[rows]
+        if pairs is not None:
+            chosen = [(k, self.pairs[j]) for k, j in enumerate(np.asarray(pairs, dtype=np.int64))]
+            new_pairs = [(f"{a}#{k}", f"{b}#{k}") for k, (a, b) in chosen]
+            names = dict(zip(self.group_names, map(list, zip(*new_pairs))))
+            cols = self.pair_columns()[np.asarray(pairs, dtype=np.int64)].T.ravel()
+            return FamilyScores(self.family, units, names, self.scores[np.ix_(rows, cols)], labels, self.missing,
+                                new_pairs)
         picked = {g: np.asarray(terms[g], dtype=np.int64) for g in self.group_names}
         cols = np.concatenate([np.flatnonzero(self.column_groups == i)[picked[g]]
                                for i, g in enumerate(self.group_names)])
-        units = [replace(self.units[i], key=f"{self.units[i].key}#{k}") for k, i in enumerate(rows)]
         names = {g: [f"{self.terms[g][j]}#{k}" for k, j in enumerate(p)] for g, p in picked.items()}
-        labels = None if self.labels is None else self.labels[rows]
         return FamilyScores(self.family, units, names, self.scores[np.ix_(rows, cols)], labels, self.missing)
 
     def to_long(self) -> dict:
-        """One entry per sentence: ``{"example", "group", "term", "template", "score", "label"}``.
+        """One entry per sentence: ``{"example", "group", "term", "template", "score", "label", "pair"}``
+        (``label`` with gold labels, ``pair`` with counterpart pairs).
 
         The columns of ``embdebias fairness SCORES.csv``.
         """
@@ -138,6 +177,9 @@ class FamilyScores:
                "score": self.scores.ravel().tolist()}
         if self.labels is not None:
             out["label"] = np.repeat(self.labels, n_terms).tolist()
+        if self.pairs:
+            pair_of = {t: f"{a}|{b}" for a, b in self.pairs for t in (a, b)}
+            out["pair"] = [pair_of.get(t, "") for t in out["term"]]
         return out
 
 
@@ -194,115 +236,90 @@ def score_family(probe, template_set: TemplateSet, family: str | TemplateFamily,
     den = (frame[1] + filler[1])[unit_ok][:, None] + term[1][term_ok][None, :]
     scores = 1.0 / (1.0 + np.exp(-(probe.intercept_ + num / den)))
     units = [u for u, ok in zip(fam.units, unit_ok) if ok]
-    labels = np.array([u.label for u in units], dtype=np.int64) if fam.labelled else None
+    labels = _labels(fam, units, missing)
     kept = {g: [t for t in ts if t not in lost] for g, ts in template_set.groups.items()}
-    return FamilyScores(fam.name, units, kept, scores, labels, missing)
+    return FamilyScores(fam.name, units, kept, scores, labels, missing, _pairs(template_set.groups, lost))
+
+
+def _labels(fam: TemplateFamily, units: list, missing: dict) -> np.ndarray | None:
+    """Gold labels of the scored units; None without labels or with one polarity left (FPED,
+    FNED and the TPR gap need both; the rest of the family still stands), said in ``missing``."""
+    if not fam.labelled:
+        return None
+    labels = np.array([u.label for u in units], dtype=np.int64)
+    if np.unique(labels).size < 2:
+        missing["label classes"] = [name for c, name in ((1, "positive"), (0, "negative")) if c not in labels]
+        return None
+    return labels
+
+
+def _pairs(groups: dict, lost: list) -> list | None:
+    """Counterpart pairs of two groups of equal length (the i-th terms), both in the vocabulary."""
+    if len(groups) != 2 or len({len(ts) for ts in groups.values()}) != 1:
+        return None
+    return [(a, b) for a, b in zip(*groups.values()) if a not in lost and b not in lost]
 
 
 # -- the statistics on the full sample (the library) and on resamples (the grid) ---------------
 
 
+def _paired(fs: FamilyScores) -> tuple[list, list, list]:
+    """``(scores, groups, templates)``: one counterfactual template per (template, counterpart
+    pair), holding the pair's two sentences."""
+    long = fs.to_long()
+    keep = [i for i, p in enumerate(long["pair"]) if p]
+    return ([long["score"][i] for i in keep], [long["group"][i] for i in keep],
+            [f"{long['template'][i]}|{long['pair'][i]}" for i in keep])
+
+
 def library_statistics(fs: FamilyScores, threshold: float = 0.5) -> dict:
-    """``{statistic key: value}`` of one family, computed by :mod:`embdebias.fairness`."""
+    """``{statistic key: value}`` of one family, computed by :mod:`embdebias.fairness`.
+
+    ``score_gap`` compares exactly two groups and ``cf_pcm`` counterpart pairs of two groups;
+    each is left out otherwise;
+    ``fped``, ``fned`` and ``tpr_gap`` need gold labels.
+    """
     long = fs.to_long()
     s, g, t, order = long["score"], long["group"], long["template"], fs.group_names
-    labels = long.get("label")
     common = dict(group_order=order, threshold=threshold)
-    out = {"cf_pcm": fairness_metric("cf_gap_pcm", s, g, templates=t, **common).value,
-           "cf_bcm": bcm(s, g, phi="mean", templates=t, **common).value,
-           "cf_mcm": fairness_metric("pert_sr", s, g, templates=t, **common).value,
-           "group_pcm": pcm(s, g, phi="mean", **common).value,
+    terms = dict(templates=t, threshold=threshold)
+    out = {"group_pcm": pcm(s, g, phi="mean", **common).value,
            "group_bcm": bcm(s, g, phi="mean", **common).value,
-           "group_mcm": mcm(s, g, phi="mean", d="range", **common).value}
+           "group_mcm": mcm(s, g, phi="mean", d="range", **common).value,
+           "cf_bcm": bcm(s, long["term"], phi="mean", **terms).value,
+           "cf_mcm": fairness_metric("pert_sr", s, long["term"], **terms).value,
+           "cf_mcm_std": fairness_metric("pert_sd", s, long["term"], **terms).value}
     if len(order) == 2:
         out["score_gap"] = fairness_metric("average_score_difference", s, g, templates=t, **common).value
-    if labels is not None:
+    if fs.pairs:
+        ps, pg, pt = _paired(fs)
+        out["cf_pcm"] = fairness_metric("cf_gap_pcm", ps, pg, templates=pt, **common).value
+    if "label" in long:
         for key, name in (("fped", "fped_normalized"), ("fned", "fned_normalized"), ("tpr_gap", "tpr_gap")):
-            out[key] = fairness_metric(name, s, g, labels=labels, **common).value
-    return out
-
-
-def _counts(idx: np.ndarray, n: int) -> np.ndarray:
-    """``(B, n)`` multiplicities of the items drawn in each row of ``idx``."""
-    b = idx.shape[0]
-    flat = (idx + (np.arange(b) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
-
-
-def _pairs_mean(values: list) -> np.ndarray:
-    return np.mean([np.abs(values[i] - values[k]) for i, k in combinations(range(len(values)), 2)], axis=0)
-
-
-def _group_form(matrices: list, r: np.ndarray, cs: list) -> tuple[list, list]:
-    """Per group, the weighted numerators and denominators of a mean over its grid cells."""
-    nums = [((r @ m) * c).sum(axis=1) for m, c in zip(matrices, cs)]
-    dens = [r.sum(axis=1) * c.sum(axis=1) for c in cs]
-    return nums, dens
-
-
-def _bcm(nums: list, dens: list) -> np.ndarray:
-    background = sum(nums) / sum(dens)
-    return np.mean([np.abs(background - n / d) for n, d in zip(nums, dens)], axis=0)
-
-
-def _counterfactual(matrices: list, r: np.ndarray, cs: list) -> dict:
-    sums = [c @ m.T for m, c in zip(matrices, cs)]  # (B, n_units) per group
-    means = [s / c.sum(axis=1)[:, None] for s, c in zip(sums, cs)]
-    background = sum(sums) / sum(c.sum(axis=1) for c in cs)[:, None]
-
-    def over_templates(x):
-        return (r * x).sum(axis=1) / r.sum(axis=1)
-
-    out = {"cf_pcm": over_templates(_pairs_mean(means)),
-           "cf_bcm": over_templates(np.mean([np.abs(background - m) for m in means], axis=0)),
-           "cf_mcm": over_templates(np.ptp(np.stack(means), axis=0))}
-    if len(means) == 2:
-        out["score_gap"] = over_templates(means[0] - means[1])
-    return out
-
-
-def _labelled(matrices: list, r: np.ndarray, cs: list, labels: np.ndarray, threshold: float) -> dict:
-    predicted = [(m >= threshold).astype(np.float64) for m in matrices]
-    tp, p = _group_form(predicted, r * labels, cs)
-    fp, n = _group_form(predicted, r * (1 - labels), cs)
-    fnr = [1.0 - a / b for a, b in zip(tp, p)]
-    all_fnr = 1.0 - sum(tp) / sum(p)
-    return {"fped": _bcm(fp, n),
-            "fned": np.mean([np.abs(all_fnr - f) for f in fnr], axis=0),
-            "tpr_gap": _pairs_mean([a / b for a, b in zip(tp, p)])}
-
-
-_GROUP_KEYS = ("group_pcm", "group_bcm", "group_mcm")
-_LABEL_KEYS = ("fped", "fned", "tpr_gap")
-
-
-def grid_statistics(fs: FamilyScores, idx: dict, threshold: float = 0.5, keys=None) -> dict:
-    """Statistics on ``B`` resamples: ``{key: (B,) array}`` (all, or those in ``keys``).
-
-    ``idx`` holds ``(B, n)`` index arrays: ``"templates"`` into the rows and, per group,
-    into that group's terms (the :class:`~embdebias.metrics.uncertainty.Sample` format).
-    """
-    keys = set(grid_keys(fs) if keys is None else keys)
-    cols = fs.column_groups
-    matrices = [fs.scores[:, cols == i] for i in range(len(fs.terms))]
-    r = _counts(idx["templates"], fs.scores.shape[0])
-    cs = [_counts(idx[g], m.shape[1]) for g, m in zip(fs.group_names, matrices)]
-    out = {}
-    if keys & set(_GROUP_KEYS):
-        nums, dens = _group_form(matrices, r, cs)
-        means = [a / b for a, b in zip(nums, dens)]
-        out.update(group_pcm=_pairs_mean(means), group_bcm=_bcm(nums, dens), group_mcm=np.ptp(np.stack(means), axis=0))
-    if keys - set(_GROUP_KEYS) - set(_LABEL_KEYS):
-        out.update(_counterfactual(matrices, r, cs))
-    if keys & set(_LABEL_KEYS) and fs.labels is not None:
-        out.update(_labelled(matrices, r, cs, fs.labels.astype(np.float64)[None, :], threshold))
-    return {k: v for k, v in out.items() if k in keys}
+            out[key] = fairness_metric(name, s, g, labels=long["label"], **common).value
+    return {st.key: out[st.key] for st in STATISTICS if st.key in out}
 
 
 def grid_keys(fs: FamilyScores) -> list[str]:
-    """The statistics of ``fs``: every one of :data:`STATISTICS` its groups and labels allow."""
-    return [s.key for s in STATISTICS if (fs.labels is not None or not s.needs_labels)
-            and (s.key != "score_gap" or len(fs.terms) == 2)]
+    """The statistics of ``fs`` that have bootstrap intervals (its groups and labels allowing)."""
+    return [s.key for s in STATISTICS if s.interval and (fs.labels is not None or not s.needs_labels)
+            and (s.key != "score_gap" or len(fs.terms) == 2) and (s.key != "cf_pcm" or fs.pairs)]
+
+
+def sample_items(fs: FamilyScores, key: str) -> dict:
+    """The resampled items of a statistic: templates, and the terms of each group -- or, for
+    ``cf_pcm``, the counterpart pairs."""
+    items = {"templates": [u.key for u in fs.units]}
+    if key == "cf_pcm":
+        return {**items, "pairs": [f"{a}|{b}" for a, b in fs.pairs]}
+    return {**items, **fs.terms}
+
+
+def grid_statistics(fs: FamilyScores, idx: dict, threshold: float = 0.5, keys=None) -> dict:
+    """Statistics on ``B`` resamples: ``{key: (B,) array}`` (all of :func:`grid_keys`, or ``keys``)."""
+    from ._extrinsic_grid import grid_statistics as on_grid
+
+    return on_grid(fs, idx, threshold, grid_keys(fs) if keys is None else keys)
 
 
 def grid_statistic(fs: FamilyScores, key: str, threshold: float = 0.5):
@@ -408,8 +425,8 @@ def extrinsic_bias(embedding, family: str = "emotion", *, templates=None, probe=
         vector the same way, so a fixed 0.5 calls nearly every sentence positive (on GloVe
         6B 50d the sentences' mean score is 0.75 and 0.5 gives a template accuracy of
         0.53 although the sentences' AUC is 0.91). ``"median"`` puts the threshold at the
-        median score of the family's sentences, splitting them in half as the balanced
-        gold labels do; it uses no gold label and is fixed before any bootstrap.
+        median score of the family's sentences, splitting them in half as the gold labels
+        do when they are balanced (as in the bundled emotion family); it uses no gold label and is fixed before any bootstrap.
     random_state : int or None, default 0
     lowercase : bool, default True
     """

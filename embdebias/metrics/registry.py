@@ -514,21 +514,22 @@ class AnalogyListResult:
 
 class Extrinsic(Metric):
     name, title = "extrinsic", "Extrinsic bias"
-    legend = ("Bias of a model built on the embedding (Czarnowska et al. 2021's generalized metrics): a "
-              "sentiment probe (logistic regression on the mean of a sentence's unit word vectors, "
+    legend = ("Bias of a model built on the embedding, with Czarnowska et al. (2021)'s generalized metrics. "
+              "A sentiment probe (logistic regression on the mean of a sentence's unit word vectors, "
               "trained on VADER lexicon words, never on a template word) scores sentences that differ "
-              "only in a female or male identity term; the metrics compare its P(positive) across the "
-              "two groups. Counterfactual rows compare the terms within each template (then average "
-              "over templates), group rows compare the groups as wholes. PCM: mean |difference| over "
-              "group pairs; BCM: mean |group - all examples|; MCM: range over groups (with two groups "
-              "of equal size MCM equals PCM and BCM is half of it). Score difference: female minus "
-              "male (positive: female terms read as more positive). FPED/FNED (normalized) and TPR "
-              "gap use the emotion fillers' polarity as gold label and predicted positive = score "
-              "above the family's median score. 0 is fairer for every bias row. Probe accuracy "
-              "(held-out lexicon words) and the template accuracy and AUC say how far to trust the "
-              "probe. Intervals: bootstrap over templates and terms; an absolute difference near 0 "
-              "has an interval that can lie above its value (a resample's |difference| is rarely "
-              "smaller), so read the signed score difference's interval to see whether 0 is plausible.")
+              "only in a female or male identity term; the rows compare its P(positive). "
+              "Between the genders: the score gap (female minus male; positive: female terms read as "
+              "more positive) and the counterfactual PCM, the mean |female - male| over every "
+              "template and pair of counterpart terms (my mother / my father, Mary / John). The group PCM, BCM and MCM of two groups "
+              "are |gap|, |gap|/2 and |gap| exactly, so they have no interval of their own. Over "
+              "terms (each term its own group): the counterfactual BCM and MCM (range, std) say how "
+              "much the identity term moves the score at all, within a gender as well as across. "
+              "FPED, FNED and TPR gap (emotion only) take the emotion word's polarity as gold label "
+              "and call a sentence positive at or above the family's median score. 0 is fairer for "
+              "every bias row. The probe's held-out accuracy and the template accuracy and AUC say "
+              "how far to trust it. Intervals: bootstrap over templates and terms; an absolute "
+              "value near 0 can have an interval above it (a resample's |difference| is rarely "
+              "smaller), so the signed gap's interval says whether 0 is plausible.")
 
     @property
     def statistics(self):
@@ -556,7 +557,7 @@ class Extrinsic(Metric):
                 f"(Hutto & Gilbert 2014) words with |valence| >= 1, minus every template word")
 
     def score(self, emb, unit, ctx):
-        from .extrinsic import STATISTICS, extrinsic_result, grid_keys, grid_statistic, score_family
+        from .extrinsic import STATISTICS, extrinsic_result, grid_keys, grid_statistic, sample_items, score_family
         from .uncertainty import Sample
 
         probe = ctx.probe(emb)
@@ -564,9 +565,8 @@ class Extrinsic(Metric):
         r = extrinsic_result(fs, probe)
         cells = {**r.statistics, "accuracy": r.accuracy, "template_accuracy": r.template_accuracy,
                  "template_auc": r.template_auc, "threshold": r.threshold, N_SCORED: r.n_scored}
-        items = {"templates": [u.key for u in fs.units], **fs.terms}
         fairer = {s.key: s.fairer for s in STATISTICS}
-        samples = {(unit, key): Sample(items, grid_statistic(fs, key, r.threshold), fairer[key])
+        samples = {(unit, key): Sample(sample_items(fs, key), grid_statistic(fs, key, r.threshold), fairer[key])
                    for key in grid_keys(fs)}
         return r, {unit: {k: v for k, v in cells.items() if v is not None}}, samples
 

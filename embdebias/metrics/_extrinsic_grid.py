@@ -1,0 +1,102 @@
+"""The extrinsic statistics on bootstrap resamples of the (template x term) score grid.
+
+A resample draws counterfactual templates and, per group, identity terms with
+replacement; as a data set of its own (:meth:`FamilyScores.take`) it would be scored by
+:mod:`embdebias.fairness` one resample at a time. Here every statistic is written as
+weighted sums over the grid, the weights being each template's and each term's number of
+draws, so ``B`` resamples are a few matrix products. ``tests/test_extrinsic.py`` checks
+every statistic against the library, on the full sample and on resamples.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+
+#: Statistics computed here (the others are exact functions of these; see extrinsic.py).
+TERM_KEYS = ("cf_bcm", "cf_mcm", "cf_mcm_std")
+LABEL_KEYS = ("fped", "fned", "tpr_gap")
+_CHUNK = 64
+
+
+def counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """``(B, n)`` multiplicities of the items drawn in each row of ``idx``."""
+    b = idx.shape[0]
+    flat = (idx + (np.arange(b) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
+
+
+def _over_templates(r: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return (r * x).sum(axis=1) / r.sum(axis=1)
+
+
+def _group_means(matrices: list, r: np.ndarray, cs: list) -> tuple[list, list]:
+    """Per group, the weighted numerator and denominator of its mean score over the grid."""
+    nums = [((r @ m) * c).sum(axis=1) for m, c in zip(matrices, cs)]
+    dens = [r.sum(axis=1) * c.sum(axis=1) for c in cs]
+    return nums, dens
+
+
+def _paired_pcm(fs, r: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Mean |first - second| over the drawn templates and counterpart pairs."""
+    cols = fs.pair_columns()
+    diff = np.abs(fs.scores[:, cols[:, 0]] - fs.scores[:, cols[:, 1]])  # (units, pairs)
+    return ((r @ diff) * p).sum(axis=1) / (r.sum(axis=1) * p.sum(axis=1))
+
+
+def _term_statistics(scores: np.ndarray, r: np.ndarray, c: np.ndarray, keys: set) -> dict:
+    """Perturbation statistics over the drawn terms (every term its own group), per template."""
+    total = c.sum(axis=1)[:, None]
+    mean = (c @ scores.T) / total  # (B, units)
+    out = {}
+    if "cf_mcm_std" in keys:
+        var = (c @ (scores ** 2).T) / total - mean ** 2
+        out["cf_mcm_std"] = _over_templates(r, np.sqrt(np.maximum(var, 0.0)))
+    if keys & {"cf_bcm", "cf_mcm"}:
+        bcm_t, range_t = np.empty_like(mean), np.empty_like(mean)
+        for s in range(0, c.shape[0], _CHUNK):  # (chunk, units, terms) at a time
+            cc = c[s:s + _CHUNK][:, None, :]
+            bcm_t[s:s + _CHUNK] = (np.abs(scores[None] - mean[s:s + _CHUNK, :, None]) * cc).sum(axis=2) / total[s:s + _CHUNK]
+            drawn = cc > 0
+            range_t[s:s + _CHUNK] = (np.where(drawn, scores[None], -np.inf).max(axis=2)
+                                     - np.where(drawn, scores[None], np.inf).min(axis=2))
+        out["cf_bcm"], out["cf_mcm"] = _over_templates(r, bcm_t), _over_templates(r, range_t)
+    return out
+
+
+def _labelled(matrices: list, r: np.ndarray, cs: list, labels: np.ndarray, threshold: float) -> dict:
+    predicted = [(m >= threshold).astype(np.float64) for m in matrices]
+    tp, p = _group_means(predicted, r * labels, cs)
+    fp, n = _group_means(predicted, r * (1 - labels), cs)
+    fpr, tpr = [a / b for a, b in zip(fp, n)], [a / b for a, b in zip(tp, p)]
+    all_fpr, all_tpr = sum(fp) / sum(n), sum(tp) / sum(p)
+    return {"fped": np.mean([np.abs(all_fpr - f) for f in fpr], axis=0),
+            "fned": np.mean([np.abs(all_tpr - t) for t in tpr], axis=0),  # |FNR_all - FNR_g| = |TPR_all - TPR_g|
+            "tpr_gap": np.mean([np.abs(tpr[i] - tpr[k]) for i, k in combinations(range(len(tpr)), 2)], axis=0)}
+
+
+def grid_statistics(fs, idx: dict, threshold: float, keys) -> dict:
+    """Statistics ``keys`` of the family scores ``fs`` on ``B`` resamples: ``{key: (B,) array}``.
+
+    ``idx`` holds ``(B, n)`` index arrays: ``"templates"`` into the rows and, per group,
+    into that group's terms (the :class:`~embdebias.metrics.uncertainty.Sample` format).
+    """
+    keys = set(keys)
+    cols = fs.column_groups
+    matrices = [fs.scores[:, cols == i] for i in range(len(fs.terms))]
+    r = counts(idx["templates"], fs.scores.shape[0])
+    out = {}
+    if "cf_pcm" in keys:  # drawn by counterpart pairs, not by terms
+        out["cf_pcm"] = _paired_pcm(fs, r, counts(idx["pairs"], len(fs.pairs)))
+        if keys == {"cf_pcm"}:
+            return out
+    cs = [counts(idx[g], m.shape[1]) for g, m in zip(fs.group_names, matrices)]
+    if "score_gap" in keys:
+        nums, dens = _group_means(matrices[:2], r, cs[:2])
+        out["score_gap"] = nums[0] / dens[0] - nums[1] / dens[1]
+    if keys & set(TERM_KEYS):
+        out.update(_term_statistics(np.hstack(matrices), r, np.hstack(cs), keys))
+    if keys & set(LABEL_KEYS) and fs.labels is not None:
+        out.update(_labelled(matrices, r, cs, fs.labels.astype(np.float64)[None, :], threshold))
+    return {k: v for k, v in out.items() if k in keys}
