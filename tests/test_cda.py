@@ -471,8 +471,8 @@ def test_a_failed_write_leaves_no_output(tmp_path, monkeypatch, capsys):
         def write(self, data):
             raise OSError(28, "No space left on device", str(tmp_path / "out.txt"))
 
-    def full_disk(tmp, target):
-        cm = real(tmp, target)
+    def full_disk(tmp, target, **kwargs):
+        cm = real(tmp, target, **kwargs)
         return _Wrap(cm, Full)
 
     class _Wrap:
@@ -598,7 +598,7 @@ def test_scikit_learn_parameters():
 
     aug = CounterfactualAugmenter(names=True, mode="replace")
     assert aug.get_params() == {"pairs": None, "names": True, "mode": "replace", "intervention": "grammatical",
-                                "unicode_errors": "strict", "block_size": 8 << 20}
+                                "unicode_errors": "strict", "block_size": 1 << 20}
     assert clone(aug).get_params() == aug.get_params()
     assert aug.counterfactual("John") == "Mary"
     aug.set_params(names=False)
@@ -606,3 +606,19 @@ def test_scikit_learn_parameters():
     for bad in ({"mode": "both"}, {"intervention": "clever"}, {"block_size": 0}):
         with pytest.raises(EmbdebiasError):
             CounterfactualAugmenter(**bad).fit()
+
+
+def test_benchmark_runs_small():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_cda
+
+    rows = bench_cda.run(mb=0.5, baseline_mb=0.2, gcide=False)
+    cases = [r["case"] for r in rows]
+    assert cases[0].startswith("floor") and any(c.startswith("baseline: one regex") for c in cases)
+    assert all(r["mb"] > 0 and r["cpu_s"] >= 0 for r in rows)
+    assert "MB/s (CPU)" in bench_cda.format_rows(rows)
+    text = bench_cda.generated_text(0.1).decode()[:20000]
+    mapping = bench_cda._mapping()
+    assert bench_cda.per_word_loop(text, mapping) == bench_cda.regex_callback(text, mapping)
