@@ -5,9 +5,9 @@ Two corpora, written to a temporary directory and removed afterwards (never comm
 * **generated**: English-like sentences from a seeded vocabulary (function words, a few
   thousand content words, and gendered words at about 3 % of the words, the density of
   fiction, where he/she/her/his/him alone are 3-4 % of the words), repeated to ``--mb``;
-* **gcide**: the text of Debian's ``dict-gcide`` (the 1913 Webster dictionary with its
-  quotations, about 40 MB), read from ``/usr/share/dictd/gcide.dict.dz`` when the package
-  is installed (``apt-get install dict-gcide``); skipped otherwise.
+* **gcide**: Debian's ``dict-gcide`` (the 1913 Webster dictionary with its quotations)
+  as one sentence a line, made by ``benchmarks/gcide.py`` when the package is installed
+  (``apt-get install dict-gcide``); skipped otherwise.
 
 Each is timed, in the same invocation:
 
@@ -51,7 +51,6 @@ sys.path.insert(0, str(REPO))
 
 from embdebias.cda import CounterfactualAugmenter, augment_file  # noqa: E402
 
-GCIDE = Path("/usr/share/dictd/gcide.dict.dz")
 SEED = 2024
 _FUNCTION = ("the of and to a in that it was for on as with at by from this but not be had have are "
              "were which one all they we there been when who will would an or so if out up what about "
@@ -86,12 +85,17 @@ def generated_text(mb: float, seed: int = SEED) -> bytes:
     return sample * max(1, round(mb * 1e6 / len(sample)))
 
 
-def gcide_text() -> bytes | None:
-    """The text of dict-gcide, or None when the package is not installed."""
-    if not GCIDE.is_file():
+def gcide_text(workdir: Path) -> bytes | None:
+    """dict-gcide as one sentence a line (``benchmarks/gcide.py``), or None when not installed."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import gcide
+
+    if not gcide.DICT.is_file():
         return None
-    with gzip.open(GCIDE, "rb") as fh:
-        return fh.read()
+    path = gcide.corpus(workdir / "gcide-cache", install=False)
+    data = path.read_bytes()
+    path.unlink()
+    return data
 
 
 def _timed(fn) -> tuple[float, float]:
@@ -218,7 +222,8 @@ def bench_corpus(name: str, data: bytes, workdir: Path, baseline_mb: float) -> l
         *_timed(lambda: augment_file(small, workdir / "slice.out", intervention="naive",
                                      unicode_errors="replace")), "", size)
     for p in workdir.iterdir():
-        p.unlink()
+        if p.is_file():
+            p.unlink()
     return rows
 
 
@@ -227,7 +232,7 @@ def run(mb: float = 200, baseline_mb: float = 20, workdir=None, gcide: bool = Tr
     rows = []
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         rows += bench_corpus("generated", generated_text(mb), Path(tmp), baseline_mb)
-        real = gcide_text() if gcide else None
+        real = gcide_text(Path(tmp)) if gcide else None
         if real is not None:
             rows += bench_corpus("gcide", real, Path(tmp), baseline_mb)
     return rows

@@ -137,6 +137,7 @@ class CorpusError(EmbdebiasError, ValueError):
         loc = f" ({', '.join(where)})" if where else ""
         super().__init__(f"{self.path}{loc}: {message}")
 
+
 def quote(text, limit: int = 60) -> str:
     """``repr`` of ``text`` cut to ``limit`` characters, for error messages that name bad input."""
     text = str(text)

@@ -3,7 +3,7 @@
 **Words.** A word is a maximal run of ASCII letters, digits and ``_`` and of non-ASCII
 characters, hyphens between two such characters included (``sons-in-law`` is one
 word, ``he--she`` two). Non-ASCII punctuation and spaces are not word characters:
-U+0080-U+00BF (no-break space, guillemets, ...), U+2000-U+206F (curly quotes, dashes,
+U+0080-U+00BF (no-break space, guillemets, ...), U+2000-U+207F (curly quotes, dashes,
 ellipsis, thin spaces), U+3000-U+303F and U+FEFF (the byte-order mark). So ``he's``
 and ``he’s`` hold the word ``he``, and a gendered word inside another word (``the``,
 ``manly``, ``mother-of-pearl``) is never touched. A dictionary word that ends in a dot
@@ -69,7 +69,8 @@ def _unmark_punctuation(a: np.ndarray, w: np.ndarray) -> None:
     e3 = np.flatnonzero(lead == 0xE3)
     e3 = e3[a[e3 + 1] == 0x80]  # U+3000-U+303F
     ef = np.flatnonzero(lead == 0xEF)
-    ef = ef[a[ef + 1] == 0xBB]  # U+FEC0-U+FEFF, the byte-order mark among them
+    ef = ef[ef + 2 < len(a)]
+    ef = ef[(a[ef + 1] == 0xBB) & (a[ef + 2] == 0xBF)]  # U+FEFF, the byte-order mark
     w[c2] = w[c2 + 1] = False
     for starts in (e2, e3, ef):
         starts = starts[starts + 2 < len(a)]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import WordListError
+from ..errors import WordListError, quote as _quote
 
 #: A word of a pair or name list: letters or digits, inner hyphens and apostrophes,
 #: and an optional final dot (``mr.``).
@@ -59,10 +59,6 @@ class Lexicon:
 
     def __len__(self) -> int:
         return len(self.entries)
-
-
-def _quote(text: str, limit: int = 60) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def _side(text: str, where: str, *, lower: bool) -> tuple[str, ...]:

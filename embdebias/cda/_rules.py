@@ -22,14 +22,20 @@ Its accuracy on a hand-labelled sample of sentences is measured in
 
 **Proper nouns.** A gendered noun beside a proper noun names a particular person and
 is kept (Lu et al. do not flip "Queen Elizabeth"). A proper noun is a neighbouring
-word, separated by spaces or tabs only, that starts with a capital, has a lower-case
-letter, is not a closed-class word and, for the word before, does not start a sentence
-(line start or after ``.``, ``!``, ``?``, ``:`` or ``;`` and opening quotes). ``X of Y``
-with a capitalised Y counts too ("the Duke of Wellington"). Pronouns are never kept
-this way ("told her John left"), and honorifics are swapped anyway: they stand before
-surnames, which carry no gender ("Mr. Smith" -> "Mrs. Smith"). A neighbour that is a
-first name being swapped (``names=True``) does not keep its title: "King John" ->
-"Queen Mary".
+word, separated by spaces or tabs only, that starts with an ASCII capital followed by
+a lower-case letter and is not a closed-class word (:data:`FUNCTION_WORDS`); the word
+before counts only if it does not start a sentence (it is not the first word of the
+line, and no ``.``, ``!``, ``?``, ``:`` or ``;`` stands between it and the word before
+it). ``X of Y`` with such a Y counts too ("the Duke of Wellington"), and so does the
+word before when it is an abbreviation of :data:`ABBREVIATIONS` with its dot ("Mr.
+King": King is a surname). Pronouns are never kept this way ("ask him Mary said"),
+and honorifics are swapped anyway: they stand before surnames, which carry no gender
+("Mr. Smith" -> "Mrs. Smith"). A neighbour that is a first name being swapped
+(``names=True``) does not keep its title: "King John" -> "Queen Mary". Text in
+capitals gives no signal ("KING GEORGE" -> "QUEEN GEORGE").
+
+The engine (:mod:`._engine`) evaluates these rules on arrays; :func:`her_target`
+states the ``her`` rule for one word.
 """
 
 from __future__ import annotations
@@ -40,8 +46,8 @@ off on onto out outside over past since than through throughout till to toward t
 until unto up upon via with within without"""
 _DETERMINERS = """a an the this that these those some any no every each all both either neither another
 such what which whose several enough much"""
-_CONJUNCTIONS = "and or but nor so yet because although though while when whenever unless if once whereas whether"
-_PRONOUNS = """i me you he him she it we us they them his hers its our ours their theirs myself yourself
+_CONJUNCTIONS = "and or but nor so yet because although though while when whenever unless if once whereas whether as"
+_PRONOUNS = """i me you he him she her it we us they them his hers its our ours their theirs myself yourself
 himself herself itself ourselves themselves who whom whoever whatever how why where something nothing
 anything everything someone anyone everyone nobody somebody anybody everybody"""
 _ADVERBS = """not never always often again also too now then there here today tonight tomorrow yesterday
@@ -77,8 +83,6 @@ ABBREVIATIONS = frozenset("mr mrs ms dr st prof sen rep gen col capt lt sgt rev 
 
 #: Bytes that end a sentence before a capitalised word (which is then no proper-noun signal).
 SENTENCE_END = b".!?:;"
-#: Bytes that may stand between a sentence end and the next sentence's first word.
-OPENERS = b" \t\"'([{*-"
 
 
 def her_target(next_word: str | None) -> str:
@@ -103,15 +107,3 @@ def her_target(next_word: str | None) -> str:
     if plain and low.endswith("ly") and low not in LY_NOT_ADVERBS:
         return "him"
     return "his"
-
-
-def is_proper_noun(word: str) -> bool:
-    """Whether ``word`` (a neighbour of a gendered word) reads as a proper noun by its case."""
-    return (len(word) > 1 and word[0].isupper() and any(c.islower() for c in word)
-            and word.lower() not in FUNCTION_WORDS)
-
-
-def starts_sentence(line_before: bytes) -> bool:
-    """Whether a word preceded by ``line_before`` (its line up to the word) starts a sentence."""
-    rest = line_before.rstrip(OPENERS)
-    return not rest or rest[-1:] in (b".", b"!", b"?", b":", b";")

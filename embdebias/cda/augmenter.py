@@ -102,7 +102,7 @@ class CDAStats:
         if self.swapped and top:
             pairs = list(_ranked(self.swapped).items())[:top]
             rows.append("most swapped pairs: " + ", ".join(f"{k} {v:,}" for k, v in pairs))
-        if self.seconds:
+        if self.seconds and self.bytes_read >= 100_000:
             rows.append(f"{self.bytes_read / 1e6:,.1f} MB in {self.seconds:.1f} s "
                         f"({self.bytes_read / 1e6 / self.seconds:,.1f} MB/s)")
         return "\n".join(rows)
@@ -264,7 +264,7 @@ class CounterfactualAugmenter(BaseEstimator):
         out, counts = engine.transform(raw, two_sided=False)
         counts.lines = len(batch)
         stats.add(counts, two_sided)
-        stats.bytes_read += len(raw) + len(batch) - len(bodies)
+        stats.bytes_read += len(raw) - (len(batch) - 1) + sum(len(b) < len(l) for b, l in zip(bodies, batch))
         if out is raw:
             result = list(batch)
         else:
