@@ -622,3 +622,22 @@ def test_benchmark_runs_small():
     text = bench_cda.generated_text(0.1).decode()[:20000]
     mapping = bench_cda._mapping()
     assert bench_cda.per_word_loop(text, mapping) == bench_cda.regex_callback(text, mapping)
+
+
+def test_iter_file_streams_what_augment_file_writes(tmp_path):
+    src = write(tmp_path / "c.txt.gz", CORPUS * 3, gz=True)
+    aug = CounterfactualAugmenter(names=True, block_size=16)
+    lines = list(aug.iter_file(src))
+    stats = aug.stats_
+    augment_file(src, tmp_path / "o.txt", names=True)
+    assert lines == (tmp_path / "o.txt").read_text(encoding="utf-8").split("\n")
+    assert stats.lines_written == len(lines) and stats.lines_read == 16
+    with pytest.raises(CorpusError, match="empty corpus"):
+        next(aug.iter_file(write(tmp_path / "e.txt", "")))
+
+
+def test_a_line_longer_than_a_block(tmp_path):
+    text = "he " * 5000 + "\nshe\n" + "x" * 3000
+    src = write(tmp_path / "c.txt", text)
+    augment_file(src, tmp_path / "o.txt", mode="replace", block_size=100)
+    assert (tmp_path / "o.txt").read_text() == "she " * 5000 + "\nhe\n" + "x" * 3000

@@ -15,7 +15,8 @@ belongs to a proper noun ("Queen Elizabeth").
 * :class:`CounterfactualAugmenter` -- the intervention on a line
   (:meth:`~CounterfactualAugmenter.counterfactual`), a stream of lines
   (:meth:`~CounterfactualAugmenter.augment`) or a corpus file
-  (:meth:`~CounterfactualAugmenter.augment_file`, plain or gzip, atomic);
+  (:meth:`~CounterfactualAugmenter.augment_file`, plain or gzip, atomic;
+  :meth:`~CounterfactualAugmenter.iter_file` streams the same lines without writing them);
 * :func:`augment_file` -- the same in one call (what ``embdebias cda`` runs);
 * :class:`CDAStats` -- lines read and augmented, swaps per pair;
 * :func:`build_lexicon` -- the checked dictionary of a pair (and name) list;

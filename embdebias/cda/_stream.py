@@ -108,21 +108,25 @@ def checked(block: bytes, path: Path, offset: int, line: int, unicode_errors: st
 
 
 def iter_blocks(fh, path: Path, unicode_errors: str, block_size: int = BLOCK_SIZE) -> Iterator[bytes]:
-    """The corpus read from ``fh`` as checked blocks of whole lines (see the module docstring)."""
-    carry, offset, line = b"", 0, 1
+    """The corpus read from ``fh`` as checked blocks of whole lines (see the module docstring).
+
+    A line longer than ``block_size`` makes one block of its own (held in memory).
+    """
+    pending: list[bytes] = []  # the start of a line that has not ended yet
+    offset, line = 0, 1
     chunk = _read(fh, path, block_size)
     if not chunk:
         raise CorpusError(path, "empty corpus: no text to augment")
     check_first_block(chunk, path)
     while chunk:
-        data = carry + chunk if carry else chunk
-        cut = data.rfind(b"\n") + 1
+        cut = chunk.rfind(b"\n") + 1
         if cut:
-            yield checked(data[:cut], path, offset, line, unicode_errors)
-            offset, line = offset + cut, line + data.count(b"\n", 0, cut)
-            carry = data[cut:]
+            block = b"".join((*pending, chunk[:cut])) if pending else chunk[:cut]
+            yield checked(block, path, offset, line, unicode_errors)
+            offset, line = offset + len(block), line + block.count(b"\n")
+            pending = [chunk[cut:]] if cut < len(chunk) else []
         else:
-            carry = data  # a line longer than a block: read on
+            pending.append(chunk)
         chunk = _read(fh, path, block_size)
-    if carry:
-        yield checked(carry, path, offset, line, unicode_errors)
+    if pending:
+        yield checked(b"".join(pending), path, offset, line, unicode_errors)

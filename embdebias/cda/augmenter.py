@@ -280,6 +280,42 @@ class CounterfactualAugmenter(BaseEstimator):
         return result
 
     # ------------------------------------------------------------------ files
+    def iter_file(self, src) -> Iterator[str]:
+        """The augmentation of the corpus file ``src`` as lines (str, without their newline).
+
+        What :meth:`augment_file` would write, streamed block by block and never written
+        to disk (for training on the augmented corpus). ``stats_`` counts as it goes.
+
+        Parameters
+        ----------
+        src : path
+            As for :meth:`augment_file`.
+
+        Yields
+        ------
+        str
+
+        Raises
+        ------
+        CorpusError
+            As for :meth:`augment_file`.
+        """
+        engine, two_sided = self._fitted(), self.mode == "two-sided"
+        src = check_corpus_path(src)
+        self.stats_ = stats = CDAStats()
+        start = time.perf_counter()
+        with open_corpus(src) as (fh, _):
+            for block in iter_blocks(fh, src, self.unicode_errors, self.block_size):
+                data, counts = engine.transform(block, two_sided)
+                stats.add(counts, two_sided)
+                stats.bytes_read += len(block)
+                stats.bytes_written += len(data)
+                lines = data.decode("utf-8").split("\n")
+                if lines[-1] == "":
+                    lines.pop()
+                yield from lines
+                stats.seconds = time.perf_counter() - start
+
     def augment_file(self, src, dst, *, progress: bool = False) -> CDAStats:
         """Augment the corpus ``src`` into ``dst``, streamed, atomically.
 
