@@ -26,6 +26,8 @@ _EXPORTS = {
     "EmbdebiasError": ".errors",
     "VectorFileError": ".errors",
     "MissingWordsError": ".errors",
+    "CorpusError": ".errors",
+    "CounterfactualAugmenter": ".cda",
     "wordlists": ".wordlists",
 }
 

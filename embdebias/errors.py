@@ -109,6 +109,35 @@ class FairnessInputError(EmbdebiasError, ValueError):
     """
 
 
+class CorpusError(EmbdebiasError, ValueError):
+    """A text corpus cannot be read as text (``embdebias cda``, ``embdebias train``).
+
+    An empty file, a binary file (NUL bytes, control bytes), undecodable UTF-8, a
+    truncated gzip stream, a directory or a FIFO where a file was expected.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The corpus.
+    message : str
+        What was wrong and what was expected.
+    line : int, optional
+        1-based line number.
+    offset : int, optional
+        Byte offset from the start of the (decompressed) text.
+    """
+
+    def __init__(self, path, message: str, *, line: int | None = None, offset: int | None = None):
+        self.path = os.fspath(path) if path is not None else None
+        self.line = line
+        self.offset = offset
+        self.reason = message
+        where = [f"{what} {value}" for what, value in (("line", line), ("byte offset", offset))
+                 if value is not None]
+        loc = f" ({', '.join(where)})" if where else ""
+        super().__init__(f"{self.path}{loc}: {message}")
+
+
 def quote(text, limit: int = 60) -> str:
     """``repr`` of ``text`` cut to ``limit`` characters, for error messages that name bad input."""
     text = str(text)

@@ -92,7 +92,9 @@ _FILES = {
 }
 _SHARED = {"weat_tests": ("weat_tests.json", "Caliskan et al. (2017) and embdebias curated"),
            "extrinsic_templates": ("extrinsic_templates.json",
-                                   "embdebias curated, in the style of Kiritchenko & Mohammad (2018) and Lu et al. (2020)")}
+                                   "embdebias curated, in the style of Kiritchenko & Mohammad (2018) and Lu et al. (2020)"),
+           "cda_pairs": ("cda_pairs.txt", "Lu et al. (2020), Supplemental Material, gender pairs"),
+           "cda_names": ("cda_names.txt", "embdebias curated, first-name pairs")}
 _NAME = re.compile(r"[A-Za-z0-9_]+(:[A-Za-z0-9_]+)?")
 
 

@@ -56,11 +56,11 @@ def open_binary(path):
 
 
 @contextlib.contextmanager
-def open_output(tmp: Path, target: Path):
-    """A binary output stream to ``tmp``, gzip-compressed when ``target`` ends in ``.gz``."""
+def open_output(tmp: Path, target: Path, compresslevel: int = 6):
+    """A binary output stream to ``tmp``, gzip-compressed (at ``compresslevel``) when ``target`` ends in ``.gz``."""
     if target.name.endswith(".gz"):
         # mtime=0 keeps the output byte-identical between runs.
-        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6,
+        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=compresslevel,
                                                     filename="", mtime=0) as fh:
             yield fh
     else:
