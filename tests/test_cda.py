@@ -127,6 +127,8 @@ def _reference_naive(text: str, entries: dict) -> str:
         if entry is None or (entry.is_name and token not in (entry.word, entry.word.upper())):
             return token
         target = entry.targets[0]
+        if dotted and target.endswith("."):  # the dot stays in the text after the word
+            target = target[:-1]
         if token.isupper():
             target = target.upper()
         elif token[0].isupper() and not entry.is_name:
@@ -141,7 +143,7 @@ _PIECES = ["he", "He", "HE", "she", "her", "his", "him", "king", "Queen", "mr", 
            " ", " ", "  ", "\t", "\n", "\r\n", ".", ",", "-", "--", "'", "’", "“", "\u00a0", "é", "_", "9", "\ufeff"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40))
 def test_naive_mode_matches_a_word_by_word_reference(pieces):
     text = "".join(pieces)
