@@ -1,8 +1,8 @@
 """A text corpus streamed from disk: lines, then token lists, as many passes as needed.
 
 gensim reads a training corpus once to build the vocabulary and once per epoch, so
-:class:`LineCorpus` is an iterable that restarts at every ``iter()``: it never
-holds more than one block of text (1 MiB) in memory, whatever the size of the file.
+:class:`LineCorpus` is an iterable that restarts at every ``iter()``: it holds at most
+two blocks of text (1 MiB each) in memory, whatever the size of the file.
 
 Reading
 -------
