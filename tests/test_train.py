@@ -521,3 +521,24 @@ def test_cda_trains_on_the_augmented_stream(corpus, tmp_path, monkeypatch, capsy
     assert "--cda options not accepted: unknown mode 'bad'" in _one_error_line(capsys)
     assert main(["-q", "train", str(corpus), "--out", str(tmp_path / "x.bin"), "--cda", "--cda-option", "x"]) == 2
     assert "KEY=VALUE" in _one_error_line(capsys)
+
+
+# --------------------------------------------------------------------------- the benchmark
+def test_bench_train_smoke(tmp_path):
+    """benchmarks/bench_train.py on a tiny generated corpus: the three cases see the same corpus."""
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        import bench_train
+    finally:
+        sys.path.remove(str(bench))
+    corpus = tmp_path / "gen.txt"
+    bench_train.generate(corpus, words=20_000)
+    result = bench_train.run(corpus, epochs=1, repeats=1, workers=1, workdir=tmp_path, log=lambda m: None)
+    assert result["same_corpus_and_vocabulary"] and len(result["rows"]) == 3
+    assert result["rows"][1]["overhead"] is None and result["rows"][0]["overhead"] is not None
+    text = bench_train.format_result(result)
+    assert "vs LineSentence" in text and "baseline" in text and ": yes." in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gen.txt"]  # the temporary directory is gone
