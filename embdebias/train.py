@@ -421,12 +421,13 @@ def train_embedding(corpus, out=None, model: str = "word2vec", *, format: str | 
         The trained word vectors, in memory, in frequency order.
     """
     from . import io
-    from ._atomic import check_output
+    from ._atomic import check_output, check_replaceable
 
     fmt = None
     if out is not None:  # bad output settings fail before any work
         fmt = io.output_format(out, format)
         check_output(out, inputs=(corpus,))
+        check_replaceable(out, directory=fmt == "native")
     trained = train_model(corpus, model, **params)
     emb = embedding_of(trained, name=name or (Path(out).name if out is not None else f"{model} {Path(corpus).name}"))
     if out is not None:

@@ -439,6 +439,20 @@ def test_existing_output_needs_force_and_the_corpus_is_never_overwritten(corpus,
         train_embedding(corpus, corpus, format="glove")
 
 
+def test_an_output_that_could_not_be_replaced_fails_before_training(corpus, tmp_path, monkeypatch, capsys):
+    from gensim.models import Word2Vec
+
+    monkeypatch.setattr(Word2Vec, "train", lambda *a, **k: pytest.fail("trained before refusing"))
+    user_dir = tmp_path / "mine"
+    user_dir.mkdir()
+    (user_dir / "notes.txt").write_text("keep", encoding="utf-8")
+    assert main(["-q", "train", str(corpus), "--out", str(user_dir), "--force"]) == 2
+    assert "not an embdebias output" in _one_error_line(capsys)
+    assert main(["-q", "train", str(corpus), "--out", str(user_dir), "--format", "word2vec-bin", "--force"]) == 2
+    assert "is a directory" in _one_error_line(capsys)
+    assert (user_dir / "notes.txt").read_text(encoding="utf-8") == "keep"
+
+
 # --------------------------------------------------------------------------- interruption
 def _interrupt_in_epoch(monkeypatch, epoch: int, exc=KeyboardInterrupt):
     from gensim.models import Word2Vec
