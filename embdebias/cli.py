@@ -282,9 +282,11 @@ def _cda_transform(args):
 
 
 def _key_value(text: str) -> tuple[str, str]:
+    from .errors import quote
+
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
-        raise EmbdebiasError(f"--cda-option takes KEY=VALUE, got {text!r}")
+        raise EmbdebiasError(f"--cda-option takes KEY=VALUE, got {quote(text)}")
     return key.strip().replace("-", "_"), value
 
 

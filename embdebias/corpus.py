@@ -51,7 +51,7 @@ import re
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from .errors import CorpusError, EmbdebiasError
+from .errors import CorpusError, EmbdebiasError, quote
 from .io._common import GZIP_ERRORS, GZIP_MAGIC, check_unicode_errors
 
 #: Tokens: runs of word characters (letters, digits, ``_``) with inner ``'`` or ``-``.
@@ -108,11 +108,11 @@ def compile_token_pattern(pattern: str) -> re.Pattern:
     try:
         regex = re.compile(pattern)
     except (re.error, TypeError) as exc:
-        raise EmbdebiasError(f"token_pattern {pattern!r} is not a regular expression: {exc}") from None
+        raise EmbdebiasError(f"token_pattern {quote(pattern)} is not a regular expression: {exc}") from None
     if regex.groups:
-        raise EmbdebiasError(f"token_pattern {pattern!r} has a capturing group; write groups as (?:...)")
+        raise EmbdebiasError(f"token_pattern {quote(pattern)} has a capturing group; write groups as (?:...)")
     if regex.fullmatch("") is not None:
-        raise EmbdebiasError(f"token_pattern {pattern!r} matches the empty string; tokens must not be empty")
+        raise EmbdebiasError(f"token_pattern {quote(pattern)} matches the empty string; tokens must not be empty")
     return regex
 
 

@@ -64,7 +64,7 @@ from typing import Callable, Iterable, Iterator
 
 from .corpus import TOKEN_PATTERN, LineCorpus
 from .embedding import Embedding, owned
-from .errors import CorpusError, EmbdebiasError
+from .errors import CorpusError, EmbdebiasError, quote
 
 #: The model families this module trains.
 MODELS = ("word2vec", "fasttext")
@@ -93,14 +93,14 @@ def _model_class(model: str):
         return FastText
     hint = " (GloVe is count-based and not trained here; use the built-in glove-6b-50d)" \
         if str(model).lower() == "glove" else ""
-    raise EmbdebiasError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}{hint}")
+    raise EmbdebiasError(f"unknown model {quote(model)}; choose one of {', '.join(MODELS)}{hint}")
 
 
 def _check_int(name: str, value, least: int, most: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least \
             or (most is not None and value > most):
         bound = f"between {least} and {most}" if most is not None else f">= {least}"
-        raise EmbdebiasError(f"{name} must be an integer {bound}, got {value!r}")
+        raise EmbdebiasError(f"{name} must be an integer {bound}, got {quote(value)}")
     return int(value)
 
 
@@ -118,7 +118,7 @@ def _check_params(model: str, params: dict, gensim_params: dict) -> dict:
            else _check_int("workers", params["workers"], 1)}
     sample = params["sample"]
     if isinstance(sample, bool) or not isinstance(sample, numbers.Real) or not 0 <= sample < float("inf"):
-        raise EmbdebiasError(f"sample must be a finite number >= 0, got {sample!r}")
+        raise EmbdebiasError(f"sample must be a finite number >= 0, got {quote(sample)}")
     out["sample"] = float(sample)
     if out["negative"] == 0 and not gensim_params.get("hs"):
         raise EmbdebiasError("negative=0 trains nothing without hierarchical softmax (hs=1)")
@@ -223,7 +223,7 @@ def _check_vocabulary(model, corpus: LineCorpus, min_count: int) -> None:
     if len(model.wv) == 0:
         word, count = max(model.raw_vocab.items(), key=lambda item: item[1])
         raise CorpusError(corpus.path, f"no word occurs min_count={min_count} times in its "
-                                       f"{model.corpus_total_words} tokens (the most frequent, {word!r}, occurs "
+                                       f"{model.corpus_total_words} tokens (the most frequent, {quote(word)}, occurs "
                                        f"{count} times); lower min_count (--min-count) or give a larger corpus")
 
 
