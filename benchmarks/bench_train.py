@@ -21,11 +21,10 @@ spread, and the overhead is ours / LineSentence - 1 on the medians. Timings on a
 shared machine vary by a few per cent from run to run: the spread says how much.
 
 Corpus: ``--corpus FILE`` (UTF-8 text, plain or gzip), else GCIDE, the 1913 Webster
-dictionary with its quotations (about 5.4 million words; Debian's ``dict-gcide``,
-installed with apt-get when missing and this runs as root), else generated
-Zipf-distributed text. The GCIDE text is extracted into a temporary directory
-(undecodable bytes replaced, as ``--unicode-errors replace`` would) and deleted at the
-end; it is never committed.
+dictionary with its quotations as plain sentences (``benchmarks/gcide.py``: Debian's
+``dict-gcide``, installed with apt-get when missing and this runs as root), else
+generated Zipf-distributed text. The GCIDE text is extracted into a temporary
+directory and deleted at the end; it is never committed.
 
 Usage::
 
@@ -37,12 +36,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -57,23 +52,7 @@ sys.path.insert(0, str(HERE))
 from embdebias.corpus import LineCorpus  # noqa: E402
 from embdebias.train import default_workers, train_model  # noqa: E402
 
-GCIDE = Path("/usr/share/dictd/gcide.dict.dz")
 PARAMS = dict(sg=1, vector_size=100, window=5, min_count=5, negative=5, sample=1e-3, seed=0)
-
-
-def locate_gcide(log=print) -> Path | None:
-    """The GCIDE dictionary file, installed with apt-get if missing and possible (root, apt)."""
-    if not GCIDE.exists() and os.geteuid() == 0 and shutil.which("apt-get"):
-        log("installing dict-gcide with apt-get ...")
-        subprocess.run(["apt-get", "install", "-y", "-q", "dict-gcide"], check=False, capture_output=True)
-    return GCIDE if GCIDE.exists() else None
-
-
-def extract_gcide(src: Path, dst: Path) -> None:
-    """GCIDE's dictd text (dictzip is gzip) as UTF-8, undecodable bytes replaced by U+FFFD."""
-    with gzip.open(src, "rb") as fin, open(dst, "w", encoding="utf-8") as fout:
-        for raw in fin:
-            fout.write(raw.decode("utf-8", "replace"))
 
 
 def generate(dst: Path, words: int = 3_000_000, seed: int = 0) -> None:
@@ -88,6 +67,20 @@ def generate(dst: Path, words: int = 3_000_000, seed: int = 0) -> None:
             n = int(rng.integers(5, 31))
             fh.write(" ".join(tokens[at:at + n]) + ".\n")
             at += n
+
+
+def _gcide_or_generated(workdir: Path, log) -> Path:
+    """GCIDE as plain text (benchmarks/gcide.py, installing dict-gcide if missing), else generated text."""
+    import gcide
+
+    try:
+        log(f"extracting GCIDE into {workdir}")
+        return gcide.corpus(workdir)
+    except SystemExit as exc:  # not installed and not installable here
+        log(f"{exc}: generating a corpus instead")
+        path = workdir / "generated.txt"
+        generate(path)
+        return path
 
 
 def pretokenize(corpus: LineCorpus, dst: Path) -> tuple[int, int]:
@@ -129,14 +122,7 @@ def run(corpus: Path | None = None, epochs: int = 1, repeats: int = 3, workers: 
     with tempfile.TemporaryDirectory(prefix="bench_train.", dir=workdir) as tmp:
         tmp = Path(tmp)
         if corpus is None:
-            src = locate_gcide(log)
-            corpus = tmp / ("gcide.txt" if src else "generated.txt")
-            if src:
-                log(f"extracting {src} -> {corpus}")
-                extract_gcide(src, corpus)
-            else:
-                log(f"GCIDE not found: generating {corpus}")
-                generate(corpus)
+            corpus = _gcide_or_generated(tmp, log)
         stream = LineCorpus(corpus)
         tokenized = tmp / "tokenized.txt"
         sentences, tokens = pretokenize(stream, tokenized)
