@@ -243,9 +243,11 @@ def test_long_lines_come_in_gensims_sentence_length(tmp_path):
     assert MAX_SENTENCE_WORDS == MAX_WORDS_IN_BATCH
     path = tmp_path / "long.txt"
     path.write_text(" ".join(f"w{i}" for i in range(25_000)) + "\nshort line\n", encoding="utf-8")
-    sentences = list(LineCorpus(path))
+    sentences = list(LineCorpus(path, block_bytes=1 << 20))  # the whole line in one block
     assert [len(s) for s in sentences] == [10_000, 10_000, 5_000, 2]
     assert sum(sentences[:3], []) == [f"w{i}" for i in range(25_000)]
+    pieces = list(LineCorpus(path))  # 64 KiB blocks: the line is also cut at spaces between blocks
+    assert max(map(len, pieces)) <= MAX_SENTENCE_WORDS and sum(pieces, []) == sum(sentences, [])
 
 
 def test_a_file_without_line_ends_streams_in_blocks(tmp_path):
