@@ -15,9 +15,12 @@ trained three ways on the same tokens:
    input, and the memory of the whole corpus).
 
 The three are checked to see the same corpus (sentence and token counts, the same
-vocabulary in the same order). Each is timed ``--repeats`` times, interleaved, after
-one untimed read of both files (warm page cache); the table gives the median and the
-spread, and the overhead is ours / LineSentence - 1 on the medians. Timings on a
+vocabulary in the same order). Ours and the baseline are timed ``--repeats`` times,
+interleaved in alternating order (A B, B A, ...), after one untimed read of both
+files (warm page cache); the in-memory case follows. The table gives the median and
+the spread of the wall time and of the CPU time of the process (all threads; steadier
+when other programs share the cores), and the overhead is ours / LineSentence - 1 on
+the medians of each. Timings on a
 shared machine vary by a few per cent from run to run: the spread says how much.
 
 Corpus: ``--corpus FILE`` (UTF-8 text, plain or gzip), else GCIDE, the 1913 Webster
@@ -101,16 +104,21 @@ def _gensim(corpus, epochs: int, workers: int):
 
 
 def _timed(make):
-    t0 = time.perf_counter()
+    """``((wall seconds, CPU seconds of every thread of this process), result)``."""
+    t0, c0 = time.perf_counter(), time.process_time()
     model = make()
-    return time.perf_counter() - t0, model
+    return (time.perf_counter() - t0, time.process_time() - c0), model
 
 
-def _summary(name: str, times: list[float], model, baseline: float | None) -> dict:
-    median = statistics.median(times)
-    return {"case": name, "median_s": median, "min_s": min(times), "max_s": max(times), "times_s": times,
+def _summary(name: str, times: list[tuple[float, float]], model, baseline: tuple[float, float] | None) -> dict:
+    wall = [t for t, _ in times]
+    cpu = [c for _, c in times]
+    median, median_cpu = statistics.median(wall), statistics.median(cpu)
+    return {"case": name, "median_s": median, "min_s": min(wall), "max_s": max(wall), "times_s": wall,
+            "median_cpu_s": median_cpu, "min_cpu_s": min(cpu), "max_cpu_s": max(cpu), "cpu_s": cpu,
             "sentences": model.corpus_count, "tokens": model.corpus_total_words, "vocabulary": len(model.wv),
-            "overhead": None if baseline is None else median / baseline - 1}
+            "overhead": None if baseline is None else median / baseline[0] - 1,
+            "overhead_cpu": None if baseline is None else median_cpu / baseline[1] - 1}
 
 
 def run(corpus: Path | None = None, epochs: int = 1, repeats: int = 3, workers: int | None = None,
@@ -138,10 +146,11 @@ def run(corpus: Path | None = None, epochs: int = 1, repeats: int = 3, workers: 
         times = {name: [] for name in cases}
         models = {}
         for r in range(repeats):
-            for name, make in cases.items():
-                seconds, models[name] = _timed(make)
+            order = list(cases) if r % 2 == 0 else list(cases)[::-1]  # A B, B A, ...: no order effect
+            for name in order:
+                seconds, models[name] = _timed(cases[name])
                 times[name].append(seconds)
-                log(f"  repeat {r + 1}/{repeats}: {name}: {seconds:.2f} s")
+                log(f"  repeat {r + 1}/{repeats}: {name}: {seconds[0]:.2f} s ({seconds[1]:.2f} s CPU)")
         if in_memory:
             sentences_list = list(LineSentence(str(tokenized)))
             name = "gensim Word2Vec(list of token lists in memory)"
@@ -149,13 +158,13 @@ def run(corpus: Path | None = None, epochs: int = 1, repeats: int = 3, workers: 
             for r in range(repeats):
                 seconds, models[name] = _timed(lambda: _gensim(sentences_list, epochs, workers))
                 times[name].append(seconds)
-                log(f"  repeat {r + 1}/{repeats}: {name}: {seconds:.2f} s")
+                log(f"  repeat {r + 1}/{repeats}: {name}: {seconds[0]:.2f} s ({seconds[1]:.2f} s CPU)")
             del sentences_list
     ours, base = list(cases)
     vocabularies = {name: model.wv.index_to_key for name, model in models.items()}
     same = all(v == vocabularies[ours] for v in vocabularies.values()) \
         and len({(m.corpus_count, m.corpus_total_words) for m in models.values()}) == 1
-    baseline = statistics.median(times[base])
+    baseline = (statistics.median(t for t, _ in times[base]), statistics.median(c for _, c in times[base]))
     rows = [_summary(name, times[name], models[name], None if name == base else baseline) for name in times]
     return {"corpus": corpus.name, "size_mib": corpus.stat().st_size / 2**20 if corpus.exists() else None,
             "sentences": sentences, "tokens": tokens, "epochs": epochs, "workers": workers, "repeats": repeats,
@@ -167,16 +176,20 @@ def format_result(result: dict) -> str:
 
     body = []
     for row in result["rows"]:
-        overhead = "baseline" if row["overhead"] is None else f"{100 * row['overhead']:+.1f}%"
+        base = row["overhead"] is None
         words_s = result["epochs"] * row["tokens"] / row["median_s"]
         body.append([row["case"], f"{row['median_s']:.2f} s", f"{row['min_s']:.2f} - {row['max_s']:.2f} s",
-                     f"{words_s:,.0f}", overhead])
-    table = markdown_table(["case", "median", "min - max", "words/s (epochs x tokens / time)",
-                            "vs LineSentence"], body, left=1)
+                     "baseline" if base else f"{100 * row['overhead']:+.1f}%",
+                     f"{row['median_cpu_s']:.2f} s", f"{row['min_cpu_s']:.2f} - {row['max_cpu_s']:.2f} s",
+                     "baseline" if base else f"{100 * row['overhead_cpu']:+.1f}%", f"{words_s:,.0f}"])
+    table = markdown_table(["case", "wall, median", "wall, min - max", "wall vs LineSentence", "CPU, median",
+                            "CPU, min - max", "CPU vs LineSentence", "words/s (wall)"], body, left=1)
     check = "yes" if result["same_corpus_and_vocabulary"] else "NO"
     return (f"{table}\n\nWord2Vec skip-gram, {result['epochs']} epoch(s), {result['workers']} workers, "
             f"{result['tokens']:,} tokens in {result['sentences']:,} sentences of {result['corpus']}; "
-            f"times include the vocabulary scan; same sentences, tokens and vocabulary in every case: {check}.")
+            f"times include the vocabulary scan; CPU is the time of every thread of the process (steadier than "
+            f"wall time when other programs share the cores); same sentences, tokens and vocabulary in every "
+            f"case: {check}.")
 
 
 def main(argv=None) -> int:
