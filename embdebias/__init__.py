@@ -23,6 +23,7 @@ _EXPORTS = {
     "expand_gender_specific": ".debias",
     "evaluate": ".evaluation",
     "Report": ".evaluation",
+    "train_embedding": ".train",
     "EmbdebiasError": ".errors",
     "VectorFileError": ".errors",
     "MissingWordsError": ".errors",

@@ -101,6 +101,26 @@ def prepare_output(target, *, force: bool = False, inputs=(), resumable: str | N
     return target
 
 
+def check_replaceable(target, *, directory: bool, replaceable: str = "embdebias.json") -> None:
+    """Raise if :func:`atomic_file` (``directory=False``) or :func:`atomic_dir` could not replace ``target``.
+
+    A file cannot replace a directory; a directory replaces only an empty directory or
+    one holding ``replaceable`` (an embdebias output), never a file. Commands whose
+    work is long check this before it starts.
+    """
+    target = Path(target)
+    if not directory:
+        if target.is_dir():
+            raise EmbdebiasError(f"{target}: is a directory; refusing to replace it with a file")
+        return
+    if target.exists() and not target.is_dir():
+        raise EmbdebiasError(f"{target}: exists and is not a directory")
+    if target.is_dir() and any(target.iterdir()) and not (target / replaceable).is_file():
+        # Only a directory we wrote ourselves is replaced; anything else may hold a user's files.
+        raise EmbdebiasError(f"{target}: an existing directory that is not an embdebias output; "
+                             f"refusing to replace it (choose a new path or remove it)")
+
+
 @contextlib.contextmanager
 def atomic_file(target, *, inputs=()):
     """Yield a temporary path next to ``target``; rename it to ``target`` on success.
@@ -132,12 +152,7 @@ def atomic_dir(target, *, inputs=(), replaceable: str = "embdebias.json"):
     """
     target = Path(target)
     check_output(target, inputs)
-    if target.exists() and not target.is_dir():
-        raise EmbdebiasError(f"{target}: exists and is not a directory")
-    if target.is_dir() and any(target.iterdir()) and not (target / replaceable).is_file():
-        # Only a directory we wrote ourselves is replaced; anything else may hold a user's files.
-        raise EmbdebiasError(f"{target}: an existing directory that is not an embdebias output; "
-                             f"refusing to replace it (choose a new path or remove it)")
+    check_replaceable(target, directory=True, replaceable=replaceable)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     os.chmod(tmp, 0o777 & ~_umask())

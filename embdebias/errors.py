@@ -35,13 +35,45 @@ class VectorFileError(EmbdebiasError, ValueError):
         self.line = line
         self.offset = offset
         self.reason = message
-        where = []
-        if line is not None:
-            where.append(f"line {line}")
-        if offset is not None:
-            where.append(f"byte offset {offset}")
-        loc = f" ({', '.join(where)})" if where else ""
-        super().__init__(f"{self.path}{loc}: {message}")
+        super().__init__(_located(self.path, message, line, offset))
+
+
+def _located(path, message: str, line: int | None, offset: int | None) -> str:
+    """``"path (line L, byte offset B): message"``, leaving out what is not known."""
+    where = []
+    if line is not None:
+        where.append(f"line {line}")
+    if offset is not None:
+        where.append(f"byte offset {offset}")
+    loc = f" ({', '.join(where)})" if where else ""
+    return f"{path}{loc}: {message}"
+
+
+class CorpusError(EmbdebiasError, ValueError):
+    """A text corpus cannot be read or trained on.
+
+    Raised for a corpus that is not a regular file, is empty or binary, holds
+    undecodable UTF-8 (with ``unicode_errors="strict"``), has no word reaching
+    ``min_count``, or is damaged gzip.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The corpus file.
+    message : str
+        What was wrong and what was expected.
+    line : int, optional
+        1-based line number.
+    offset : int, optional
+        Byte offset from the start of the (decompressed) text.
+    """
+
+    def __init__(self, path, message: str, *, line: int | None = None, offset: int | None = None):
+        self.path = os.fspath(path) if path is not None else None
+        self.line = line
+        self.offset = offset
+        self.reason = message
+        super().__init__(_located(self.path, message, line, offset))
 
 
 class UnknownFormatError(EmbdebiasError, ValueError):
@@ -107,35 +139,6 @@ class FairnessInputError(EmbdebiasError, ValueError):
     needs gold labels or counterfactual templates called without them, an unknown
     scoring, comparison or metric name, and the like.
     """
-
-
-class CorpusError(EmbdebiasError, ValueError):
-    """A text corpus cannot be read as text (``embdebias cda``, ``embdebias train``).
-
-    An empty file, a binary file (NUL bytes, control bytes), undecodable UTF-8, a
-    truncated gzip stream, a directory or a FIFO where a file was expected.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The corpus.
-    message : str
-        What was wrong and what was expected.
-    line : int, optional
-        1-based line number.
-    offset : int, optional
-        Byte offset from the start of the (decompressed) text.
-    """
-
-    def __init__(self, path, message: str, *, line: int | None = None, offset: int | None = None):
-        self.path = os.fspath(path) if path is not None else None
-        self.line = line
-        self.offset = offset
-        self.reason = message
-        where = [f"{what} {value}" for what, value in (("line", line), ("byte offset", offset))
-                 if value is not None]
-        loc = f" ({', '.join(where)})" if where else ""
-        super().__init__(f"{self.path}{loc}: {message}")
 
 
 def quote(text, limit: int = 60) -> str:

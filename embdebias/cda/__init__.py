@@ -31,7 +31,8 @@ found is described in :mod:`embdebias.cda._engine`, the grammatical rules in
 
 from ._lexicon import Lexicon, build_lexicon
 from ._rules import her_target
-from ._stream import check_corpus_path, iter_blocks, open_corpus
+from ..corpus import check_corpus_path
+from ._stream import iter_blocks, open_corpus
 from .augmenter import INTERVENTIONS, MODES, CDAStats, CounterfactualAugmenter, augment_file
 
 __all__ = ["CDAStats", "CounterfactualAugmenter", "INTERVENTIONS", "Lexicon", "MODES", "augment_file",

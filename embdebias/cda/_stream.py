@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,20 +30,6 @@ QUOTE = 80
 
 _CONTROL = np.zeros(256, dtype=bool)
 _CONTROL[list(range(0, 9)) + list(range(14, 27)) + list(range(28, 32)) + [127]] = True
-
-
-def check_corpus_path(path) -> Path:
-    """``path`` as a Path if it is a regular file, else a :class:`CorpusError`."""
-    path = Path(path)
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise CorpusError(path, "no such file") from None
-    if stat.S_ISDIR(mode):
-        raise CorpusError(path, "is a directory; expected a text file (plain or gzip), one sentence a line")
-    if not stat.S_ISREG(mode):
-        raise CorpusError(path, "not a regular file (a FIFO, socket or device); give a text file")
-    return path
 
 
 @contextlib.contextmanager

@@ -13,7 +13,8 @@ from sklearn.base import BaseEstimator
 from ..errors import EmbdebiasError
 from ._engine import BlockCounts, Engine
 from ._lexicon import Lexicon, build_lexicon
-from ._stream import BLOCK_SIZE, check_corpus_path, iter_blocks, open_corpus
+from ..corpus import check_corpus_path
+from ._stream import BLOCK_SIZE, iter_blocks, open_corpus
 
 MODES = ("two-sided", "replace")
 INTERVENTIONS = ("grammatical", "naive")

@@ -47,7 +47,8 @@ from .native import is_native, read_native, write_native
 FORMATS = ("native", "word2vec-bin", "word2vec-text", "fasttext-vec", "glove", "fasttext-bin", "gensim-kv")
 
 __all__ = ["FORMATS", "EXTENSIONS", "DEFAULT_NAME", "BUILTIN_NAMES", "UNICODE_ERRORS", "load", "save", "convert",
-           "describe", "detect_format", "guess_format_from_path", "output_name", "load_default", "cache_dir"]
+           "describe", "detect_format", "guess_format_from_path", "output_name", "output_format", "load_default",
+           "cache_dir"]
 
 #: The file name ending of each format: what ``embdebias run`` names its outputs, and
 #: what :func:`guess_format_from_path` maps back to the format (the one table the API
@@ -370,10 +371,7 @@ def save(emb, path, format: str | None = None, *, inputs=()) -> str:
     any of ``inputs``) is refused.
     """
     emb = as_embedding(emb)
-    fmt = guess_format_from_path(path) if format is None else _check_format(format)
-    if Path(path).name.lower().endswith(".gz") and fmt not in _GZIP_FORMATS:
-        raise EmbdebiasError(f"{path}: the {fmt} format cannot be gzip-compressed; drop '.gz' from the "
-                             f"name or choose one of {', '.join(_GZIP_FORMATS)}")
+    fmt = output_format(path, format)
     if fmt == "native":
         inputs = (*inputs, emb.path) if emb.path else inputs
         write_native(emb, path, inputs=inputs)
@@ -389,6 +387,34 @@ def save(emb, path, format: str | None = None, *, inputs=()) -> str:
     else:
         from .gensim_formats import write_gensim_kv
         write_gensim_kv(emb, path, inputs=inputs)
+    return fmt
+
+
+def output_format(path, format: str | None = None) -> str:
+    """The format :func:`save` writes ``path`` in, checked before any work is done.
+
+    Parameters
+    ----------
+    path : path-like
+        The output path.
+    format : str, optional
+        One of :data:`FORMATS`; None takes it from the name (:func:`guess_format_from_path`).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    UnknownFormatError
+        ``format`` is not a known format.
+    EmbdebiasError
+        The name ends in ``.gz`` and the format cannot be gzip-compressed.
+    """
+    fmt = guess_format_from_path(path) if format is None else _check_format(format)
+    if Path(path).name.lower().endswith(".gz") and fmt not in _GZIP_FORMATS:
+        raise EmbdebiasError(f"{path}: the {fmt} format cannot be gzip-compressed; drop '.gz' from the "
+                             f"name or choose one of {', '.join(_GZIP_FORMATS)}")
     return fmt
 
 

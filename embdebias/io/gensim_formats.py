@@ -135,16 +135,7 @@ def write_fasttext_bin(emb: Embedding, path, *, inputs=()) -> None:
 
     target = Path(path)
     words = emb.words.tolist()
-    if not words:
-        # gensim (and fastText) cannot load a model without words.
-        raise EmbdebiasError(f"{target}: cannot write an empty embedding (0 words) as a fastText .bin model; "
-                             f"use 'word2vec-bin' or 'native'")
-    joined = "\n".join(words)
-    if "" in words:
-        raise EmbdebiasError(f"{target}: fastText .bin cannot store an empty word (row {words.index('')})")
-    if " " in joined or "\x00" in joined or joined.count("\n") != max(len(words) - 1, 0):  # fastText tokens
-        bad = [w for w in words if "\x00" in w or " " in w or "\n" in w][:5]
-        raise EmbdebiasError(f"{target}: fastText .bin cannot store words containing whitespace or NUL: {bad!r}")
+    _check_fasttext_words(words, target)
     check_finite(emb, target)
     model = FastText(vector_size=emb.dim, min_count=1, min_n=0, max_n=0, bucket=1, workers=1)
     n = len(words)
@@ -155,6 +146,53 @@ def write_fasttext_bin(emb: Embedding, path, *, inputs=()) -> None:
     model.wv.vectors_ngrams[:] = 0.0
     model.wv.adjust_vectors()
     inputs = (*inputs, emb.path) if emb.path else inputs
+    with atomic_file(target, inputs=inputs) as tmp:
+        save_facebook_model(model, os.fspath(tmp))
+
+
+def _check_fasttext_words(words: list[str], target: Path) -> None:
+    """Refuse words a fastText ``.bin`` model cannot hold (and an empty vocabulary)."""
+    if not words:
+        # gensim (and fastText) cannot load a model without words.
+        raise EmbdebiasError(f"{target}: cannot write an empty embedding (0 words) as a fastText .bin model; "
+                             f"use 'word2vec-bin' or 'native'")
+    joined = "\n".join(words)
+    if "" in words:
+        raise EmbdebiasError(f"{target}: fastText .bin cannot store an empty word (row {words.index('')})")
+    if " " in joined or "\x00" in joined or joined.count("\n") != max(len(words) - 1, 0):  # fastText tokens
+        bad = [w for w in words if "\x00" in w or " " in w or "\n" in w][:5]
+        raise EmbdebiasError(f"{target}: fastText .bin cannot store words containing whitespace or NUL: {bad!r}")
+
+
+def write_fasttext_model(model, path, *, inputs=()) -> None:
+    """Write a trained gensim ``FastText`` model as a Facebook fastText ``.bin``, sub-words included.
+
+    Unlike :func:`write_fasttext_bin` (plain word vectors, n-grams off), this keeps the
+    model's character n-gram buckets and output layer, so fastText and gensim
+    (``load_facebook_model``) give vectors to out-of-vocabulary words and can train
+    further. The file holds the whole n-gram table: ``bucket x dim`` float32
+    (800 MB for gensim's default 2,000,000 buckets at 100 dimensions). Written through
+    gensim's ``save_facebook_model`` to a temporary name, then renamed (atomic).
+
+    Parameters
+    ----------
+    model : gensim.models.FastText
+        A trained model.
+    path : path-like
+        The output file.
+    inputs : sequence of path-like
+        Files being read (the corpus): writing over one is refused.
+    """
+    from gensim.models.fasttext import save_facebook_model
+
+    target = Path(path)
+    _check_fasttext_words(list(model.wv.index_to_key), target)
+    for name in ("vectors_vocab", "vectors_ngrams"):
+        array = getattr(model.wv, name)
+        if not all(np.isfinite(array[i:i + DEFAULT_CHUNK_ROWS]).all()
+                   for i in range(0, len(array), DEFAULT_CHUNK_ROWS)):
+            raise EmbdebiasError(f"{target}: the model's {name} hold NaN or infinite values; refusing to "
+                                 f"write an unreadable file")
     with atomic_file(target, inputs=inputs) as tmp:
         save_facebook_model(model, os.fspath(tmp))
 
