@@ -71,7 +71,8 @@ def _fmt(v, digits: int) -> str:
     return "n/a" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.{digits}f}"
 
 
-def family_values(out_dir, source, *, random_state: int = 0, rnsb_runs: int = 10, lists: str = "published") -> dict:
+def family_values(out_dir, source, *, random_state: int = 0, rnsb_runs: int = 10, lists: str = "published",
+                  max_missing: float = 0.2) -> dict:
     """Our numbers of one finished run: ``{table: {our key: {column: value}}}``."""
     from embdebias import wordlists
     from embdebias.evaluation import Report
@@ -82,12 +83,12 @@ def family_values(out_dir, source, *, random_state: int = 0, rnsb_runs: int = 10
     report = Report.from_dict(meta["evaluation"])
     tests = wordlists.weat_tests("gender")
     tables = list(PAPER)
-    rnsb = rnsb_values(embs, tests, random_state=random_state, n_runs=rnsb_runs)
+    rnsb = rnsb_values(embs, tests, random_state=random_state, n_runs=rnsb_runs, max_missing=max_missing)
     return {
         tables[0]: {t.id: {c: report.values.get(("weat", t.id, "effect_size"), {}).get(c) for c in COLUMNS}
                     for t in tests},
         tables[1]: {t.id: rnsb[t.id]["ab"] for t in tests},
-        tables[2]: {name.rsplit(" (", 1)[0]: v for name, _, v in ect_values(embs, tests, lists)},
+        tables[2]: {name.rsplit(" (", 1)[0]: v for name, _, v in ect_values(embs, tests, lists, max_missing)},
         tables[3]: {(test, stat): {c: report.values.get(("bat", test, stat), {}).get(c) for c in COLUMNS}
                     for test in ("all", "sub") for stat in ("definition", "stereotype", "none")},
         "embedding": meta["embedding"],

@@ -81,7 +81,7 @@ def _load_run(out_dir: Path, source, limit):
     return meta, embs
 
 
-def rnsb_values(embs: dict, tests, *, random_state: int = 0, n_runs: int = 10) -> dict:
+def rnsb_values(embs: dict, tests, *, random_state: int = 0, n_runs: int = 10, max_missing: float = 0.2) -> dict:
     """``{test id: {"vader": {column: RNSB}, "ab": {column: RNSB or None}}}`` (see the module docstring)."""
     from embdebias import metrics
     from embdebias.errors import EmbdebiasError
@@ -92,13 +92,13 @@ def rnsb_values(embs: dict, tests, *, random_state: int = 0, n_runs: int = 10) -
         identity = list(dict.fromkeys(t.X.words + t.Y.words))
         key = tuple(identity)
         if key not in cache:
-            cache[key] = {n: metrics.rnsb(e, identity_terms=identity, n_runs=n_runs,
-                                          random_state=random_state).rnsb for n, e in embs.items()}
+            cache[key] = {n: metrics.rnsb(e, identity_terms=identity, n_runs=n_runs, random_state=random_state,
+                                          max_missing=max_missing).rnsb for n, e in embs.items()}
         ab = {}
         for n, e in embs.items():
             try:
-                ab[n] = metrics.rnsb(e, identity_terms=identity, positive=list(t.A.words),
-                                     negative=list(t.B.words), n_runs=n_runs, random_state=random_state).rnsb
+                ab[n] = metrics.rnsb(e, identity_terms=identity, positive=list(t.A.words), negative=list(t.B.words),
+                                     n_runs=n_runs, random_state=random_state, max_missing=max_missing).rnsb
             except EmbdebiasError:  # fewer than 10 in-vocabulary words in A or B
                 ab[n] = None
         out[t.id] = {"vader": cache[key], "ab": ab, "distinct": len(cache)}
@@ -116,7 +116,17 @@ def rnsb_per_test(embs: dict, tests, *, random_state: int = 0, n_runs: int = 10)
     return rows, max((v["distinct"] for v in values.values()), default=0)
 
 
-def ect_values(embs: dict, tests, lists: str = "published") -> list[tuple[str, str, dict]]:
+def _ect(emb, x, y, words, max_missing: float):
+    from embdebias import metrics
+    from embdebias.errors import EmbdebiasError
+
+    try:
+        return metrics.ect(emb, x, y, words, max_missing=max_missing).correlation
+    except EmbdebiasError:  # too many words of the set out of vocabulary
+        return None
+
+
+def ect_values(embs: dict, tests, lists: str = "published", max_missing: float = 0.2) -> list[tuple[str, str, dict]]:
     """``(attribute set (words), targets, {column: rho})`` of X vs Y over each attribute set."""
     from embdebias import metrics, wordlists
 
@@ -131,7 +141,7 @@ def ect_values(embs: dict, tests, lists: str = "published") -> list[tuple[str, s
     if tests:
         items.append(("professions", tests[0].X, tests[0].Y, wordlists.professions(lists)))
     return [(f"{name} ({len(words)})", f"{x.name} vs {y.name}",
-             {n: metrics.ect(e, x, y, words).correlation for n, e in embs.items()})
+             {n: _ect(e, x, y, words, max_missing) for n, e in embs.items()})
             for name, x, y, words in items]
 
 
@@ -227,8 +237,9 @@ def families_main(args) -> int:
     for family, source in family_inputs(args.families).items():
         out_dir = Path(args.out_dir) / f"{family}-{input_name(source)}"
         run_pipeline(source, out_dir, lam=args.lam, random_state=args.seed, force=args.force, lists=args.lists,
-                     log=log)
-        values[family] = paper004.family_values(out_dir, source, random_state=args.seed, lists=args.lists)
+                     log=log, evaluate_kwargs={"max_missing": args.max_missing})
+        values[family] = paper004.family_values(out_dir, source, random_state=args.seed, lists=args.lists,
+                                                max_missing=args.max_missing)
     print(paper004.tables(values), flush=True)
     if args.json:
         paper004.write_json(values, args.json)
@@ -251,6 +262,8 @@ def main(argv=None) -> int:
     ap.add_argument("--families", nargs="+", metavar="FAMILY=INPUT",
                     help="lay out paper 004's tables for word2vec=, fasttext= and glove= inputs")
     ap.add_argument("--json", metavar="FILE", help="with --families: also write the numbers as JSON")
+    ap.add_argument("--max-missing", type=float, default=0.2,
+                    help="with --families: largest share of a word set that may be out of vocabulary")
     args = ap.parse_args(argv)
     if args.families:
         return families_main(args)

@@ -34,7 +34,7 @@ def test_bootstrap_statistic_equals_the_result_on_the_full_sample():
     occ, male, female = ["nurse", "pilot", "judge"], ["he", "man"], ["she", "woman"]
     r = occupation_bias(emb, occ, male=male, female=female)
     looks, cm, cf = occupation_cosines(emb, occ, male, female, max_missing=0.0, lowercase=True)
-    full = {lk.name: np.arange(len(lk.words))[None] for lk in looks}
+    full = {"occupations": np.arange(len(looks[0].words))[None]}
     assert occupation_bias_statistic(cm, cf, False)(full)[0] == pytest.approx(r.aob)
     assert occupation_bias_statistic(cm, cf, True)(full)[0] == pytest.approx(r.signed_aob, abs=1e-7)
 

@@ -17,7 +17,8 @@ with ``M`` and ``F`` the male and female words of the definitional pairs (Lu et 
 templates put "he" or "the man" beside the occupation) and ``O`` Lu et al.'s occupations
 (``wordlists/lu2020/occupations.txt``). ``B(o) > 0``: the occupation is closer to the
 male terms. AOB is 0 for an embedding where every occupation is as close to either
-gender; the signed AOB says which way the bias leans on average.
+gender; the signed AOB says which way the bias leans on average. Their intervals
+resample the occupations; the gendered terms are held fixed.
 """
 
 from __future__ import annotations
@@ -111,11 +112,15 @@ def occupation_bias(embedding, occupations=None, *, male=None, female=None, list
 
 
 def occupation_bias_statistic(cos_m: np.ndarray, cos_f: np.ndarray, signed: bool):
-    """``stat(idx)`` of AOB (or the signed AOB) on resampled occupations and terms."""
+    """``stat(idx)`` of AOB (or the signed AOB) on resampled occupations.
+
+    The gendered terms are held fixed: they define the two sides being compared, and
+    resampling them would inflate every ``|B(o)|`` (a mean over fewer distinct terms
+    cancels less), putting AOB's interval above its own value.
+    """
+    b = cos_m.mean(axis=1) - cos_f.mean(axis=1)
+
     def stat(idx):
-        io, im, jf = idx["occupations"], idx["male terms"], idx["female terms"]
-        m = cos_m[io[:, :, None], im[:, None, :]].mean(axis=2)
-        f = cos_f[io[:, :, None], jf[:, None, :]].mean(axis=2)
-        b = m - f
-        return b.mean(axis=1) if signed else np.abs(b).mean(axis=1)
+        drawn = b[idx["occupations"]]
+        return drawn.mean(axis=1) if signed else np.abs(drawn).mean(axis=1)
     return stat

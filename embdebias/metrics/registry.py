@@ -576,7 +576,7 @@ class OccupationBias(Metric):
     legend = ("Lu et al.'s (2020) aggregate occupation bias for an embedding: B(o) = mean cos(o, male "
               "terms) - mean cos(o, female terms) per occupation; AOB = mean |B(o)| (0 is fairer), "
               "signed AOB = mean B(o) (positive: occupations lean male; 0 is fairer). Intervals: "
-              "bootstrap over occupations and terms.")
+              "bootstrap over the occupations, the gendered terms held fixed.")
     statistics = {"aob": "AOB", "signed_aob": "signed AOB", N_SCORED: "occupations scored"}
 
     def units(self, ctx):
@@ -592,7 +592,7 @@ class OccupationBias(Metric):
         r = occupation_bias(emb, lists=ctx.lists, **ctx.common)
         looks, cos_m, cos_f = occupation_cosines(emb, lu_occupations(), r.male, r.female, max_missing=1.0,
                                                  lowercase=ctx.lowercase)
-        items = {lk.name: lk.words for lk in looks}
+        items = {"occupations": looks[0].words}
         samples = {(unit, "aob"): Sample(items, occupation_bias_statistic(cos_m, cos_f, False)),
                    (unit, "signed_aob"): Sample(items, occupation_bias_statistic(cos_m, cos_f, True), "zero")}
         return r, {unit: {"aob": r.aob, "signed_aob": r.signed_aob, N_SCORED: r.n_scored}}, samples
