@@ -152,7 +152,7 @@ def figure(reports: dict, path: Path) -> None:
     import numpy as np
 
     panels = (("occupation_bias", "lu2020", "aob", "AOB (Lu et al.)"),
-              ("direct_bias", "professions", "direct_bias_original", "DirectBias, original direction"),
+              ("direct_bias", "professions", "direct_bias_own", "DirectBias, own direction"),
               ("extrinsic", "emotion", "cf_pcm", "extrinsic counterfactual PCM"))
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.4))
     x = np.arange(len(CONFIGS))
