@@ -15,7 +15,18 @@ class EmbdebiasError(Exception):
     """Base class of every error embdebias raises on bad input or bad settings."""
 
 
-class VectorFileError(EmbdebiasError, ValueError):
+class _LocatedError(EmbdebiasError, ValueError):
+    """An error in a file, at a line or byte offset when known (``path (line L, byte offset B): ...``)."""
+
+    def __init__(self, path, message: str, *, line: int | None = None, offset: int | None = None):
+        self.path = os.fspath(path) if path is not None else None
+        self.line = line
+        self.offset = offset
+        self.reason = message
+        super().__init__(_located(self.path, message, line, offset))
+
+
+class VectorFileError(_LocatedError):
     """A vector file is malformed.
 
     Parameters
@@ -30,12 +41,6 @@ class VectorFileError(EmbdebiasError, ValueError):
         Byte offset from the start of the file (binary formats).
     """
 
-    def __init__(self, path, message: str, *, line: int | None = None, offset: int | None = None):
-        self.path = os.fspath(path) if path is not None else None
-        self.line = line
-        self.offset = offset
-        self.reason = message
-        super().__init__(_located(self.path, message, line, offset))
 
 
 def _located(path, message: str, line: int | None, offset: int | None) -> str:
@@ -49,7 +54,7 @@ def _located(path, message: str, line: int | None, offset: int | None) -> str:
     return f"{path}{loc}: {message}"
 
 
-class CorpusError(EmbdebiasError, ValueError):
+class CorpusError(_LocatedError):
     """A text corpus cannot be read or trained on.
 
     Raised for a corpus that is not a regular file, is empty or binary, holds
@@ -67,13 +72,6 @@ class CorpusError(EmbdebiasError, ValueError):
     offset : int, optional
         Byte offset from the start of the (decompressed) text.
     """
-
-    def __init__(self, path, message: str, *, line: int | None = None, offset: int | None = None):
-        self.path = os.fspath(path) if path is not None else None
-        self.line = line
-        self.offset = offset
-        self.reason = message
-        super().__init__(_located(self.path, message, line, offset))
 
 
 class UnknownFormatError(EmbdebiasError, ValueError):
