@@ -58,7 +58,7 @@ def _bootstrap_rows(families: dict, n_boot: int, n_baseline: int) -> list[dict]:
     for fs, threshold in families.values():
         items = {"templates": [u.key for u in fs.units], **fs.terms}
         for key in ex.grid_keys(fs):
-            sample = Sample(items, ex.grid_statistic(fs, key, threshold))
+            sample = Sample(ex.sample_items(fs, key), ex.grid_statistic(fs, key, threshold))
             ours += _clock(lambda s=sample: bootstrap_interval(s, n_boot, np.random.default_rng(0)))[0]
             n_stats += 1
         rng = np.random.default_rng(1)

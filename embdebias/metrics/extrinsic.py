@@ -263,10 +263,9 @@ def _pairs(groups: dict, lost: list) -> list | None:
 # -- the statistics on the full sample (the library) and on resamples (the grid) ---------------
 
 
-def _paired(fs: FamilyScores) -> tuple[list, list, list]:
+def _paired(long: dict) -> tuple[list, list, list]:
     """``(scores, groups, templates)``: one counterfactual template per (template, counterpart
-    pair), holding the pair's two sentences."""
-    long = fs.to_long()
+    pair), holding the pair's two sentences; ``long`` is :meth:`FamilyScores.to_long`."""
     keep = [i for i, p in enumerate(long["pair"]) if p]
     return ([long["score"][i] for i in keep], [long["group"][i] for i in keep],
             [f"{long['template'][i]}|{long['pair'][i]}" for i in keep])
@@ -292,7 +291,7 @@ def library_statistics(fs: FamilyScores, threshold: float = 0.5) -> dict:
     if len(order) == 2:
         out["score_gap"] = fairness_metric("average_score_difference", s, g, templates=t, **common).value
     if fs.pairs:
-        ps, pg, pt = _paired(fs)
+        ps, pg, pt = _paired(long)
         out["cf_pcm"] = fairness_metric("cf_gap_pcm", ps, pg, templates=pt, **common).value
     if "label" in long:
         for key, name in (("fped", "fped_normalized"), ("fned", "fned_normalized"), ("tpr_gap", "tpr_gap")):
