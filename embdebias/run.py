@@ -101,12 +101,18 @@ class _Steps:
         self.timings: dict[str, float] = {}
         self.reused: list[str] = []
 
-    def done(self, name: str, key: str) -> bool:
+    def reusable(self, name: str, key: str) -> bool:
+        """Whether step ``name`` finished earlier with ``key`` and its outputs still exist."""
         entry = self.state.get(name)
         if not entry or entry.get("key") != key:
             return False
-        if not all((self.out_dir / o).exists() for o in entry.get("outputs", [])):
+        return all((self.out_dir / o).exists() for o in entry.get("outputs", []))
+
+    def done(self, name: str, key: str) -> bool:
+        """:meth:`reusable`, and if so, book the step as reused."""
+        if not self.reusable(name, key):
             return False
+        entry = self.state[name]
         self.reused.append(name)
         self.timings[name] = entry.get("seconds", 0.0)
         self.log(f"[{name}] unchanged, reusing {', '.join(entry['outputs'])}")
@@ -226,20 +232,25 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
                                                         lists=lists, n_train=n_train,
                                                         random_state=random_state)
 
-    # 5. hard debias
+    # 5-6. hard and soft debias. When both are computed, soft debias's moments are
+    #      accumulated during hard debias's pass over the rows (one pass each, not three).
     hard_path = out_dir / _output_name("hard", format)
     hard_key = _key(base_key, "hard", n_components, format, lists_used["equalize_pairs"],
                     lists_used["gender_specific"])
-    hard = _debias_step(steps, "hard", hard_key, HardDebias(
-        subspace=subspace, gender_specific=gender_specific, equalize=equalize, lists=lists),
-        emb, hard_path, format, progress, lambda hd: _hard_info(hd, emb))
-
-    # 6. soft debias
     soft_path = out_dir / _output_name("soft", format)
     soft_key = _key(exp_key, "soft", n_components, lam, random_state, format)
+    gram = None
+    if not steps.reusable("soft", soft_key) and not steps.reusable("hard", hard_key):
+        from .debias.soft import GramAccumulator
+
+        gram = GramAccumulator(emb.dim, name=emb.name, words=emb.words)
+    hard = _debias_step(steps, "hard", hard_key, HardDebias(
+        subspace=subspace, gender_specific=gender_specific, equalize=equalize, lists=lists),
+        emb, hard_path, format, progress, lambda hd: _hard_info(hd, emb), also=gram and gram.add)
     soft = _debias_step(steps, "soft", soft_key, SoftDebias(
         lam=lam, subspace=subspace, gender_specific=soft_specific, lists=lists, random_state=random_state),
-        emb, soft_path, format, progress, lambda sd: _jsonable(sd.solve_info_))
+        emb, soft_path, format, progress, lambda sd: _jsonable(sd.solve_info_),
+        fit_params={"gram": gram.result()} if gram is not None else {})
 
     # 7. evaluation of original, soft and hard together: the debiased columns are compared
     #    with the original, item by item (paired bootstrap)
@@ -297,17 +308,26 @@ def _evaluate_step(steps, name: str, key: str, embeddings: dict, eval_kwargs: di
     steps.record(name, key, [file], time.perf_counter() - t0)
 
 
-def _debias_step(steps, name: str, key: str, debiaser, emb, path: Path, format: str, progress: bool, info):
-    """Fit ``debiaser`` and write its output to ``path`` (reused when unchanged); open the result."""
+def _debias_step(steps, name: str, key: str, debiaser, emb, path: Path, format: str, progress: bool, info,
+                 *, also=None, fit_params=None):
+    """Fit ``debiaser`` and write its output to ``path`` (reused when unchanged); open the result.
+
+    ``also`` shares the transform's pass over ``emb`` (``Debiaser.transform``);
+    ``fit_params`` go to ``fit``. A result written here keeps ``emb``'s vocabulary
+    object (the same words, already indexed) instead of decoding its own copy.
+    """
     from . import io
     from .debias.api import transform_to_file
 
-    if not steps.done(name, key):
-        t0 = time.perf_counter()
-        debiaser.fit(emb)
-        transform_to_file(debiaser, emb, path, format, progress=progress)
-        steps.record(name, key, [path.name], time.perf_counter() - t0, {"info": info(debiaser)})
-    return io.load(path, format=format, name=name)
+    if steps.done(name, key):
+        return io.load(path, format=format, name=name)
+    t0 = time.perf_counter()
+    debiaser.fit(emb, **(fit_params or {}))
+    written = transform_to_file(debiaser, emb, path, format, progress=progress, also=also)
+    steps.record(name, key, [path.name], time.perf_counter() - t0, {"info": info(debiaser)})
+    result = emb.with_vectors(written.vectors, name=name)
+    result.path = written.path
+    return result
 
 
 def _expansion_step(steps, key, emb, path: Path, seeds, **options):

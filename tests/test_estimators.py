@@ -80,7 +80,7 @@ def test_not_fitted_errors():
 def test_one_transform_signature():
     hard = inspect.signature(HardDebias.transform)
     assert hard == inspect.signature(SoftDebias.transform)
-    assert list(hard.parameters) == ["self", "embedding", "out", "progress", "name"]
+    assert list(hard.parameters) == ["self", "embedding", "out", "progress", "name", "also"]
 
 
 def test_fit_leaves_the_estimators_passed_in_unchanged():

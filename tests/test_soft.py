@@ -13,7 +13,7 @@ from embdebias.debias.soft import SoftDebias, unit_moments
 from embdebias.embedding import Embedding
 from sklearn.exceptions import NotFittedError
 
-from embdebias.errors import DimensionError, EmbdebiasError
+from embdebias.errors import DimensionError, EmbdebiasError, NonFiniteError
 from embdebias.io.native import is_native
 
 
@@ -391,3 +391,30 @@ def test_make_debiaser_builds_soft():
     sd = make_debiaser("soft", definitional=pairs, gender_specific=gs, lam=0.3)
     out = sd.fit(emb).transform(emb, progress=False)
     assert isinstance(sd, SoftDebias) and sd.lam == 0.3 and out.shape == emb.shape
+
+
+def test_gram_shared_with_another_pass_gives_the_same_fit():
+    """The moments accumulated during hard debias's pass (what `run` does) give soft debias the same T."""
+    from embdebias.debias import HardDebias
+    from embdebias.debias.soft import GramAccumulator
+
+    emb, pairs, gs = toy_embedding(n=120, d=8, seed=5)
+    acc = GramAccumulator(emb.dim, name=emb.name, words=emb.words)
+    hard = HardDebias(definitional=pairs, gender_specific=gs, equalize=[], chunk_rows=7).fit(emb)
+    shared = hard.transform(emb, also=acc.add)
+    np.testing.assert_array_equal(shared.vectors, hard.transform(emb).vectors)
+    assert acc.rows_seen == len(emb)
+    own = SoftDebias(0.5, definitional=pairs, gender_specific=gs).fit(emb)
+    given = SoftDebias(0.5, definitional=pairs, gender_specific=gs).fit(emb, gram=acc.result())
+    np.testing.assert_allclose(given.transform_matrix_, own.transform_matrix_, atol=1e-12)
+
+
+def test_gram_accumulator_names_the_non_finite_word():
+    from embdebias.debias.soft import GramAccumulator
+
+    emb, _, _ = toy_embedding(n=30, d=4)
+    block = np.array(emb.vectors[:30])
+    block[17, 2] = np.nan
+    acc = GramAccumulator(4, name="toy", words=emb.words)
+    with pytest.raises(NonFiniteError, match=rf"row 17.*{emb.words[17]}|{emb.words[17]}.*row 17"):
+        acc.add(0, block)

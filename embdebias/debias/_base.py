@@ -41,7 +41,8 @@ class Debiaser(TransformerMixin, BaseEstimator):
 
     _suffix = "debiased"
 
-    def transform(self, embedding, out=None, *, progress: bool = False, name: str | None = None) -> Embedding:
+    def transform(self, embedding, out=None, *, progress: bool = False, name: str | None = None,
+                  also: Callable[[int, np.ndarray], None] | None = None) -> Embedding:
         """A new, debiased embedding with unit-length rows (zero rows stay zero).
 
         Parameters
@@ -56,6 +57,10 @@ class Debiaser(TransformerMixin, BaseEstimator):
             Show a progress bar.
         name : str, optional
             Name of the result (default: the input's name and the method).
+        also : callable, optional
+            ``also(start, block)`` is called with every input block before it is
+            transformed: another computation that shares this pass over the rows
+            (``embdebias run`` accumulates soft debias's moments while hard debias writes).
         """
         check_is_fitted(self)
         emb = as_embedding(embedding)
@@ -64,7 +69,7 @@ class Debiaser(TransformerMixin, BaseEstimator):
             raise DimensionError(f"out must be float32, got {out.dtype}")
         apply, finish = self._prepare(emb)
         return map_chunks(emb, apply, out=out, chunk_rows=int(self.chunk_rows), finish=finish,
-                          progress=progress, name=name or f"{emb.name} ({self._suffix})")
+                          progress=progress, name=name or f"{emb.name} ({self._suffix})", also=also)
 
     def fit_transform(self, embedding, y=None, *, out=None, progress: bool = False,
                       name: str | None = None) -> Embedding:
@@ -78,7 +83,8 @@ class Debiaser(TransformerMixin, BaseEstimator):
 
 def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.ndarray], None], *,
                out=None, chunk_rows: int = DEFAULT_CHUNK_ROWS, name: str | None = None,
-               finish: Callable[[np.ndarray], None] | None = None, progress: bool = False) -> Embedding:
+               finish: Callable[[np.ndarray], None] | None = None, progress: bool = False,
+               also: Callable[[int, np.ndarray], None] | None = None) -> Embedding:
     """Apply ``func(start, stop, block, out)`` over the rows into a new embedding.
 
     Parameters
@@ -100,6 +106,8 @@ def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.nd
         need a second look, such as equalize pairs), before the file is committed.
     progress : bool
         Show a tqdm progress bar.
+    also : callable, optional
+        ``also(start, block)`` sees every input block first (a computation sharing the pass).
     """
     name = name or embedding.name
 
@@ -111,6 +119,8 @@ def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.nd
             total = -(-len(embedding) // chunk_rows)
             chunks = tqdm(chunks, total=total, desc=f"debias {name}", unit="chunk")
         for start, stop, block in chunks:
+            if also is not None:
+                also(start, block)
             func(start, stop, block, dest[start:stop])
         if finish is not None:
             finish(dest)

@@ -73,22 +73,24 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
     return transform_to_file(debiaser, emb, out, fmt, progress=progress), debiaser
 
 
-def transform_to_file(debiaser, embedding, out, format: str = "native", *, progress: bool = False) -> Embedding:
+def transform_to_file(debiaser, embedding, out, format: str = "native", *, progress: bool = False,
+                      also=None) -> Embedding:
     """``debiaser.transform(embedding)`` written to ``out`` in ``format``, with bounded memory.
 
     The native format is written chunk by chunk in place; any other format goes
     through a temporary native directory next to ``out``, converted and removed.
+    ``also(start, block)`` shares the pass over the input (see ``Debiaser.transform``).
     Returns the written embedding, opened from ``out``.
     """
     from .. import io
 
     out = Path(out)
     if format == "native":
-        return debiaser.transform(embedding, out=out, progress=progress)
+        return debiaser.transform(embedding, out=out, progress=progress, also=also)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".work", dir=out.parent))
     try:
-        result = debiaser.transform(embedding, out=tmp / "result.embd", progress=progress)
+        result = debiaser.transform(embedding, out=tmp / "result.embd", progress=progress, also=also)
         io.save(result, out, format=format, inputs=(embedding.path,) if embedding.path else ())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -199,36 +199,48 @@ class HardDebias(Debiaser):
         basis = self.subspace_.components_.astype(np.float32)
         specific = self._specific_mask(emb)
 
-        def neutralize(start, stop, block, out):
+        def neutralize_rows(block, out, keep):
             out[...] = block
             unit_rows(out)
             coords = out @ basis.T
-            coords[specific[start:stop]] = 0.0  # gender-specific rows keep their direction
+            coords[keep] = 0.0  # gender-specific rows keep their direction
             subtract_projection(out, coords, basis)
             unit_rows(out)
 
-        return neutralize, self._equalizer(emb)
+        fixed_rows, fixed = self._equalized_rows(emb, neutralize_rows, specific)
 
-    def _equalizer(self, emb: Embedding):
-        """The ``finish`` step of :func:`map_chunks`: equalize the pairs' rows of the result."""
+        def neutralize(start, stop, block, out):
+            neutralize_rows(block, out, specific[start:stop])
+            lo, hi = np.searchsorted(fixed_rows, (start, stop))
+            out[fixed_rows[lo:hi] - start] = fixed[lo:hi]
+
+        return neutralize, None
+
+    def _equalized_rows(self, emb: Embedding, neutralize_rows, specific):
+        """``(rows, vectors)``: the final vectors of the equalize pairs' rows (rows sorted).
+
+        Computed before the pass over the vocabulary from those rows alone (neutralize
+        works row by row), so the pass writes every row once and never goes back.
+        """
         pairs = self.equalize_pairs_
         if not pairs:
-            return None
+            return np.zeros(0, np.int64), np.zeros((0, emb.dim), np.float32)
         rows_a = emb.words.rows([a for a, _ in pairs]).astype(np.int64)
         rows_b = emb.words.rows([b for _, b in pairs]).astype(np.int64)
         if (rows_a < 0).any() or (rows_b < 0).any():
             raise MissingWordsError(f"HardDebias: equalize words missing from {emb.name}; "
                                     f"transform the embedding it was fitted on", [])
+        rows = np.unique(np.concatenate([rows_a, rows_b]))
+        original = emb.take(rows)
+        vectors = np.empty_like(original)
+        neutralize_rows(original, vectors, specific[rows])
         # The pairs' gender parts before neutralization orient pairs that lose them.
         components = self.subspace_.components_
-        original_diff = (unit_rows(emb.take(rows_a, np.float64))
-                         - unit_rows(emb.take(rows_b, np.float64))) @ components.T
-
-        def finish(dest):
-            skipped = equalize_rows(dest, rows_a, rows_b, components, original_diff)
-            if skipped.any():
-                warnings.warn("equalize: pairs with identical projections left alone: "
-                              + ", ".join(f"{a}/{b}" for (a, b), s in zip(pairs, skipped) if s),
-                              stacklevel=4)
-
-        return finish
+        at_a, at_b = np.searchsorted(rows, rows_a), np.searchsorted(rows, rows_b)
+        original_diff = (unit_rows(original[at_a].astype(np.float64))
+                         - unit_rows(original[at_b].astype(np.float64))) @ components.T
+        skipped = equalize_rows(vectors, at_a, at_b, components, original_diff)
+        if skipped.any():
+            warnings.warn("equalize: pairs with identical projections left alone: "
+                          + ", ".join(f"{a}/{b}" for (a, b), s in zip(pairs, skipped) if s), stacklevel=4)
+        return rows, vectors

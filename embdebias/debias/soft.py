@@ -160,8 +160,13 @@ class SoftDebias(Debiaser):
     _suffix = "soft"
 
     # -- fit ----------------------------------------------------------------------------
-    def fit(self, embedding, y=None) -> "SoftDebias":
-        """Learn ``T`` on ``embedding`` (an Embedding or gensim KeyedVectors)."""
+    def fit(self, embedding, y=None, *, gram=None) -> "SoftDebias":
+        """Learn ``T`` on ``embedding`` (an Embedding or gensim KeyedVectors).
+
+        ``gram``, optional: ``sum x x^T`` over the unit-normalized rows of ``embedding``
+        (:class:`GramAccumulator`), when a pass shared with another step has already
+        accumulated it; then ``fit`` reads only the gender-specific rows.
+        """
         emb = as_embedding(embedding)
         self._check_params()
         timings = {}
@@ -176,7 +181,7 @@ class SoftDebias(Debiaser):
 
         t0 = time.perf_counter()
         gs_rows = np.unique(emb.words.rows(gs_words))
-        C, M = unit_moments(emb, gs_rows, chunk_rows=self.chunk_rows)
+        C, M = unit_moments(emb, gs_rows, chunk_rows=self.chunk_rows, gram=gram)
         timings["moments"] = time.perf_counter() - t0
 
         n = len(emb)
@@ -316,32 +321,71 @@ def _terms_dict(terms) -> dict:
     return {"inner_products": t1, "bias": t2, "total": t1 + t2}
 
 
-def unit_moments(emb: Embedding, special_rows=None, *, chunk_rows: int = DEFAULT_CHUNK_ROWS
-                 ) -> tuple[np.ndarray, np.ndarray]:
+class GramAccumulator:
+    """``sum x x^T`` over unit-normalized rows, fed block by block.
+
+    The one implementation behind :func:`unit_moments`; its :meth:`add` also serves a
+    pass over the rows that does something else at the same time (``embdebias run``
+    accumulates it while hard debias writes its output, so soft debias needs one pass
+    of its own, not two). Blocks are converted to float64 at most
+    :data:`MOMENT_CHUNK_ROWS` rows at a time; zero rows contribute nothing.
+
+    Parameters
+    ----------
+    dim : int
+    name : str
+        The embedding's name, for errors.
+    words : Vocabulary, optional
+        Names the word of a non-finite row in the error.
+    """
+
+    def __init__(self, dim: int, *, name: str = "embedding", words=None):
+        self.gram = np.zeros((dim, dim), dtype=np.float64)
+        self.name = name
+        self.words = words
+        self.rows_seen = 0
+
+    def add(self, start: int, block: np.ndarray) -> None:
+        """Add the rows ``block`` (rows ``start`` on of the embedding; the row numbers name a bad row)."""
+        for at in range(0, block.shape[0], MOMENT_CHUNK_ROWS):
+            x = block[at:at + MOMENT_CHUNK_ROWS].astype(np.float64)
+            norms = np.sqrt(np.einsum("ij,ij->i", x, x))
+            if not np.all(np.isfinite(norms)):
+                bad = start + at + int(np.flatnonzero(~np.isfinite(norms))[0])
+                word = "" if self.words is None else f" of {self.words[bad]!r}"
+                raise NonFiniteError(f"{self.name}: the vector{word} (row {bad}) has non-finite entries")
+            np.divide(x, norms[:, None], out=x, where=norms[:, None] > 0)
+            self.gram += x.T @ x
+        self.rows_seen += block.shape[0]
+
+    def result(self) -> np.ndarray:
+        """The symmetric ``(d, d)`` sum."""
+        return (self.gram + self.gram.T) / 2.0
+
+
+def unit_moments(emb: Embedding, special_rows=None, *, chunk_rows: int = DEFAULT_CHUNK_ROWS,
+                 gram: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(C, M)``: ``sum x x^T`` over all unit-normalized rows, and over the rows not in
     ``special_rows`` (computed as ``C`` minus the special rows' outer products).
 
-    One chunked pass, accumulated in float64; zero rows contribute nothing.
+    One chunked pass (:class:`GramAccumulator`), accumulated in float64; zero rows
+    contribute nothing. ``gram``: ``C`` already accumulated over every row of ``emb``
+    (skips the pass).
 
     Raises
     ------
     NonFiniteError
         If a vector has NaN or infinite entries.
     """
-    d = emb.dim
-    C = np.zeros((d, d), dtype=np.float64)
-    # The float64 copy of a block is the big temporary: blocks of at most 16k rows keep
-    # it in a few tens of MB, which measured faster than 64k-row blocks (fewer page faults).
-    for start, stop, block in emb.iter_chunks(min(int(chunk_rows), MOMENT_CHUNK_ROWS)):
-        x = block.astype(np.float64)
-        norms = np.sqrt(np.einsum("ij,ij->i", x, x))
-        if not np.all(np.isfinite(norms)):
-            bad = start + int(np.flatnonzero(~np.isfinite(norms))[0])
-            raise NonFiniteError(f"{emb.name}: the vector of {emb.words[bad]!r} (row {bad}) "
-                                 f"has non-finite entries")
-        np.divide(x, norms[:, None], out=x, where=norms[:, None] > 0)
-        C += x.T @ x
-    C = (C + C.T) / 2.0
+    if gram is None:
+        acc = GramAccumulator(emb.dim, name=emb.name, words=emb.words)
+        for start, _stop, block in emb.iter_chunks(int(chunk_rows)):
+            acc.add(start, block)
+        C = acc.result()
+    else:
+        C = np.asarray(gram, dtype=np.float64)
+        if C.shape != (emb.dim, emb.dim):
+            raise EmbdebiasError(f"gram has shape {C.shape}, expected {(emb.dim, emb.dim)}")
     M = C.copy()
     if special_rows is not None and len(special_rows):
         rows = np.unique(np.asarray(special_rows, dtype=np.int64))
