@@ -239,18 +239,12 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
                     lists_used["gender_specific"])
     soft_path = out_dir / _output_name("soft", format)
     soft_key = _key(exp_key, "soft", n_components, lam, random_state, format)
-    gram = None
-    if not steps.reusable("soft", soft_key) and not steps.reusable("hard", hard_key):
-        from .debias.soft import GramAccumulator
-
-        gram = GramAccumulator(emb.dim, name=emb.name, words=emb.words)
-    hard = _debias_step(steps, "hard", hard_key, HardDebias(
-        subspace=subspace, gender_specific=gender_specific, equalize=equalize, lists=lists),
-        emb, hard_path, format, progress, lambda hd: _hard_info(hd, emb), also=gram and gram.add)
-    soft = _debias_step(steps, "soft", soft_key, SoftDebias(
-        lam=lam, subspace=subspace, gender_specific=soft_specific, lists=lists, random_state=random_state),
-        emb, soft_path, format, progress, lambda sd: _jsonable(sd.solve_info_),
-        fit_params={"gram": gram.result()} if gram is not None else {})
+    hard, soft = _debias_steps(
+        steps, emb, format, progress,
+        hard=(hard_key, hard_path, HardDebias(subspace=subspace, gender_specific=gender_specific,
+                                              equalize=equalize, lists=lists)),
+        soft=(soft_key, soft_path, SoftDebias(lam=lam, subspace=subspace, gender_specific=soft_specific,
+                                              lists=lists, random_state=random_state)))
 
     # 7. evaluation of original, soft and hard together: the debiased columns are compared
     #    with the original, item by item (paired bootstrap)
@@ -306,6 +300,27 @@ def _evaluate_step(steps, name: str, key: str, embeddings: dict, eval_kwargs: di
     report = evaluate(embeddings, **eval_kwargs)
     _write_json(steps.out_dir / file, report.to_dict(), steps.inputs)
     steps.record(name, key, [file], time.perf_counter() - t0)
+
+
+def _debias_steps(steps, emb, format: str, progress: bool, *, hard, soft):
+    """The hard and soft outputs, each ``(key, path, debiaser)``; computed or reused.
+
+    When both are computed, soft debias's moments are accumulated during hard debias's
+    pass over the rows (:class:`~embdebias.debias.soft.GramAccumulator`), so the rows
+    are read twice in all, not three times.
+    """
+    (hard_key, hard_path, hard_debiaser), (soft_key, soft_path, soft_debiaser) = hard, soft
+    gram = None
+    if not steps.reusable("soft", soft_key) and not steps.reusable("hard", hard_key):
+        from .debias.soft import GramAccumulator
+
+        gram = GramAccumulator(emb.dim, name=emb.name, words=emb.words)
+    hard_out = _debias_step(steps, "hard", hard_key, hard_debiaser, emb, hard_path, format, progress,
+                            lambda hd: _hard_info(hd, emb), also=None if gram is None else gram.add)
+    soft_out = _debias_step(steps, "soft", soft_key, soft_debiaser, emb, soft_path, format, progress,
+                            lambda sd: _jsonable(sd.solve_info_),
+                            fit_params=None if gram is None else {"gram": gram.result()})
+    return hard_out, soft_out
 
 
 def _debias_step(steps, name: str, key: str, debiaser, emb, path: Path, format: str, progress: bool, info,

@@ -242,5 +242,5 @@ class HardDebias(Debiaser):
         skipped = equalize_rows(vectors, at_a, at_b, components, original_diff)
         if skipped.any():
             warnings.warn("equalize: pairs with identical projections left alone: "
-                          + ", ".join(f"{a}/{b}" for (a, b), s in zip(pairs, skipped) if s), stacklevel=4)
+                          + ", ".join(f"{a}/{b}" for (a, b), s in zip(pairs, skipped, strict=True) if s), stacklevel=4)
         return rows, vectors
