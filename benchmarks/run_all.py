@@ -26,6 +26,12 @@ table is a stored number:
     by default) in a fresh subprocess: a cold run (``--force``) and a warm re-run in the
     same output directory that reuses the finished steps; wall time and the child's
     peak resident memory (``VmHWM``).
+``scale``
+    ``scale.run``: the whole ``embdebias run`` on a GoogleNews-shaped word2vec binary
+    (``--scale-rows`` x 300, 3.6 GB at 3,000,000 words, built once into
+    ``~/.cache/embdebias-bench/scale``): one row per step against its physical floor
+    (bytes moved / bandwidth and flops / GEMM speed, both measured here), then the whole
+    run with its peak memory as a multiple of the matrix.
 
 Usage::
 
@@ -57,10 +63,10 @@ sys.path.insert(0, str(REPO))
 import _table  # noqa: E402
 from _table import Row  # noqa: E402
 
-BENCHMARKS = ("load", "hard", "soft", "weat", "run")
+BENCHMARKS = ("load", "hard", "soft", "weat", "run", "scale")
 
 QUICK = {"rows": 20_000, "dim": 50, "soft_rows": 20_000, "soft_glove_rows": 20_000,
-         "hard_baseline_rows": 5_000}
+         "hard_baseline_rows": 5_000, "scale_rows": 100_000}
 
 
 # -- the full `embdebias run` ------------------------------------------------------------------
@@ -130,7 +136,7 @@ def run_full_pipeline(workdir=None, limit=None) -> list[dict]:
 
 def collect(only=BENCHMARKS, *, rows=500_000, dim=300, soft_rows=400_000, soft_glove_rows=50_000,
             hard_baseline_rows=100_000, weat_suite=True, run_limit=None, workdir=None,
-            log=print) -> list[Row]:
+            scale_rows=3_000_000, log=print) -> list[Row]:
     """Run the selected benchmarks and return their normalised rows.
 
     A benchmark that fails gives one row saying so (with the error), and the rest still run.
@@ -159,6 +165,10 @@ def collect(only=BENCHMARKS, *, rows=500_000, dim=300, soft_rows=400_000, soft_g
                 got = bench_weat.run(suite=weat_suite)
             elif name == "run":
                 got = run_full_pipeline(workdir, run_limit)
+            elif name == "scale":
+                import scale
+
+                got = scale.run(scale_rows, 300, workdir=workdir, log=log)
             else:
                 raise ValueError(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}")
             new = _table.normalise(name, got)
@@ -186,6 +196,8 @@ def main(argv=None) -> int:
                     help="GloVe 6B 50d words for the d = 50 solver comparison (default 50,000)")
     ap.add_argument("--hard-baseline-rows", type=int, default=100_000,
                     help="rows the per-word hard-debias loop runs on (its time is scaled to --rows)")
+    ap.add_argument("--scale-rows", type=int, default=3_000_000,
+                    help="words of the GoogleNews-shaped word2vec binary (x 300) of the scale run (default 3,000,000)")
     ap.add_argument("--run-limit", type=int, default=None,
                     help="words of GloVe for the full `embdebias run` (default all 400,000)")
     ap.add_argument("--workdir", default=None,
@@ -199,7 +211,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     sizes = dict(rows=args.rows, dim=args.dim, soft_rows=args.soft_rows, soft_glove_rows=args.soft_glove_rows,
-                 hard_baseline_rows=args.hard_baseline_rows, run_limit=args.run_limit)
+                 hard_baseline_rows=args.hard_baseline_rows, run_limit=args.run_limit,
+                 scale_rows=args.scale_rows)
     if args.quick:
         sizes.update(QUICK)
     only = args.only or BENCHMARKS
