@@ -90,9 +90,12 @@ def read_fasttext_bin(path, *, limit: int | None = None, name: str | None = None
     """
     from gensim.models.fasttext import load_facebook_vectors
 
+    from .fasttext_bin import check_fasttext_bin
+
     path = require_file(path)
     limit = check_limit(limit)
     unicode_errors = check_unicode_errors(unicode_errors)
+    check_fasttext_bin(path)  # gensim trusts every size in the file: a damaged one can make it loop forever
     try:
         kv = load_facebook_vectors(os.fspath(path), encoding=_word_codec(unicode_errors))
     except _UndecodableWord as err:

@@ -234,20 +234,23 @@ def check_vocabulary(text: np.ndarray, offsets: np.ndarray, order: np.ndarray, d
     whose words strictly increase (hence a permutation, and the words unique).
     """
     directory = Path(directory)
+    text, offsets, order = np.asarray(text), np.asarray(offsets), np.asarray(order)
     n = len(order)
-    newlines = np.flatnonzero(np.asarray(text) == 10)
-    ends = np.asarray(offsets[1:]) - 1
-    if len(newlines) != n or not np.array_equal(newlines, ends):
-        _raise_bad_lines(text, newlines, ends, directory)
-    try:
-        codecs.utf_8_decode(memoryview(text), "strict", True)
-    except UnicodeDecodeError as exc:
-        row = int(np.searchsorted(offsets, exc.start, side="right")) - 1
-        raise VectorFileError(directory / VOCAB_TEXT, f"undecodable UTF-8 in the word of row {row} "
-                                                      f"({exc.reason}); expected UTF-8 text",
-                              offset=exc.start) from None
+    ends = offsets[1:] - 1
+    # n increasing ends that are all newlines, and n newlines in all: the newlines are exactly the ends.
+    if n and not (np.all(ends[1:] > ends[:-1]) and ends[0] >= 0 and np.all(text[ends] == 10)
+                  and np.count_nonzero(text == 10) == n):
+        _raise_bad_lines(text, np.flatnonzero(text == 10), ends, directory)
+    if len(text) and text.max() >= 0x80:  # ASCII is UTF-8: decode only when it is not
+        try:
+            codecs.utf_8_decode(memoryview(text), "strict", True)
+        except UnicodeDecodeError as exc:
+            row = int(np.searchsorted(offsets, exc.start, side="right")) - 1
+            raise VectorFileError(directory / VOCAB_TEXT, f"undecodable UTF-8 in the word of row {row} "
+                                                          f"({exc.reason}); expected UTF-8 text",
+                                  offset=exc.start) from None
     if n and (int(order.min()) < 0 or int(order.max()) >= n):
-        bad = int(np.flatnonzero((np.asarray(order) < 0) | (np.asarray(order) >= n))[0])
+        bad = int(np.flatnonzero((order < 0) | (order >= n))[0])
         raise VectorFileError(directory / VOCAB_SORTED, f"entry {bad} is row {int(order[bad])}, expected a "
                                                         f"row from 0 to {n - 1}")
     _check_word_order(text, offsets, order, directory)
@@ -259,39 +262,56 @@ def _raise_bad_lines(text, newlines: np.ndarray, ends: np.ndarray, directory: Pa
     mismatch = np.flatnonzero(newlines[:k] != ends[:k])
     row = int(mismatch[0]) if len(mismatch) else k
     at = int(newlines[row]) if row < len(newlines) else len(text)
-    start = int(ends[row - 1]) + 1 if row > 0 else 0
+    start = int(newlines[row - 1]) + 1 if row > 0 else 0
     word = bytes(text[start:min(at, start + 80)]).decode("utf-8", "replace")
-    raise VectorFileError(directory / VOCAB_TEXT, f"{len(newlines)} line ends for {len(ends)} words; the word of "
-                                                  f"row {row} ({quote(word)}...) does not end where "
-                                                  f"{VOCAB_OFFSETS} says (a newline inside a word, or damaged "
-                                                  f"offsets)", offset=at)
+    raise VectorFileError(directory / VOCAB_TEXT, f"{len(newlines)} line ends for {len(ends)} words; line "
+                                                  f"{row + 1} ({quote(word)}) does not end where {VOCAB_OFFSETS} "
+                                                  f"says (a newline inside a word, or damaged offsets)", offset=at)
 
 
-def _key8(padded: np.ndarray, starts: np.ndarray, remaining: np.ndarray) -> np.ndarray:
-    """The next 8 bytes of each word as a big-endian uint64 (zeros past its end), for ordering."""
-    windows = np.lib.stride_tricks.as_strided(padded, shape=(len(padded) - 7, 8), strides=(1, 1))
-    block = windows[starts]
-    block[np.arange(8) >= remaining[:, None]] = 0
-    return block.view(">u8").ravel()
+#: ``_BYTE_MASKS[k]`` keeps the first ``k`` bytes (the high ones) of a big-endian uint64 key.
+_BYTE_MASKS = np.array([0] + [(1 << 64) - (1 << (64 - 8 * k)) for k in range(1, 9)], dtype=np.uint64)
+
+
+def _key8(words: np.ndarray, starts: np.ndarray, remaining: np.ndarray) -> np.ndarray:
+    """The 8 bytes at ``starts`` as one uint64 in byte order, zeroed past ``remaining`` bytes.
+
+    ``words`` is the text, padded with zero bytes to a multiple of 8 plus 8, read as
+    big-endian uint64 (in native order): each key is two aligned words shifted together.
+    """
+    index, shift = np.divmod(starts, 8)
+    shift = (shift * 8).astype(np.uint64)
+    high = words[index] << shift
+    low = words[index + 1] >> (np.uint64(64) - shift)  # a shift by 64 is undefined: masked below
+    key = np.where(shift == 0, high, high | low)
+    return key & _BYTE_MASKS[np.clip(remaining, 0, 8)]
 
 
 def _check_word_order(text, offsets, order, directory: Path) -> None:
     """Raise unless the words listed by ``order`` strictly increase (as UTF-8 bytes, i.e. code points).
 
-    Compares neighbours 8 bytes at a time; only pairs equal so far go on to the next
-    8 bytes, so the work is about the bytes that two neighbours share.
+    Each word's first 8 bytes become one integer, computed in row order (sequential
+    reads); one gather puts them in sorted order, and neighbours compare as integers.
+    Only pairs equal so far go on to the next 8 bytes, so the further work is about
+    the bytes that neighbours share.
     """
-    if len(order) < 2:
+    n = len(order)
+    if n < 2:
         return
-    padded = np.zeros(len(text) + 8, np.uint8)
+    padded = np.zeros((len(text) + 16) // 8 * 8, np.uint8)
     padded[:len(text)] = text
-    starts = np.asarray(offsets)[order]
-    lengths = np.asarray(offsets)[np.asarray(order) + 1] - 1 - starts
-    pair = np.arange(len(order) - 1)
+    words = padded.view(">u8").astype(np.uint64)
+    lengths_by_row = np.diff(offsets) - 1
+    key_and_length = np.empty((n, 2), np.int64)
+    key_and_length[:, 0] = _key8(words, offsets[:-1], lengths_by_row).view(np.int64)
+    key_and_length[:, 1] = lengths_by_row
+    in_order = np.take(key_and_length, order, axis=0)  # the one random gather: both values in one line
+    keys, lengths = in_order[:, 0].view(np.uint64), in_order[:, 1]
+    pair = np.arange(n - 1)
+    key_a, key_b = keys[:-1], keys[1:]
     pos = 0
     while len(pair):
         rem_a, rem_b = lengths[pair] - pos, lengths[pair + 1] - pos
-        key_a, key_b = _key8(padded, starts[pair] + pos, rem_a), _key8(padded, starts[pair + 1] + pos, rem_b)
         tie = key_a == key_b
         decided_short = tie & ((rem_a <= 8) | (rem_b <= 8))
         wrong = (key_a > key_b) | (decided_short & (rem_a >= rem_b))
@@ -299,6 +319,8 @@ def _check_word_order(text, offsets, order, directory: Path) -> None:
             _raise_unsorted(text, offsets, order, int(pair[np.flatnonzero(wrong)[0]]), directory)
         pair = pair[tie & ~decided_short]
         pos += 8
+        key_a = _key8(words, offsets[order[pair]] + pos, lengths[pair] - pos)
+        key_b = _key8(words, offsets[order[pair + 1]] + pos, lengths[pair + 1] - pos)
 
 
 def _raise_unsorted(text, offsets, order, k: int, directory: Path):
