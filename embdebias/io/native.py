@@ -241,6 +241,15 @@ def check_vocabulary(text: np.ndarray, offsets: np.ndarray, order: np.ndarray, d
     if n and not (np.all(ends[1:] > ends[:-1]) and ends[0] >= 0 and np.all(text[ends] == 10)
                   and np.count_nonzero(text == 10) == n):
         _raise_bad_lines(text, np.flatnonzero(text == 10), ends, directory)
+    _check_utf8(text, offsets, directory)
+    if n and (int(order.min()) < 0 or int(order.max()) >= n):
+        bad = int(np.flatnonzero((order < 0) | (order >= n))[0])
+        raise VectorFileError(directory / VOCAB_SORTED, f"entry {bad} is row {int(order[bad])}, expected a "
+                                                        f"row from 0 to {n - 1}")
+    _check_word_order(text, offsets, order, directory)
+
+
+def _check_utf8(text: np.ndarray, offsets: np.ndarray, directory: Path) -> None:
     if len(text) and text.max() >= 0x80:  # ASCII is UTF-8: decode only when it is not
         try:
             codecs.utf_8_decode(memoryview(text), "strict", True)
@@ -249,11 +258,6 @@ def check_vocabulary(text: np.ndarray, offsets: np.ndarray, order: np.ndarray, d
             raise VectorFileError(directory / VOCAB_TEXT, f"undecodable UTF-8 in the word of row {row} "
                                                           f"({exc.reason}); expected UTF-8 text",
                                   offset=exc.start) from None
-    if n and (int(order.min()) < 0 or int(order.max()) >= n):
-        bad = int(np.flatnonzero((order < 0) | (order >= n))[0])
-        raise VectorFileError(directory / VOCAB_SORTED, f"entry {bad} is row {int(order[bad])}, expected a "
-                                                        f"row from 0 to {n - 1}")
-    _check_word_order(text, offsets, order, directory)
 
 
 def _raise_bad_lines(text, newlines: np.ndarray, ends: np.ndarray, directory: Path):
@@ -328,6 +332,9 @@ def _raise_unsorted(text, offsets, order, k: int, directory: Path):
         return bytes(text[offsets[row]:offsets[row + 1] - 1]).decode("utf-8", "replace")
 
     a, b = int(order[k]), int(order[k + 1])
+    if a == b:
+        raise VectorFileError(directory / VOCAB_SORTED, f"row {a} is listed twice (entries {k} and {k + 1}); "
+                                                        f"expected a permutation of the rows")
     if word(a) == word(b):
         raise VectorFileError(directory / VOCAB_TEXT, f"the word {quote(word(a))} is repeated (rows {min(a, b)} "
                                                       f"and {max(a, b)}); expected unique words")
