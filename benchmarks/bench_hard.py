@@ -55,7 +55,7 @@ def write_random_native(path: Path, rows: int, dim: int, seed: int = 0, chunk: i
     with NativeWriter(path, words, (rows, dim)) as w:
         for start in range(0, rows, chunk):
             stop = min(start + chunk, rows)
-            w.vectors[start:stop] = rng.standard_normal((stop - start, dim), dtype=np.float32)
+            w.append(rng.standard_normal((stop - start, dim), dtype=np.float32))
 
 
 _CHILD = r"""

@@ -76,9 +76,9 @@ def write_pair(original: Path, tested: Path, rows: int, dim: int, seed: int = 0,
             if start == 0:
                 block[0, :], block[1, :] = 0, 0
                 block[0, [0, 2]], block[1, [0, 2]] = (4, 4), (-4, 4)
-            wo.vectors[start:stop] = block
+            wo.append(block)
             block[2 if start == 0 else 0:, 0] = 0          # he and she keep their e0
-            wt.vectors[start:stop] = block
+            wt.append(block)
 
 
 _CHILD = r"""

@@ -164,7 +164,7 @@ def write_structured_native(path: Path, rows: int, dim: int, seed: int = 0,
             block += rng.standard_normal((m, 8), dtype=np.float32) @ factors * 0.5
             block += gender[start:stop, None] * g * np.sqrt(dim, dtype=np.float32) * 0.3
             block += specific[start:stop, None] * h * np.sqrt(dim, dtype=np.float32) * 0.4
-            w.vectors[start:stop] = block
+            w.append(block)
     return {"n_unseen_specific": int(unseen.sum())}
 
 

@@ -101,12 +101,14 @@ def prepare_output(target, *, force: bool = False, inputs=(), resumable: str | N
     return target
 
 
-def check_replaceable(target, *, directory: bool, replaceable: str = "embdebias.json") -> None:
+def check_replaceable(target, *, directory: bool, replaceable: str = "embdebias.json",
+                      contents=None) -> None:
     """Raise if :func:`atomic_file` (``directory=False``) or :func:`atomic_dir` could not replace ``target``.
 
     A file cannot replace a directory; a directory replaces only an empty directory or
-    one holding ``replaceable`` (an embdebias output), never a file. Commands whose
-    work is long check this before it starts.
+    one holding ``replaceable`` (an embdebias output), never a file, and, when
+    ``contents`` (a set of names) is given, only one holding nothing but those names.
+    Commands whose work is long check this before it starts.
     """
     target = Path(target)
     if not directory:
@@ -119,6 +121,17 @@ def check_replaceable(target, *, directory: bool, replaceable: str = "embdebias.
         # Only a directory we wrote ourselves is replaced; anything else may hold a user's files.
         raise EmbdebiasError(f"{target}: an existing directory that is not an embdebias output; "
                              f"refusing to replace it (choose a new path or remove it)")
+    if contents is not None and target.is_dir():
+        _check_only(target, contents)
+
+
+def _check_only(target: Path, contents) -> None:
+    """Refuse an output directory holding names outside ``contents``: replacing it would delete them."""
+    foreign = sorted(p.name for p in target.iterdir() if p.name not in contents)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise EmbdebiasError(f"{target}: holds files that are not part of an embdebias output ({shown}); "
+                             f"refusing to replace it (move them out, or choose a new path)")
 
 
 @contextlib.contextmanager
@@ -143,16 +156,17 @@ def atomic_file(target, *, inputs=()):
 
 
 @contextlib.contextmanager
-def atomic_dir(target, *, inputs=(), replaceable: str = "embdebias.json"):
+def atomic_dir(target, *, inputs=(), replaceable: str = "embdebias.json", contents=None):
     """Yield a temporary directory next to ``target``; swap it in on success.
 
     An existing ``target`` directory is replaced only when it is empty or holds the
-    file ``replaceable`` (the marker of a directory embdebias wrote); it is moved aside
-    first and deleted only after the new one is in place.
+    file ``replaceable`` (the marker of a directory embdebias wrote) and, if
+    ``contents`` is given, nothing but the names in it (:func:`check_replaceable`);
+    it is moved aside first and deleted only after the new one is in place.
     """
     target = Path(target)
     check_output(target, inputs)
-    check_replaceable(target, directory=True, replaceable=replaceable)
+    check_replaceable(target, directory=True, replaceable=replaceable, contents=contents)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     os.chmod(tmp, 0o777 & ~_umask())

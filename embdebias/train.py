@@ -427,7 +427,9 @@ def train_embedding(corpus, out=None, model: str = "word2vec", *, format: str | 
     if out is not None:  # bad output settings fail before any work
         fmt = io.output_format(out, format)
         check_output(out, inputs=(corpus,))
-        check_replaceable(out, directory=fmt == "native")
+        from .io.native import NATIVE_FILES
+
+        check_replaceable(out, directory=fmt == "native", contents=NATIVE_FILES if fmt == "native" else None)
     trained = train_model(corpus, model, **params)
     emb = embedding_of(trained, name=name or (Path(out).name if out is not None else f"{model} {Path(corpus).name}"))
     if out is not None:

@@ -139,7 +139,8 @@ class WordLookup:
         """
         words = list(words)
         found = self.rows(words) >= 0
-        return ([w for w, f in zip(words, found) if f], [w for w, f in zip(words, found) if not f])
+        known = [w for w, f in zip(words, found, strict=True) if f]
+        return known, [w for w, f in zip(words, found, strict=True) if not f]
 
 
 class Vocabulary(WordLookup, Sequence):
@@ -186,13 +187,19 @@ class Vocabulary(WordLookup, Sequence):
     # -- construction from the native format ---------------------------------------
     @classmethod
     def from_native(cls, directory: str | Path) -> "Vocabulary":
-        """Open the vocabulary files of a native-format directory memory-mapped."""
-        directory = Path(directory)
+        """Open the vocabulary files of a native-format directory memory-mapped, after checking them.
+
+        See :func:`embdebias.io.native.open_vocabulary` (a damaged or inconsistent
+        vocabulary raises :class:`~embdebias.errors.VectorFileError`).
+        """
+        from .io.native import open_vocabulary
+
+        return open_vocabulary(directory)
+
+    @classmethod
+    def _from_native_arrays(cls, text: np.ndarray, offsets: np.ndarray, order: np.ndarray) -> "Vocabulary":
+        """A vocabulary over checked native arrays: the UTF-8 lines, their (n + 1) offsets, the sorted rows."""
         self = cls.__new__(cls)
-        text = np.memmap(directory / "vocab.txt", dtype=np.uint8, mode="r") \
-            if (directory / "vocab.txt").stat().st_size else np.zeros(0, np.uint8)
-        offsets = np.load(directory / "vocab_offsets.npy", mmap_mode="r")
-        order = np.load(directory / "vocab_sorted.npy", mmap_mode="r")
         self._words = None
         self._index = None
         self._native = (text, offsets, order)
@@ -200,37 +207,20 @@ class Vocabulary(WordLookup, Sequence):
         return self
 
     @staticmethod
-    def write_native(words: Sequence[str], directory: str | Path) -> None:
-        """Write ``vocab.txt``, ``vocab_offsets.npy`` and ``vocab_sorted.npy``.
+    def write_native(words: Sequence[str], directory: str | Path) -> int:
+        """Write ``vocab.txt``, ``vocab_offsets.npy`` and ``vocab_sorted.npy``; returns their CRC-32.
 
-        Words are sorted by code point, which is also UTF-8 byte order, so lookups can
-        binary-search the sorted permutation.
+        See :func:`embdebias.io.native.write_vocabulary`.
 
         Raises
         ------
         EmbdebiasError
-            A word contains a newline (``vocab.txt`` holds one word per line).  A
-            carriage return is stored as it is: only ``"\\n"`` ends a line here.
+            A word contains a newline (``vocab.txt`` holds one word per line; a
+            carriage return is stored as it is), is not encodable as UTF-8, or repeats.
         """
-        directory = Path(directory)
-        encoded = [w.encode("utf-8") for w in words]
-        joined = b"\n".join(encoded)
-        if joined.count(b"\n") != max(len(encoded) - 1, 0):
-            from .errors import EmbdebiasError
+        from .io.native import write_vocabulary
 
-            r = next(i for i, w in enumerate(words) if "\n" in w)
-            raise EmbdebiasError(f"the native format cannot store words containing a newline: {words[r]!r} "
-                                 f"(row {r}); drop or rename it, or use 'gensim-kv'")
-        lengths = np.fromiter((len(b) + 1 for b in encoded), dtype=np.int64, count=len(encoded))
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        with open(directory / "vocab.txt", "wb") as fh:
-            if encoded:
-                fh.write(joined)
-                fh.write(b"\n")
-        np.save(directory / "vocab_offsets.npy", offsets)
-        order = np.array(sorted(range(len(words)), key=words.__getitem__), dtype=np.int64)
-        np.save(directory / "vocab_sorted.npy", order)
+        return write_vocabulary(words, directory)
 
     # -- sequence protocol -----------------------------------------------------------
     def __len__(self) -> int:
@@ -280,7 +270,7 @@ class Vocabulary(WordLookup, Sequence):
     def _ensure_index(self) -> dict[str, int]:
         if self._index is None:
             words = self._list()
-            self._index = dict(zip(words, range(len(words))))
+            self._index = dict(zip(words, range(len(words)), strict=True))
         return self._index
 
     def _search(self, word: str) -> int:

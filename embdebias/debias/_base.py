@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 import numpy as np
-
-from .._rows import unit_rows  # noqa: F401  (the debiasers' import point)
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._rows import unit_rows  # noqa: F401  (the debiasers' import point)
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding, owned
 from ..errors import DimensionError
 
@@ -111,19 +110,17 @@ def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.nd
     """
     name = name or embedding.name
 
-    def fill(dest: np.ndarray) -> None:
-        chunks = embedding.iter_chunks(chunk_rows)
+    def chunks():
+        blocks = embedding.iter_chunks(chunk_rows)
         if progress:
             from tqdm import tqdm
 
             total = -(-len(embedding) // chunk_rows)
-            chunks = tqdm(chunks, total=total, desc=f"debias {name}", unit="chunk")
-        for start, stop, block in chunks:
+            blocks = tqdm(blocks, total=total, desc=f"debias {name}", unit="chunk")
+        for start, stop, block in blocks:
             if also is not None:
                 also(start, block)
-            func(start, stop, block, dest[start:stop])
-        if finish is not None:
-            finish(dest)
+            yield start, stop, block
 
     if out is None or isinstance(out, np.ndarray):
         fresh = out is None
@@ -131,15 +128,30 @@ def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.nd
             out = np.empty(embedding.shape, dtype=np.float32)
         elif out.shape != embedding.shape:
             raise DimensionError(f"out has shape {out.shape}, expected {embedding.shape}")
-        fill(out)
+        for start, stop, block in chunks():
+            func(start, stop, block, out[start:stop])
+        if finish is not None:
+            finish(out)
         # A fresh array becomes the result's own; a given one is shared (a live view).
         return Embedding(embedding.words, owned(out) if fresh else out, name=name, copy=False)
 
+    return _map_to_native(embedding, func, out, chunks(), chunk_rows, finish, name)
+
+
+def _map_to_native(embedding: Embedding, func, out, chunks, chunk_rows: int, finish, name: str) -> Embedding:
+    """:func:`map_chunks` into a native-format directory ``out``, appended chunk by chunk."""
     from ..io.native import NativeWriter
 
     inputs = (embedding.path,) if embedding.path else ()
     with NativeWriter(out, embedding.words, embedding.shape, inputs=inputs) as writer:
-        fill(writer.vectors)
+        # One reused chunk buffer, appended to the file: written pages of a memory map of
+        # the whole output would count in resident memory until the end.
+        buffer = np.empty((min(chunk_rows, len(embedding)), embedding.dim), dtype=np.float32)
+        for start, stop, block in chunks:
+            func(start, stop, block, buffer[:stop - start])
+            writer.append(buffer[:stop - start])
+        if finish is not None:
+            finish(writer.vectors)  # the few rows it changes are the only pages mapped
     return writer.open(name=name)
 
 

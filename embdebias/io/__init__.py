@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..embedding import Embedding, as_embedding
-from ..errors import EmbdebiasError, UnknownFormatError, VectorFileError
+from ..errors import EmbdebiasError, UnknownFormatError, VectorFileError, quote
 from ._common import (GZIP_ERRORS, GZIP_MAGIC, HEADER_LINE, UNICODE_ERRORS, binary_records_ok, check_limit,
                       check_unicode_errors, glove_dim, gzip_errors, is_number, split_fields, text_records_ok)
 from .default import BUILTIN_NAMES, DEFAULT_NAME, cache_dir, load_default
@@ -372,6 +372,7 @@ def save(emb, path, format: str | None = None, *, inputs=()) -> str:
     """
     emb = as_embedding(emb)
     fmt = output_format(path, format)
+    _check_storable(emb, path, fmt)
     if fmt == "native":
         inputs = (*inputs, emb.path) if emb.path else inputs
         write_native(emb, path, inputs=inputs)
@@ -388,6 +389,24 @@ def save(emb, path, format: str | None = None, *, inputs=()) -> str:
         from .gensim_formats import write_gensim_kv
         write_gensim_kv(emb, path, inputs=inputs)
     return fmt
+
+
+def _check_storable(emb: Embedding, path, fmt: str) -> None:
+    """Refuse, before any file is made, what no reader would read back: dimension 0, words that are not UTF-8."""
+    if emb.dim < 1:
+        raise EmbdebiasError(f"{path}: cannot write vectors of dimension {emb.dim}; every format's reader needs "
+                             f"a dimension of at least 1")
+    if fmt == "gensim-kv":
+        return  # a pickle stores any str
+    words = emb.words.tolist()
+    joined = "\n".join(words)
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate
+        r = joined.count("\n", 0, exc.start)
+        raise EmbdebiasError(f"{path}: the {fmt} format stores UTF-8 and cannot encode the word "
+                             f"{quote(words[r])} (row {r}: {exc.reason}); drop or rename it, or use "
+                             f"'gensim-kv'") from None
 
 
 def output_format(path, format: str | None = None) -> str:

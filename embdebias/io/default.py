@@ -108,7 +108,7 @@ def build_native_from_npy(npy_path, parquet_path, out_dir, *, name: str = DEFAUL
                 r = start + int(np.flatnonzero(~finite)[0])
                 raise VectorFileError(npy_path, f"the vector of {words[r]!r} has NaN or infinite values; "
                                                 f"expected finite numbers")
-            writer.vectors[start:stop] = block
+            writer.append(block)
     return read_native(out_dir, name=name)
 
 

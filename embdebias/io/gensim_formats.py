@@ -15,7 +15,7 @@ import numpy as np
 
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, owned
-from ..errors import EmbdebiasError, VectorFileError
+from ..errors import EmbdebiasError, VectorFileError, quote
 from ._common import UNICODE_ERRORS, check_finite, check_limit, check_unicode_errors, require_file
 
 
@@ -90,9 +90,12 @@ def read_fasttext_bin(path, *, limit: int | None = None, name: str | None = None
     """
     from gensim.models.fasttext import load_facebook_vectors
 
+    from .fasttext_bin import check_fasttext_bin
+
     path = require_file(path)
     limit = check_limit(limit)
     unicode_errors = check_unicode_errors(unicode_errors)
+    check_fasttext_bin(path)  # gensim trusts every size in the file: a damaged one can make it loop forever
     try:
         kv = load_facebook_vectors(os.fspath(path), encoding=_word_codec(unicode_errors))
     except _UndecodableWord as err:
@@ -139,7 +142,7 @@ def write_fasttext_bin(emb: Embedding, path, *, inputs=()) -> None:
     check_finite(emb, target)
     model = FastText(vector_size=emb.dim, min_count=1, min_n=0, max_n=0, bucket=1, workers=1)
     n = len(words)
-    model.build_vocab_from_freq(dict(zip(words, range(n + 1, 1, -1))))
+    model.build_vocab_from_freq(dict(zip(words, range(n + 1, 1, -1), strict=True)))
     if model.wv.index_to_key != words:  # build_vocab_from_freq sorts by count: must keep our order
         raise EmbdebiasError(f"{target}: gensim reordered the vocabulary; cannot write fastText .bin")
     model.wv.vectors_vocab[:] = emb.vectors
@@ -162,6 +165,17 @@ def _check_fasttext_words(words: list[str], target: Path) -> None:
     if " " in joined or "\x00" in joined or joined.count("\n") != max(len(words) - 1, 0):  # fastText tokens
         bad = [w for w in words if "\x00" in w or " " in w or "\n" in w][:5]
         raise EmbdebiasError(f"{target}: fastText .bin cannot store words containing whitespace or NUL: {bad!r}")
+    _check_encodable(words, joined, target)
+
+
+def _check_encodable(words: list[str], joined: str, target: Path) -> None:
+    """Refuse a word UTF-8 cannot encode (a lone surrogate): gensim would fail halfway through the file."""
+    try:
+        joined.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        r = joined.count("\n", 0, exc.start)
+        raise EmbdebiasError(f"{target}: fastText .bin stores UTF-8 and cannot encode the word {quote(words[r])} "
+                             f"(row {r}: {exc.reason}); drop or rename it, or use 'gensim-kv'") from None
 
 
 def write_fasttext_model(model, path, *, inputs=()) -> None:
