@@ -23,7 +23,7 @@ Normalization of the two terms (``normalization``):
 
 How it is solved (details in :mod:`embdebias.debias._psd`): ``W^T W`` (``n x n``) is
 never formed.  One chunked pass over the unit-normalized rows accumulates
-``C = W W^T`` in float64; ``N N^T`` is ``C`` minus the outer products of the
+``C = W W^T`` (float32 blocks summed in float64, :class:`GramAccumulator`); ``N N^T`` is ``C`` minus the outer products of the
 gender-specific rows (no copy of the neutral rows).  In the eigenbasis of ``C`` the
 first term is an elementwise weighted sum, and after a diagonal congruence the whole
 problem becomes a well-conditioned ``d x d`` problem whose unconstrained minimiser
@@ -58,8 +58,8 @@ from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_speci
 
 NORMALIZATIONS = ("mean", "sum")
 SOLVERS = ("fast", "cvxpy")
-#: Largest block (rows) converted to float64 at once by :func:`unit_moments`.
-MOMENT_CHUNK_ROWS = 1 << 14
+#: Rows per float32 rank-k update of :class:`GramAccumulator` (sums of blocks are float64).
+GRAM_BLOCK_ROWS = 1 << 12
 
 
 class SoftDebias(Debiaser):
@@ -327,8 +327,13 @@ class GramAccumulator:
     The one implementation behind :func:`unit_moments`; its :meth:`add` also serves a
     pass over the rows that does something else at the same time (``embdebias run``
     accumulates it while hard debias writes its output, so soft debias needs one pass
-    of its own, not two). Blocks are converted to float64 at most
-    :data:`MOMENT_CHUNK_ROWS` rows at a time; zero rows contribute nothing.
+    of its own, not two). Zero rows contribute nothing.
+
+    Precision: each block of :data:`GRAM_BLOCK_ROWS` unit rows goes through one float32
+    symmetric rank-k update (BLAS ``ssyrk``: half the flops of a product, twice the
+    speed of float64), and the blocks' sums are added in float64. Against an all-float64
+    sum, the largest entry error measured on 100,000 x 300 GloVe-derived vectors is
+    5e-8 of the largest entry (3e-7 with 65,536-row blocks); the test bounds it.
 
     Parameters
     ----------
@@ -339,7 +344,7 @@ class GramAccumulator:
         Names the word of a non-finite row in the error.
     """
 
-    def __init__(self, dim: int, *, name: str = "embedding", words=None):
+    def __init__(self, dim: int, *, name: str = "embdebias", words=None):
         self.gram = np.zeros((dim, dim), dtype=np.float64)
         self.name = name
         self.words = words
@@ -347,20 +352,24 @@ class GramAccumulator:
 
     def add(self, start: int, block: np.ndarray) -> None:
         """Add the rows ``block`` (rows ``start`` on of the embedding; the row numbers name a bad row)."""
-        for at in range(0, block.shape[0], MOMENT_CHUNK_ROWS):
-            x = block[at:at + MOMENT_CHUNK_ROWS].astype(np.float64)
+        from scipy.linalg.blas import ssyrk
+
+        for at in range(0, block.shape[0], GRAM_BLOCK_ROWS):
+            x = np.array(block[at:at + GRAM_BLOCK_ROWS], dtype=np.float32, order="C")
             norms = np.sqrt(np.einsum("ij,ij->i", x, x))
             if not np.all(np.isfinite(norms)):
                 bad = start + at + int(np.flatnonzero(~np.isfinite(norms))[0])
                 word = "" if self.words is None else f" of {self.words[bad]!r}"
                 raise NonFiniteError(f"{self.name}: the vector{word} (row {bad}) has non-finite entries")
             np.divide(x, norms[:, None], out=x, where=norms[:, None] > 0)
-            self.gram += x.T @ x
+            # x.T is Fortran-ordered (d, m): BLAS reads it in place; the upper triangle is filled.
+            self.gram += ssyrk(1.0, x.T, trans=0)
         self.rows_seen += block.shape[0]
 
     def result(self) -> np.ndarray:
-        """The symmetric ``(d, d)`` sum."""
-        return (self.gram + self.gram.T) / 2.0
+        """The symmetric ``(d, d)`` sum (float64)."""
+        upper = np.triu(self.gram)
+        return upper + np.triu(upper, 1).T
 
 
 def unit_moments(emb: Embedding, special_rows=None, *, chunk_rows: int = DEFAULT_CHUNK_ROWS,
@@ -368,7 +377,7 @@ def unit_moments(emb: Embedding, special_rows=None, *, chunk_rows: int = DEFAULT
     """``(C, M)``: ``sum x x^T`` over all unit-normalized rows, and over the rows not in
     ``special_rows`` (computed as ``C`` minus the special rows' outer products).
 
-    One chunked pass (:class:`GramAccumulator`), accumulated in float64; zero rows
+    One chunked pass (:class:`GramAccumulator`: float32 blocks summed in float64); zero rows
     contribute nothing. ``gram``: ``C`` already accumulated over every row of ``emb``
     (skips the pass).
 
