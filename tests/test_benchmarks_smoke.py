@@ -155,3 +155,26 @@ def test_bench_extrinsic_runs():
     rows = bench_extrinsic.run(n_boot=20, n_baseline=1)
     assert [r["step"].split()[0] for r in rows] == ["fit", "score", "statistics", "bootstrap", "evaluate(suite=['extrinsic']),"]
     assert "max |difference|" in rows[1]["note"] and float(rows[1]["note"].split()[-1]) < 1e-12
+
+
+def test_scale_floor_and_table(tmp_path):
+    """benchmarks/scale.py: the floor adds bytes / bandwidth and flops / speed; the table shows each step."""
+    import scale
+
+    machine = {"sgemm_gflops": 100.0, "ssyrk_gflops": 100.0, "memcpy_gbs": 10.0, "read_gbs": 2.0, "write_gbs": 1.0}
+    floor = scale.floor_seconds(1_000_000, 100, 500_000_000, machine, analogy_questions=10, analogy_vocab=100)
+    matrix = 4e8
+    assert floor["load"] == pytest.approx(0.5e9 / 2e9 + matrix / 1e10)
+    assert floor["soft"] == pytest.approx(2 * matrix / 1e10 + matrix / 1e9 + 2e6 * 100 * 100 / 1e11)
+    assert floor["hard"] < floor["soft"]  # the symmetric update is half the product's flops
+    rows = [{"benchmark": "run step: load", "size": "1 x 1", "ours_s": 2.0, "baseline_s": 1.0, "ratio": 0.5,
+             "note": "n"},
+            {"benchmark": "embdebias run (whole, fresh process)", "size": "1 x 1", "ours_s": 3.0,
+             "baseline_s": None, "ratio": None, "peak_mb": 2048.0, "note": ""}]
+    table = scale.markdown(rows)
+    assert "| run step: load | 1 x 1 | 2.0 | 1.0 | 0.50 |" in table and "2.00 GiB" in table
+    built = scale.build_file(tmp_path / "s.bin", 400_100, 8, seed=1, log=lambda m: None)
+    from embdebias import io
+
+    emb = io.load(built)
+    assert emb.shape == (400_100, 8) and emb.words[400_000] == "zq0000000" and emb.words[0] == "the"
