@@ -39,8 +39,9 @@ import numpy as np
 
 from ..embedding import Embedding, as_embedding
 from ..errors import EmbdebiasError, UnknownFormatError, VectorFileError, quote
-from ._common import (GZIP_ERRORS, GZIP_MAGIC, HEADER_LINE, UNICODE_ERRORS, binary_records_ok, check_limit,
-                      check_unicode_errors, glove_dim, gzip_errors, is_number, split_fields, text_records_ok)
+from ._common import (BOM, GZIP_ERRORS, GZIP_MAGIC, HEADER_LINE, UNICODE_ERRORS, bad_header_error, binary_records_ok,
+                      check_limit, check_unicode_errors, damaged_header, glove_dim, gzip_errors, is_number, lone_cr,
+                      require_file, sample_lines, split_fields, text_records_ok)
 from .default import BUILTIN_NAMES, DEFAULT_NAME, cache_dir, load_default
 from .native import is_native, read_native, write_native
 
@@ -105,7 +106,7 @@ def _detect_after_header(first: bytes, payload: bytes, suffixes: list[str], comp
     is_binary = binary_records_ok(payload, n, d, complete)
     if is_text == is_binary:
         # both: the extension decides; neither: a first line of a word and numbers is damaged text
-        return by_name if is_text else (text if _word_and_numbers(payload.split(b"\n", 1)[0]) else "word2vec-bin")
+        return by_name if is_text else (text if _damaged_text_row(payload.split(b"\n", 1)[0], d) else "word2vec-bin")
     return text if is_text else "word2vec-bin"
 
 
@@ -113,9 +114,15 @@ def _binary_by_name(suffixes: list[str], compressed: bool) -> bool:
     return ".bin" in suffixes or (compressed and ".txt" not in suffixes and ".vec" not in suffixes)
 
 
-def _word_and_numbers(line: bytes) -> bool:
+def _damaged_text_row(line: bytes, d: int) -> bool:
+    """Whether a line that is no valid row is still text: a word and numbers, or ``d + 1`` UTF-8 fields.
+
+    (A word2vec binary record of ``d`` float32 is all but never valid UTF-8 without NUL.)
+    """
     fields = split_fields(line)  # a tab separates fields like a space
-    return len(fields) >= 2 and all(is_number(f) for f in fields[1:])
+    if len(fields) >= 2 and all(is_number(f) for f in fields[1:]):
+        return True
+    return len(fields) == d + 1 and b"\x00" not in line and _is_utf8(line)
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -126,19 +133,51 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
+def _text_view(head: bytes) -> bytes:
+    """``head`` as the text readers see it, for sniffing: without a BOM, and with CR-only line ends as LF.
+
+    (The readers refuse CR-only line ends, with a clear error; detecting the format
+    first lets that error be the one reported.)
+    """
+    if head.startswith(BOM):
+        head = head[len(BOM):]
+    nl = head.find(b"\n")
+    if lone_cr(head[:nl] if nl >= 0 else head) >= 0:
+        head = head.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return head
+
+
+def _looks_like_glove(text: bytes, complete: bool, path) -> bool:
+    """Whether the first lines are GloVe rows (:func:`~._common.glove_dim` finds a dimension).
+
+    A first line of numbers only that disagrees with them ("40 8 3", "-1 8", "40.0 8")
+    is a damaged header: a :class:`VectorFileError`, not a GloVe row.
+    """
+    lines = sample_lines(text, complete)
+    if not lines or not _is_utf8(lines[0][1]):
+        return False
+    line_no, first = lines[0]
+    d = glove_dim(lines)
+    if damaged_header(first, d):
+        raise bad_header_error(path, first, line=line_no, offset=None)
+    return d >= 1
+
+
 def _detect_bytes(head: bytes, path: Path, compressed: bool) -> str:
     if _looks_like_pickle(head):
         return "gensim-kv"
     if head[:4] == _FASTTEXT_MAGIC:
         return "fasttext-bin"
-    nl = head.find(b"\n")
-    first = head[:nl] if nl >= 0 else head
+    complete = len(head) < _SNIFF_BYTES
+    text = _text_view(head)
+    nl = text.find(b"\n")
+    first = text[:nl] if nl >= 0 else text
     if HEADER_LINE.fullmatch(first):
-        return _detect_after_header(first, head[nl + 1:] if nl >= 0 else b"", [s.lower() for s in path.suffixes],
-                                    compressed, complete=len(head) < _SNIFF_BYTES)
+        return _detect_after_header(first, text[nl + 1:] if nl >= 0 else b"", [s.lower() for s in path.suffixes],
+                                    compressed, complete=complete)
     if _looks_like_old_fasttext(head):
         return "fasttext-bin"
-    if glove_dim(first) >= 1 and _is_utf8(first):
+    if _looks_like_glove(text, complete, path):
         return "glove"
     raise UnknownFormatError(
         f"{path}: unknown vector format: not a native-format directory, gzip, gensim pickle, fastText "
@@ -175,7 +214,7 @@ def detect_format(path) -> str:
                 head = fh.read(_SNIFF_BYTES)
         except (OSError, *GZIP_ERRORS) as exc:
             raise VectorFileError(path, f"truncated or damaged gzip data: {exc or type(exc).__name__}") from None
-    if not head.strip():
+    if not head.removeprefix(BOM).strip():
         raise VectorFileError(path, "empty file: expected word vectors", line=1)
     return _detect_bytes(head, path, compressed)
 
@@ -232,14 +271,16 @@ def _check_format(format: str) -> str:
 
 
 def _check_source(source) -> None:
-    """A missing input is an error; a bare name also lists the built-in embeddings."""
+    """A missing input is an error (a bare name also lists the built-in embeddings); so is a special file.
+
+    FIFOs, devices and sockets are refused before anything opens them
+    (:func:`~._common.require_file`).
+    """
     text = os.fspath(source)
-    if Path(text).exists():
-        return
-    hint = ""
-    if not any(sep and sep in text for sep in (os.sep, os.altsep)):
-        hint = f"; not a built-in embedding either (built-in: {', '.join(BUILTIN_NAMES)})"
-    raise VectorFileError(text, f"no such file or directory{hint}")
+    if not os.path.lexists(text) and not any(sep and sep in text for sep in (os.sep, os.altsep)):
+        raise VectorFileError(text, f"no such file or directory; not a built-in embedding either "
+                                    f"(built-in: {', '.join(BUILTIN_NAMES)})")
+    require_file(text, allow_dir=True)
 
 
 def _check_fits(path, fmt: str) -> None:

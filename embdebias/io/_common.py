@@ -6,13 +6,15 @@ import contextlib
 import gzip
 import os
 import re
+import stat
 import zlib
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 from ..embedding import Embedding, drop_duplicates, owned
-from ..errors import EmbdebiasError, NonFiniteError, VectorFileError
+from ..errors import EmbdebiasError, NonFiniteError, VectorFileError, quote
 from ..vocab import Vocabulary
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -20,8 +22,16 @@ GZIP_MAGIC = b"\x1f\x8b"
 TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
 #: What a truncated or damaged gzip stream raises while it is read.
 GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
-#: The header line of word2vec text/binary and fastText ``.vec``: ``"count dim"``.
-HEADER_LINE = re.compile(rb"\s*\d+[ \t]+\d+\s*")
+#: The header line of word2vec text/binary and fastText ``.vec``: ``"count dim"``, two unsigned
+#: decimal integers (at most 18 digits: more is no real file, and int() of thousands of digits fails).
+HEADER_LINE = re.compile(rb"\s*\d{1,18}[ \t]+\d{1,18}\s*")
+#: A UTF-8 byte-order mark: the text readers drop it at the start of a file.
+BOM = b"\xef\xbb\xbf"
+#: What a text value may look like: a decimal number (NaN and infinity are number-like, so
+#: that they are reported as non-finite values, not as part of the word).  Stricter than
+#: ``float()``, which also takes ``1_0`` and surrounding white space; the same as what
+#: pyarrow's CSV parser takes, so the fast and the line-by-line parsers agree.
+_NUMBER = re.compile(rb"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|nan|inf(?:inity)?)", re.IGNORECASE)
 #: gensim's ``unicode_errors``: what the readers do with undecodable UTF-8 in a word.
 UNICODE_ERRORS = ("strict", "ignore", "replace")
 
@@ -86,14 +96,33 @@ def check_limit(limit) -> int | None:
     return int(limit)
 
 
-def require_file(path) -> Path:
-    """``path`` as a Path, or a :class:`VectorFileError` if it is not a readable file."""
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def require_file(path, *, allow_dir: bool = False) -> Path:
+    """``path`` as a Path, or a :class:`VectorFileError` if it is not a readable regular file.
+
+    FIFOs, devices (``/dev/zero``) and sockets are refused before anything opens them:
+    reading one can block forever or never end.  ``allow_dir`` admits a directory (a
+    native-format embedding).
+    """
     path = Path(path)
-    if not path.exists():
-        raise VectorFileError(path, "no such file or directory")
-    if path.is_dir():
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise VectorFileError(path, "no such file or directory") from None
+    except (OSError, ValueError) as exc:  # permission, name too long, a NUL byte in the name
+        raise VectorFileError(path, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    if stat.S_ISDIR(mode):
+        if allow_dir:
+            return path
         raise VectorFileError(path, "is a directory, expected a vector file "
                                     "(or a native-format directory with embdebias.json)")
+    if not stat.S_ISREG(mode):
+        kind = next((what for test, what in _SPECIAL_FILES if test(mode)), "not a regular file")
+        raise VectorFileError(path, f"is {kind}, not a regular file: expected a vector file "
+                                    f"(special files are refused: reading one may block or never end)")
     return path
 
 
@@ -185,29 +214,98 @@ def split_fields(raw: bytes) -> list[bytes]:
 
 
 def is_number(field: bytes) -> bool:
-    try:
-        float(field)
-    except ValueError:
-        return False
-    return True
+    """Whether ``field`` is a number as the text formats write one (see :data:`_NUMBER`)."""
+    return _NUMBER.fullmatch(field) is not None
 
 
-def glove_dim(first_line: bytes) -> int:
-    """Dimension of a headerless file from its first line (0 if it does not look like vectors).
+def quote_bytes(raw: bytes, limit: int = 60) -> str:
+    """:func:`~embdebias.errors.quote` of raw input: at most about ``limit + 20`` characters.
 
-    Normally every field after the first is a value; if not (the first word contains
-    spaces, as a few GloVe 840B words do), the dimension is the number of numeric
-    fields at the end of the line.
+    Undecodable bytes are shown as ``\\xNN``; only the first ``4 * limit`` bytes are
+    decoded, so quoting a huge line costs nothing.
     """
-    fields = split_fields(first_line)
-    if len(fields) < 2:
-        return 0
-    if all(is_number(f) for f in fields[1:]):
-        return len(fields) - 1
+    shown = quote(raw[:4 * limit].decode("utf-8", "backslashreplace"), limit)
+    return shown if len(shown) <= limit + 20 else shown[:limit + 17] + "..."
+
+
+def trailing_values(fields: list[bytes]) -> int:
+    """How many number-like fields end a line, leaving at least one field for the word."""
     d = 0
     while d < len(fields) - 1 and is_number(fields[-1 - d]):
         d += 1
     return d
+
+
+#: Non-blank lines looked at to find the dimension of a headerless (GloVe) file.
+DIM_SAMPLE_LINES = 100
+
+
+def sample_lines(data: bytes, complete: bool, first_line: int = 1) -> list[tuple[int, bytes]]:
+    """The first non-blank lines of ``data`` (up to :data:`DIM_SAMPLE_LINES`), with their line numbers.
+
+    ``complete``: ``data`` runs to the end of the file (else its last, partial line is
+    left out).
+    """
+    lines = data.split(b"\n", DIM_SAMPLE_LINES * 4)
+    if not complete or len(lines) > DIM_SAMPLE_LINES * 4:
+        lines = lines[:-1]
+    found = [(first_line + k, line) for k, line in enumerate(lines) if line.strip()]
+    return found[:DIM_SAMPLE_LINES]
+
+
+def glove_dim(lines: list[tuple[int, bytes]]) -> int:
+    """Dimension of a headerless file from its first lines (:func:`sample_lines`); 0 if none has values.
+
+    Each line's count of values is the number of number-like fields at its end (so a
+    GloVe 840B word with spaces does not add to it); the dimension is the most common
+    non-zero count, ties going to the count seen first.  So one damaged line, even the
+    first, cannot decide the dimension of every row: it is reported as a row with the
+    wrong number of values.
+    """
+    counts = Counter(d for d in (trailing_values(split_fields(line)) for _, line in lines) if d)
+    return counts.most_common(1)[0][0] if counts else 0
+
+
+def damaged_header(line: bytes, d: int) -> bool:
+    """Whether a first line of number-like fields only, not a valid header, disagrees with the rows' ``d``.
+
+    Such a line (``40 8 3``, ``-1 8``, ``40.0 8``) is a damaged ``"count dim"`` header,
+    never a GloVe row (whose word would be a number and whose values too few or many).
+    """
+    fields = split_fields(line)
+    return all(is_number(f) for f in fields) and trailing_values(fields) != d
+
+
+def bad_header_error(path, first: bytes, line: int = 1, offset: int = 0) -> VectorFileError:
+    """The error for a first line that should be, but is not, a word2vec / fastText header."""
+    shown = quote_bytes(first.rstrip(b"\r\n"))
+    return VectorFileError(path, f"expected a header line 'count dim': exactly two unsigned decimal integers, "
+                                 f"the number of words and the dimension (at least 1), e.g. '400000 300'; "
+                                 f"found {shown}", line=line, offset=offset)
+
+
+def lone_cr(data: bytes) -> int:
+    """Position of the first carriage return in ``data`` not followed by a line feed, or -1.
+
+    A CR at the very end of ``data`` counts as a line end.  Cheap when there is none:
+    two counts (C speed); the position is looked for only when they disagree.
+    """
+    if b"\r" not in data:
+        return -1
+    trailing = data.endswith(b"\r")
+    if data.count(b"\r") == data.count(b"\r\n") + trailing:
+        return -1
+    pos = data.find(b"\r")
+    while data[pos + 1:pos + 2] == b"\n" or pos == len(data) - 1:
+        pos = data.find(b"\r", pos + 1)
+    return pos
+
+
+def lone_cr_error(path, line: int, offset: int) -> VectorFileError:
+    """The error for a carriage return inside a line (CR-only line ends are not read)."""
+    return VectorFileError(path, "a carriage return (CR) that is not followed by a line feed: the file has "
+                                 "CR-only (classic Mac OS) line ends or a stray CR inside a line; expected LF or "
+                                 "CRLF line ends (convert with: tr '\\r' '\\n')", line=line, offset=offset)
 
 
 #: Lines (records) looked at to tell word2vec text from word2vec binary.

@@ -44,10 +44,11 @@ import pyarrow.csv as pacsv
 
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
-from ..errors import EmbdebiasError, VectorFileError
-from ._common import (HEADER_LINE, TAB_TO_SPACE, check_block_finite, check_limit, check_no_empty_word,
-                      check_unicode_errors, decode_joined, glove_dim, is_gzip, is_number, make_embedding,
-                      open_binary, open_output, require_file)
+from ..errors import EmbdebiasError, VectorFileError, quote
+from ._common import (BOM, HEADER_LINE, TAB_TO_SPACE, bad_header_error, check_block_finite, check_limit,
+                      check_no_empty_word, check_unicode_errors, damaged_header, decode_joined, glove_dim, is_gzip,
+                      is_number, lone_cr, lone_cr_error, make_embedding, open_binary, open_output, quote_bytes,
+                      require_file, sample_lines)
 
 #: Bytes of whole lines parsed at once (8 MiB measured faster than 32 MiB: cache-friendlier).
 BLOCK_BYTES = 8 << 20
@@ -55,33 +56,61 @@ BLOCK_BYTES = 8 << 20
 _ARROW_BLOCK = 4 << 20
 _PARSE = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False,
                             double_quote=False, newlines_in_values=False, ignore_empty_lines=True)
-_MAX_HEADER = 1 << 16
-_BOM = b"\xef\xbb\xbf"
+#: Bytes read first: the header line, or the lines that decide a GloVe file's dimension.
+HEAD_BYTES = 1 << 20
+#: Longest first line of a GloVe file read to find its dimension (about 1M values).
+MAX_FIRST_LINE = 16 << 20
+#: Longest line read, beyond the values: room for a long word.
+_LINE_SLACK = 1 << 20
+#: Longest word the writers write (bytes of UTF-8): well within a line's cap.
+MAX_WORD_BYTES = _LINE_SLACK // 2
+#: Bytes per value allowed in a line's length cap (``-1.2345678901234567e-30`` is 24).
+_VALUE_BYTES = 64
+#: Largest dimension a header may give (no real embedding comes near; an empty embedding of a
+#: huge dimension would make every later per-dimension array huge).
+MAX_DIM = 1 << 24
+#: The bytes a row of ``d`` values takes at the least: a 1-byte word, ``d`` times a separator and a
+#: digit, and a line end; a last row without line end is allowed by adding 1 to the bytes available.
+_MIN_ROW = "2 d + 2"
 
 
-def _parse_header(first: bytes, path) -> tuple[int, int]:
-    fields = first.split()
-    if len(fields) != 2 or not all(f.isdigit() for f in fields):
-        shown = first[:80].decode("utf-8", "replace").rstrip("\r\n")
-        raise VectorFileError(path, f"expected a header line 'count dim' (two non-negative integers), "
-                                    f"found {shown!r}", line=1, offset=0)
-    n, d = int(fields[0]), int(fields[1])
-    if d < 1:
-        raise VectorFileError(path, f"header gives dimension {d}, expected at least 1", line=1, offset=0)
+def _max_rows(available: int, d: int) -> int:
+    """The most rows of ``d`` values ``available`` bytes can hold (see :data:`_MIN_ROW`)."""
+    return (available + 1) // (2 * d + 2)
+
+
+def _parse_header(first: bytes, path, offset: int = 0) -> tuple[int, int]:
+    """``(count, dim)`` from a header line: exactly two unsigned decimal integers, the dimension at least 1.
+
+    A count of 0 is an empty embedding (what the writers and gensim write for one).
+    """
+    if not HEADER_LINE.fullmatch(first):
+        raise bad_header_error(path, first, offset=offset)
+    n, d = map(int, first.split())
+    if not 1 <= d <= MAX_DIM:
+        raise VectorFileError(path, f"header gives dimension {d}, expected 1 to {MAX_DIM}", line=1, offset=offset)
     return n, d
 
 
-def _glove_dim(first: bytes, path) -> int:
-    """The dimension of a GloVe file from its first line; a word2vec header there is an error."""
+def _glove_dim(head: bytes, complete: bool, path, offset: int) -> int:
+    """The dimension of a GloVe file from its first lines (:func:`~._common.glove_dim`).
+
+    A word2vec header on the first line is an error, and so is a first line of numbers
+    only that disagrees with the rows after it (a damaged header, not a row).
+    """
+    lines = sample_lines(head, complete)
+    line_no, first = lines[0]
+    offset += head.find(first)  # the first non-blank line: only white space comes before it
     if HEADER_LINE.fullmatch(first):
-        shown = first.decode("ascii", "replace").strip()
-        raise VectorFileError(path, f"found {shown!r}, a word2vec / fastText header line 'count dim', but GloVe "
-                                    f"files have no header; expected lines 'word v1 ... vd' (read the file as "
-                                    f"word2vec-text or fasttext-vec)", line=1, offset=0)
-    d = glove_dim(first)
+        raise VectorFileError(path, f"found {quote_bytes(first.strip())}, a word2vec / fastText header line "
+                                    f"'count dim', but GloVe files have no header; expected lines 'word v1 ... vd' "
+                                    f"(read the file as word2vec-text or fasttext-vec)", line=line_no, offset=offset)
+    d = glove_dim(lines)
+    if damaged_header(first, d):
+        raise bad_header_error(path, first, line=line_no, offset=offset)
     if d < 1:
-        raise VectorFileError(path, "expected a word followed by its values, found "
-                                    f"{first[:80].decode('utf-8', 'replace').rstrip()!r}", line=1, offset=0)
+        raise VectorFileError(path, "expected lines 'word v1 ... vd' (a word followed by its values), found "
+                                    f"{quote_bytes(first.rstrip())}", line=line_no, offset=offset)
     return d
 
 
@@ -117,10 +146,21 @@ def _arrow_table(block: bytes, d: int, trailing: bool):
         return None
 
 
+def _fits_fast_path(block: bytes, d: int) -> bool:
+    """Whether pyarrow may parse ``block``.
+
+    Not when it starts with a byte-order mark (pyarrow would drop one that belongs to the
+    first word), nor when its first line is too short to hold ``d`` values: a header's
+    huge ``d`` is not worth ``d`` column names (the slow path reports the line).
+    """
+    first_end = block.find(b"\n")
+    return not block.startswith(BOM) and 2 * d <= (first_end if first_end >= 0 else len(block))
+
+
 def _parse_block_fast(block: bytes, d: int, trailing: bool, unicode_errors: str = "strict"):
     """Parse a block with pyarrow; None when anything is irregular (the slow path decides)."""
-    if block.startswith(_BOM):
-        return None  # pyarrow would drop a byte-order mark that belongs to the first word
+    if not _fits_fast_path(block, d):
+        return None
     table = _arrow_table(block, d, trailing)
     if table is None:
         return None
@@ -159,7 +199,7 @@ class _Layout(NamedTuple):
     @property
     def expected(self) -> str:
         return f"{self.d} values after the word" + (" (the header's dimension)" if self.header else
-                                                   " (the number of values on the first line)")
+                                                   " (the most common number of values on the first lines)")
 
 
 def _split_line(raw: bytes, stripped: bytes, where: _Where, layout: _Layout) -> list[bytes]:
@@ -190,12 +230,12 @@ def _decode_word(raw: bytes, where: _Where, unicode_errors: str) -> str:
         word = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         if unicode_errors == "strict":
-            raise where.error(f"undecodable UTF-8 in the word {raw[:40]!r} (byte {exc.start}: {exc.reason}); "
+            raise where.error(f"undecodable UTF-8 in the word {quote_bytes(raw)} (byte {exc.start}: {exc.reason}); "
                               f"expected UTF-8 text (unicode_errors='ignore' or 'replace' accept it)",
                               byte=exc.start) from None
         word = raw.decode("utf-8", unicode_errors)
         if not word:
-            raise where.error(f"the word {raw[:40]!r} is empty once its undecodable bytes are dropped "
+            raise where.error(f"the word {quote_bytes(raw)} is empty once its undecodable bytes are dropped "
                               f"(unicode_errors={unicode_errors!r})") from None
     if not word:
         raise where.error("empty word: the line starts with a space or tab; expected 'word v1 ... vd'")
@@ -203,16 +243,14 @@ def _decode_word(raw: bytes, where: _Where, unicode_errors: str) -> str:
 
 
 def _parse_values(fields: list[bytes], word: str, where: _Where) -> np.ndarray:
-    try:
-        with np.errstate(over="ignore"):  # 1e39 becomes inf and is reported below
-            values = np.array([float(f) for f in fields], dtype=np.float32)
-    except ValueError:
-        j = next(j for j, f in enumerate(fields) if not is_number(f))
-        raise where.error(f"value {j + 1} of {word!r} is not a number: "
-                          f"{fields[j][:40].decode('utf-8', 'replace')!r}") from None
+    j = next((j for j, f in enumerate(fields) if not is_number(f)), None)  # stricter than float(): no "1_0"
+    if j is not None:
+        raise where.error(f"value {j + 1} of {quote(word)} is not a number: {quote_bytes(fields[j])}")
+    with np.errstate(over="ignore"):  # 1e39 becomes inf and is reported below
+        values = np.array([float(f) for f in fields], dtype=np.float32)
     if not np.isfinite(values).all():
         j = int(np.flatnonzero(~np.isfinite(values))[0])
-        raise where.error(f"value {j + 1} of {word!r} is {fields[j].decode('ascii', 'replace')} "
+        raise where.error(f"value {j + 1} of {quote(word)} is {quote_bytes(fields[j])} "
                           f"(as float32: {values[j]}); expected finite numbers")
     return values
 
@@ -261,21 +299,14 @@ def _count_lines(path, stop_at: int | None) -> int:
     return count + (last != b"\n")
 
 
-def _blocks(fh, carry: bytes, block_bytes: int):
-    """Yield blocks of whole lines (the last one may lack its newline)."""
-    while True:
-        chunk = fh.read(block_bytes)
-        if not chunk:
-            if carry:
-                yield carry
-            return
-        data = carry + chunk if carry else chunk
-        cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            carry = data  # one line longer than a block: keep reading
-            continue
-        carry = data[cut:]
-        yield data[:cut]
+def _read_on_to_line_end(fh, head: bytes) -> tuple[bytes, bool]:
+    """``head`` and more, until a line end, the end of the file or :data:`MAX_FIRST_LINE` bytes."""
+    complete = False
+    while not complete and b"\n" not in head and len(head) < MAX_FIRST_LINE:
+        more = fh.read(len(head))
+        complete = len(more) < len(head)
+        head += more
+    return head, complete
 
 
 class _TextReader:
@@ -287,32 +318,94 @@ class _TextReader:
         self.words: list[str] = []
         self.parts: list[np.ndarray] = []
         self.rows = 0
+        self.n: int | None = None
+        self.line_no, self.offset = 1, 0
+
+    def _read_head(self, fh) -> tuple[bytes, bool]:
+        """The first bytes, to the end of the first line at least (a BOM dropped); and whether that is all.
+
+        A GloVe first line may run on to :data:`MAX_FIRST_LINE`; a header line must end
+        within :data:`HEAD_BYTES`.  A CR that ends no line is refused here, before a
+        CR-only file is read on as one long line.
+        """
+        head = fh.read(HEAD_BYTES)
+        complete = len(head) < HEAD_BYTES
+        if head.startswith(BOM):  # dropped on purpose: the file reads the same as without it
+            head, self.offset = head[len(BOM):], len(BOM)
+        self._refuse_lone_cr(head, 1, self.offset)
+        if not self.header and not complete and b"\n" not in head:
+            head, complete = _read_on_to_line_end(fh, head)
+        if b"\n" not in head and not complete:
+            if self.header:
+                raise bad_header_error(self.path, head[:200], offset=self.offset)
+            raise VectorFileError(self.path, f"no line end in the first {len(head)} bytes; expected lines "
+                                             f"'word v1 ... vd'", line=1, offset=self.offset)
+        if not head.strip():
+            what = "a header line 'count dim'" if self.header else "lines 'word v1 ... vd'"
+            raise VectorFileError(self.path, f"empty file: expected {what}", line=1, offset=0)
+        return head, complete
+
+    def _refuse_lone_cr(self, block: bytes, line: int, offset: int) -> None:
+        pos = lone_cr(block)
+        if pos >= 0:
+            raise lone_cr_error(self.path, line + block.count(b"\n", 0, pos), offset + pos)
 
     def start(self, fh, block_bytes: int) -> tuple[bytes, int]:
         """Read the first line(s); returns the first data (carried into the blocks) and the block size."""
-        first = fh.readline(_MAX_HEADER)
-        if not first.strip():
-            what = "a header line 'count dim'" if self.header else "lines 'word v1 ... vd'"
-            raise VectorFileError(self.path, f"empty file: expected {what}", line=1, offset=0)
+        head, complete = self._read_head(fh)
         if self.header:
-            self.n, d = _parse_header(first, self.path)
-            first_data = fh.readline()
-            self.line_no, self.offset = 2, len(first)
-            n_alloc = self.n if self.limit is None else min(self.n, self.limit)
+            nl = head.find(b"\n")
+            first = head[:nl] if nl >= 0 else head
+            self.n, d = _parse_header(first, self.path, self.offset)
+            data = head[len(first) + 1:]
+            self.line_no, self.offset = 2, self.offset + len(first) + 1
         else:
-            self.n, d = None, _glove_dim(first, self.path)
-            first_data, self.line_no, self.offset = first, 1, 0
-            n_alloc = None if is_gzip(self.path) else _count_lines(self.path, self.limit)
-            if self.limit is not None and n_alloc is not None:
-                n_alloc = min(n_alloc, self.limit)
-        trailing = first_data.rstrip(b"\r\n").endswith((b" ", b"\t"))
+            d = _glove_dim(head, complete, self.path, self.offset)
+            data = head
+        first_data = data.split(b"\n", 1)[0]
         self.layout = _Layout(d, self.words_with_spaces, self.header, self.unicode_errors)
-        self.trailing = trailing
+        self.trailing = first_data.rstrip(b"\r").endswith((b" ", b"\t"))
+        self.max_line = _LINE_SLACK + _VALUE_BYTES * d
+        n_alloc = self._rows_to_allocate(d)
         self.want = n_alloc if n_alloc is not None else self.limit
         if self.want is not None:  # do not read far past the rows wanted
-            block_bytes = min(block_bytes, max(1 << 16, int(self.want * len(first_data) * 1.5)))
+            block_bytes = min(block_bytes, max(1 << 16, int(self.want * (len(first_data) + 1) * 1.5)))
         self.out = np.empty((n_alloc, d), np.float32) if n_alloc is not None else None
-        return first_data, block_bytes
+        return data, block_bytes
+
+    def _rows_to_allocate(self, d: int) -> int | None:
+        """Rows to preallocate (None for gzip input: its parsed blocks are concatenated at the end).
+
+        Never more than the bytes left can hold (:data:`_MIN_ROW`), whatever a header
+        says: a count too large for the file is reported once the rows run out ("the
+        header says n words but the file ends after k").
+        """
+        if is_gzip(self.path):
+            return None
+        rows = self.n if self.n is not None else _count_lines(self.path, self.limit)
+        if self.limit is not None:
+            rows = min(rows, self.limit)
+        return min(rows, _max_rows(self.path.stat().st_size - self.offset, d))
+
+    def blocks(self, fh, carry: bytes, block_bytes: int):
+        """Yield blocks of whole lines (the last one may lack its newline); a line over the cap is an error."""
+        while True:
+            chunk = fh.read(block_bytes)
+            if not chunk:
+                if carry:
+                    yield carry
+                return
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                if len(data) > self.max_line:  # every block before it was fed: line_no is this line
+                    raise VectorFileError(self.path, f"a line longer than {self.max_line} bytes without a line "
+                                                     f"end; expected lines 'word v1 ... v{self.layout.d}'",
+                                          line=self.line_no, offset=self.offset)
+                carry = data  # one line longer than a block: keep reading
+                continue
+            carry = data[cut:]
+            yield data[:cut]
 
     def _more_rows_error(self, block: bytes, row: int) -> VectorFileError:
         return VectorFileError(self.path, f"the header says {self.n} words but there are more rows",
@@ -324,6 +417,7 @@ class _TextReader:
 
     def feed(self, block: bytes) -> bool:
         """Take one block of whole lines; False when no more are needed."""
+        self._refuse_lone_cr(block, self.line_no, self.offset)
         if self.want is not None and self.rows >= self.want:
             if not (self._checks_past_count() and self.rows == self.n):
                 return False
@@ -397,35 +491,64 @@ def read_text(path, *, header: bool, limit: int | None = None, name: str | None 
                          unicode_errors=check_unicode_errors(unicode_errors))
     with open_binary(path) as fh:
         carry, block_bytes = reader.start(fh, block_bytes)
-        for block in _blocks(fh, carry, block_bytes):
+        for block in reader.blocks(fh, carry, block_bytes):
             if not reader.feed(block):
                 break
     return reader.finish(name)
 
 
+def _check_shape(emb: Embedding, target, *, header: bool, format_name: str) -> None:
+    """Refuse a shape the reader cannot read back: no dimension, too large a one, or GloVe with no word."""
+    if not header and len(emb) == 0:
+        # A GloVe file's dimension is the number of values on its first lines.
+        raise EmbdebiasError(f"{target}: cannot write an empty embedding (0 words) in {format_name} format: "
+                             f"it has no header to keep the dimension; use 'word2vec-text' or 'native'")
+    top = MAX_DIM if header else MAX_FIRST_LINE // (_VALUE_BYTES // 4)
+    if not 1 <= emb.dim <= top:
+        raise EmbdebiasError(f"{target}: {format_name} format cannot store vectors of dimension {emb.dim} (its "
+                             f"reader takes 1 to {top}); use 'native'")
+
+
+def _examples(words: list[str], has) -> str:
+    """Up to 5 of ``words`` for which ``has(word)``, each quoted short."""
+    return "[" + ", ".join(quote(w) for w in [w for w in words if has(w)][:5]) + "]"
+
+
 def _check_words(words: list[str], target, *, header: bool, format_name: str) -> None:
     """Refuse words the reader would read back differently (vectorized over the words)."""
     array = pa.array(words, pa.string())
-    check_no_empty_word(pc.equal(pc.binary_length(array), 0).to_numpy(zero_copy_only=False), target,
-                        format_name)
-    for bad_char, what, instead in (("\n", "a newline", "'gensim-kv'"), ("\r", "a carriage return", "'native'"),
-                                    (" ", "a space", "'glove' or 'native'"), ("\t", "a tab", "'glove' or 'native'")):
-        if bad_char in " \t" and not header:
-            continue  # GloVe readers take the last d fields as numbers: spaces and tabs are fine
+    lengths = pc.binary_length(array)
+    check_no_empty_word(pc.equal(lengths, 0).to_numpy(zero_copy_only=False), target, format_name)
+    if len(words) and pc.max(lengths).as_py() > MAX_WORD_BYTES:
+        raise EmbdebiasError(f"{target}: {format_name} format cannot store words longer than {MAX_WORD_BYTES} "
+                             f"bytes (its reader caps line lengths): "
+                             f"{_examples(words, lambda w: len(w.encode('utf-8')) > MAX_WORD_BYTES)}; use 'native'")
+    separators = (("\n", "a newline", "'gensim-kv'"), ("\r", "a carriage return", "'native'"),
+                  (" ", "a space", "'glove' or 'native'"), ("\t", "a tab", "'glove' or 'native'"))
+    # GloVe readers take the last d fields as numbers: spaces and tabs are fine there
+    for bad_char, what, instead in separators if header else separators[:2]:
         if pc.any(pc.match_substring(array, bad_char)).as_py():
-            bad = [w for w in words if bad_char in w][:5]
             raise EmbdebiasError(f"{target}: {format_name} format cannot store words containing "
-                                 f"{what}: {bad!r}; use {instead}")
-    if header:
-        return
-    # GloVe: a word with spaces that ends in a number reads back as one more value.
+                                 f"{what}: {_examples(words, lambda w, c=bad_char: c in w)}; use {instead}")
+    if not header:
+        _check_glove_words(words, array, target, format_name)
+
+
+def _check_glove_words(words: list[str], array, target, format_name: str) -> None:
+    """Refuse GloVe words that read back as more values, and a first word the reader takes for a BOM."""
+    if words and words[0].startswith("\ufeff"):
+        raise EmbdebiasError(f"{target}: the first word {quote(words[0])} starts with U+FEFF, which the {format_name} "
+                             f"reader drops as a byte-order mark; put another word first or use 'word2vec-text'")
+
+    def ends_in_number(w: str) -> bool:
+        return is_number(w.replace("\t", " ").rsplit(" ", 1)[1].encode("utf-8"))
+
     spaced = pc.match_substring_regex(array, r"[ \t]").to_numpy(zero_copy_only=False)
-    bad = [w for w in np.asarray(words, dtype=object)[spaced].tolist()
-           if is_number(w.replace("\t", " ").rsplit(" ", 1)[1].encode("utf-8"))][:5]
-    if bad:
+    spaced_words = np.asarray(words, dtype=object)[spaced].tolist()
+    if any(ends_in_number(w) for w in spaced_words):
         raise EmbdebiasError(f"{target}: {format_name} format cannot store words with a space or tab "
-                             f"followed by a number (the reader takes that number for a value): {bad!r}; "
-                             f"use 'native' or 'gensim-kv'")
+                             f"followed by a number (the reader takes that number for a value): "
+                             f"{_examples(spaced_words, ends_in_number)}; use 'native' or 'gensim-kv'")
 
 
 def _check_glove_first_line(emb: Embedding, words: list[str], target) -> None:
@@ -447,10 +570,7 @@ def write_text(emb: Embedding, path, *, header: bool, format_name: str,
     """
     target = Path(path)
     words = emb.words.tolist()
-    if not header and len(words) == 0:
-        # A GloVe file's dimension is the number of values on its first line.
-        raise EmbdebiasError(f"{target}: cannot write an empty embedding (0 words) in {format_name} format: "
-                             f"it has no header to keep the dimension; use 'word2vec-text' or 'native'")
+    _check_shape(emb, target, header=header, format_name=format_name)
     _check_words(words, target, header=header, format_name=format_name)
     if not header:
         _check_glove_first_line(emb, words, target)
