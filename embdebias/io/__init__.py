@@ -24,7 +24,10 @@ and infinity except the native one (it opens without reading the vectors; the
 writers never store them); a truncated or damaged ``.gz`` is a
 :class:`~embdebias.errors.VectorFileError`.  Writers refuse what their reader would
 reject (empty words, words with separators or line breaks, non-finite values, an
-empty embedding in GloVe or fastText ``.bin``).
+empty embedding in GloVe or fastText ``.bin``).  Text parsing is strict (see
+:mod:`embdebias.io.text`): a header is exactly ``"count dim"``, every row has exactly
+``dim`` finite numbers, a BOM is dropped and CR-only line ends are refused.
+FIFOs, devices and sockets are refused before anything opens them.
 """
 
 from __future__ import annotations

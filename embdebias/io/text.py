@@ -7,7 +7,39 @@ others float32), and the numbers go
 straight into a preallocated ``(n, d)`` float32 array: the header gives ``n``; for a
 headerless GloVe file the lines are counted first (a ``bytes.count`` pass, far
 cheaper than parsing), except for gzip input, whose parsed blocks are concatenated
-at the end (peak memory about twice the matrix).
+at the end (peak memory about twice the matrix).  What is preallocated never
+exceeds the rows the file's size can hold (a row of ``d`` values takes at least
+``2 d + 2`` bytes), so a header count of ``1e12`` allocates nothing large; a count
+that disagrees with the rows is an error once they run out ("the header says n
+words but the file ends after k"), or at the first row too many.
+
+Parsing is strict:
+
+* The header is exactly two unsigned decimal integers ``"count dim"`` (spaces or
+  tabs around them), the dimension 1 to :data:`MAX_DIM`; a count of 0 is an empty
+  embedding.  ``40 8 3``, ``-1 8``, ``40.0 8`` or ``40 0`` are errors on line 1,
+  and so is such a first line when the file is detected or read as GloVe: a first
+  line of numbers only whose count of values disagrees with the rows is a damaged
+  header, never a GloVe row.
+* Every row has exactly ``d`` values, each a decimal number (``1_0`` and other
+  forms only Python's ``float()`` takes are refused) and finite.  A word2vec /
+  ``.vec`` row with ``d + 1`` values is an error naming its line: the extra value
+  is never glued onto the word.
+* GloVe's ``d`` is not read from the first line alone: it is the most common count
+  of values among the first 100 non-blank lines (each line's count being the
+  number-like fields at its end, so a GloVe 840B word with spaces does not change
+  it; ties go to the count seen first).  A damaged first row is then reported as
+  that row's error ("expected 50 values ... found 49"), not taken as the dimension
+  of every row.
+* A UTF-8 byte-order mark at the very start of the file is dropped on purpose: the
+  file reads exactly as without it (byte offsets in errors still count it).
+* CRLF line ends read as LF.  A carriage return not followed by a line feed (CR-only
+  line ends of classic Mac OS, or a stray CR inside a line) is refused with an error
+  naming its line: it is never read as part of one giant word.  A CR as the very last
+  byte of the file is a line end.
+* A line is read up to ``1 MiB + 64 d`` bytes (the first line of a GloVe file up to
+  :data:`MAX_FIRST_LINE`); a longer one is an error naming it, without reading the
+  rest of it into memory.  Error messages quote at most about 80 characters of input.
 
 When a block does not fit the fast path (a row with the wrong number of values, a
 value that is not a number, NaN or infinity, undecodable UTF-8, a GloVe word that
@@ -16,7 +48,7 @@ which either accepts it (GloVe words with spaces: the last ``d`` fields are the
 numbers, the rest is the word) or raises a :class:`~embdebias.errors.VectorFileError`
 naming the exact line (and, for undecodable words, the byte offset).  Blank lines are
 skipped.  A line may end with spaces (the word2vec C tool writes one after the last
-value) and ``\\r\\n`` line ends are accepted.
+value).
 
 Fields are separated by one space or one tab each (tab-separated files are common;
 gensim's own reader splits at spaces only and rejects them).  So in word2vec text a
@@ -27,6 +59,12 @@ values).  An empty word (a line starting with a separator) is an error: the
 word2vec binary format cannot store it, and it is almost always a damaged line.
 A GloVe file has no header: a first line of two integers (``"1763 50"``) is a
 word2vec / fastText header, and reading such a file as GloVe is an error.
+
+The writers refuse what their reader would read back differently: dimension 0 (or
+above the reader's cap), empty words, words with a line break (or, in word2vec
+text, a space or tab), words longer than :data:`MAX_WORD_BYTES`, and in GloVe a
+word with a space before a number, a first word starting with U+FEFF (read as a
+byte-order mark) or a first line that reads as a header.
 
 Undecodable UTF-8 in a word is handled as gensim's ``unicode_errors``: ``"strict"``
 (an error naming the line and byte offset), ``"ignore"`` or ``"replace"`` (U+FFFD).
@@ -212,7 +250,7 @@ def _split_line(raw: bytes, stripped: bytes, where: _Where, layout: _Layout) -> 
         return fields
     fields = stripped.rsplit(b" ", d)
     if len(fields) != d + 1:
-        raise where.error(f"expected a word and {layout.expected}, found {len(fields)} field(s)")
+        raise where.error(f"expected {layout.expected}, found {max(len(fields) - 1, 0)}")
     tail = fields[0].rsplit(b" ", 1)
     if len(tail) == 2 and is_number(tail[1]):  # "x 0.1 0.2 0.3" with d = 2 is not the word "x 0.1"
         extra = 0
@@ -366,10 +404,11 @@ class _TextReader:
         self.layout = _Layout(d, self.words_with_spaces, self.header, self.unicode_errors)
         self.trailing = first_data.rstrip(b"\r").endswith((b" ", b"\t"))
         self.max_line = _LINE_SLACK + _VALUE_BYTES * d
-        n_alloc = self._rows_to_allocate(d)
-        self.want = n_alloc if n_alloc is not None else self.limit
+        # the rows wanted: the header's count (rows past it are an error) or the limit, if smaller
+        self.want = self.limit if self.n is None else min(self.n, self.limit if self.limit is not None else self.n)
         if self.want is not None:  # do not read far past the rows wanted
             block_bytes = min(block_bytes, max(1 << 16, int(self.want * (len(first_data) + 1) * 1.5)))
+        n_alloc = self._rows_to_allocate(d)
         self.out = np.empty((n_alloc, d), np.float32) if n_alloc is not None else None
         return data, block_bytes
 
@@ -438,6 +477,9 @@ class _TextReader:
         if self.want is not None:
             k = min(k, self.want - self.rows)
         self.words.extend(words[:k] if k < len(words) else words)
+        if self.out is not None and self.rows + k > len(self.out):
+            # the file-size bound makes this unreachable; were it wrong, go on in parts, not truncate
+            self.parts, self.out = [self.out[:self.rows]], None
         if self.out is not None:
             self.out[self.rows:self.rows + k] = vectors[:k]
         else:
