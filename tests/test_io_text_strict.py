@@ -132,6 +132,21 @@ def test_an_extra_value_is_never_glued_onto_the_word(tmp_path, fmt, data, line):
     expect_error(write(tmp_path, "x.txt", data), line=line, format=fmt, match="found 4")
 
 
+@pytest.mark.parametrize("data,line", [
+    (b"x 0.1 0.1.2 0.3\n", 1),  # one line: the dimension is 1, and "0.1" is glued onto the word
+    (b"a 1 2\nw5 0.09 -0.457w6 1 2\nb 3 4\n", 2),  # two rows run together
+])
+def test_a_glove_word_with_spaces_cannot_hold_a_number(tmp_path, data, line):
+    expect_error(write(tmp_path, "g.txt", data), line=line, match="contains the number", format="glove")
+
+
+def test_glove_words_with_spaces_read_and_round_trip(tmp_path):
+    path = write(tmp_path, "g.txt", b"new york 1 2\n1 a 3 4\nb 5 6\n")
+    assert load(path).words.tolist() == ["new york", "1 a", "b"]
+    with pytest.raises(EmbdebiasError, match="followed by a number"):
+        save(Embedding(["a 1 b", "c"], np.ones((2, 2), np.float32)), tmp_path / "x.glove")
+
+
 def test_glove_words_that_are_numbers_still_read(tmp_path):
     two = load(write(tmp_path, "n.txt", b"40 8 3\n50 1 2\n"))
     assert two.words.tolist() == ["40", "50"]
@@ -301,7 +316,7 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 _TEXT_FORMATS = {"word2vec-text": "e.txt", "fasttext-vec": "e.vec", "glove": "e.glove", "glove-gz": "e.glove.gz"}
 #: Words near the edges of the text formats: numbers, BOMs, CRs, separators, number-like pieces.
 _EDGY = st.sampled_from(["40", "-1", "3.0", "1e5", "nan", "inf", "1_0", "\ufeff", "\ufeffa", "a\r", "\r", "a b",
-                         "a 1", "1 a", " a", "a ", "\t", "a\tb", "\x0b", "\x85", "\u2028", "x" * 300, "é"])
+                         "a 1", "1 a", "a 1 b", " a", "a ", "\t", "a\tb", "\x0b", "\x85", "\u2028", "x" * 300, "é"])
 _WORDS = st.lists(st.one_of(_EDGY, st.text(min_size=1, max_size=6)), min_size=1, max_size=5, unique=True)
 
 

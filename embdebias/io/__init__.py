@@ -200,7 +200,9 @@ def detect_format(path) -> str:
     UnknownFormatError
         The content matches no known format.
     VectorFileError
-        The file does not exist or is empty.
+        The file does not exist, is empty, is not a regular file (a FIFO, a device, a
+        socket), or its first line of numbers only is a damaged ``"count dim"`` header
+        (``40 8 3``, ``-1 8``, ``40.0 8``).
     """
     path = Path(path)
     _check_source(path)

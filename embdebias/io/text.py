@@ -6,8 +6,9 @@ quoting, tabs turned into spaces first; column 0 is the word as raw bytes, the
 others float32), and the numbers go
 straight into a preallocated ``(n, d)`` float32 array: the header gives ``n``; for a
 headerless GloVe file the lines are counted first (a ``bytes.count`` pass, far
-cheaper than parsing), except for gzip input, whose parsed blocks are concatenated
-at the end (peak memory about twice the matrix).  What is preallocated never
+cheaper than parsing).  Gzip input of either kind is not preallocated (its size says
+nothing sure about the rows): its parsed blocks are concatenated at the end (peak
+memory about twice the matrix).  What is preallocated never
 exceeds the rows the file's size can hold (a row of ``d`` values takes at least
 ``2 d + 2`` bytes), so a header count of ``1e12`` allocates nothing large; a count
 that disagrees with the rows is an error once they run out ("the header says n
@@ -54,9 +55,11 @@ Fields are separated by one space or one tab each (tab-separated files are commo
 gensim's own reader splits at spaces only and rejects them).  So in word2vec text a
 word cannot contain a tab, and the writer refuses one; in GloVe the word is
 everything before the last ``d`` separators, tabs and spaces inside it kept as
-they are, as long as it does not end in a number (that is a line with too many
-values).  An empty word (a line starting with a separator) is an error: the
-word2vec binary format cannot store it, and it is almost always a damaged line.
+they are, as long as no part of it after the first is a number: ``"x 0.1 0.2 0.3"``
+with ``d = 2`` is a line with too many values, and ``"x 0.1 0.1.2 0.3"`` a damaged
+one, never the words ``"x 0.1"`` or ``"x 0.1 0.1.2"``.  An empty word (a line
+starting with a separator) is an error: the word2vec binary format cannot store it,
+and it is almost always a damaged line.
 A GloVe file has no header: a first line of two integers (``"1763 50"``) is a
 word2vec / fastText header, and reading such a file as GloVe is an error.
 
@@ -251,16 +254,28 @@ def _split_line(raw: bytes, stripped: bytes, where: _Where, layout: _Layout) -> 
     fields = stripped.rsplit(b" ", d)
     if len(fields) != d + 1:
         raise where.error(f"expected {layout.expected}, found {max(len(fields) - 1, 0)}")
-    tail = fields[0].rsplit(b" ", 1)
-    if len(tail) == 2 and is_number(tail[1]):  # "x 0.1 0.2 0.3" with d = 2 is not the word "x 0.1"
-        extra = 0
-        for part in reversed(fields[0].split(b" ")[1:]):
-            if not is_number(part):
-                break
-            extra += 1
-        raise where.error(f"expected {layout.expected}, found {d + extra}")
+    if b" " in fields[0]:
+        _refuse_numbers_in_word(fields[0], where, layout)
     fields[0] = raw[:len(fields[0])]  # the word as written: its tabs stay tabs
     return fields
+
+
+def _refuse_numbers_in_word(word: bytes, where: _Where, layout: _Layout) -> None:
+    """A GloVe word with spaces has no number after its first piece: that is a value glued onto it.
+
+    ``"x 0.1 0.2 0.3"`` with ``d = 2`` is a row with 3 values, not the word ``"x 0.1"``;
+    ``"x 0.1 0.1.2 0.3"`` (a damaged value) is not the word ``"x 0.1 0.1.2"`` either.
+    """
+    pieces = word.split(b" ")[1:]
+    numbers = [piece for piece in pieces if is_number(piece)]
+    if not numbers:
+        return
+    extra = next((k for k, piece in enumerate(reversed(pieces)) if not is_number(piece)), len(pieces))
+    if extra:
+        raise where.error(f"expected {layout.expected}, found {layout.d + extra}")
+    raise where.error(f"the word {quote_bytes(word)} contains the number {quote_bytes(numbers[0])}: a value "
+                      f"out of place or a damaged line (a GloVe word may contain spaces, but no number after "
+                      f"its first part); expected {layout.expected}")
 
 
 def _decode_word(raw: bytes, where: _Where, unicode_errors: str) -> str:
@@ -582,15 +597,15 @@ def _check_glove_words(words: list[str], array, target, format_name: str) -> Non
         raise EmbdebiasError(f"{target}: the first word {quote(words[0])} starts with U+FEFF, which the {format_name} "
                              f"reader drops as a byte-order mark; put another word first or use 'word2vec-text'")
 
-    def ends_in_number(w: str) -> bool:
-        return is_number(w.replace("\t", " ").rsplit(" ", 1)[1].encode("utf-8"))
+    def has_number(w: str) -> bool:  # after its first part: what the reader refuses (_refuse_numbers_in_word)
+        return any(is_number(piece.encode("utf-8")) for piece in w.replace("\t", " ").split(" ")[1:])
 
     spaced = pc.match_substring_regex(array, r"[ \t]").to_numpy(zero_copy_only=False)
     spaced_words = np.asarray(words, dtype=object)[spaced].tolist()
-    if any(ends_in_number(w) for w in spaced_words):
+    if any(has_number(w) for w in spaced_words):
         raise EmbdebiasError(f"{target}: {format_name} format cannot store words with a space or tab "
                              f"followed by a number (the reader takes that number for a value): "
-                             f"{_examples(spaced_words, ends_in_number)}; use 'native' or 'gensim-kv'")
+                             f"{_examples(spaced_words, has_number)}; use 'native' or 'gensim-kv'")
 
 
 def _check_glove_first_line(emb: Embedding, words: list[str], target) -> None:
