@@ -238,13 +238,7 @@ def run(rows: int = 500_000, dim: int = 300, workdir=None, skip_gensim: bool = F
     gen_seconds = time.perf_counter() - t0
     matrix_mb = rows * dim * 4 / 2**20
     cases = _cases(inputs, skip_gensim)
-    best: dict[str, dict] = {}
-    for _ in range(max(1, repeat)):  # alternating the cases spreads the machine's noise over all of them
-        for label, kind, which, fmt in cases:
-            m = _measure(kind, paths[which], fmt)
-            assert m["shape"] == [rows, dim], (label, m["shape"])
-            if label not in best or m["seconds"] < best[label]["seconds"]:
-                best[label] = m
+    best = _fastest(cases, paths, rows, dim, repeat)
     results = []
     for label, _, which, _ in cases:
         m = best[label]
@@ -260,6 +254,18 @@ def run(rows: int = 500_000, dim: int = 300, workdir=None, skip_gensim: bool = F
     if "binary" in inputs:
         _add_binary_floor(results, paths["binary"], rows * dim * 4)
     return results
+
+
+def _fastest(cases, paths: dict[str, Path], rows: int, dim: int, repeat: int) -> dict[str, dict]:
+    """Each case's fastest of ``repeat`` runs; alternating the cases spreads the machine's noise over all."""
+    best: dict[str, dict] = {}
+    for _ in range(max(1, repeat)):
+        for label, kind, which, fmt in cases:
+            m = _measure(kind, paths[which], fmt)
+            assert m["shape"] == [rows, dim], (label, m["shape"])
+            if label not in best or m["seconds"] < best[label]["seconds"]:
+                best[label] = m
+    return best
 
 
 def _add_binary_floor(results: list[dict], path: Path, matrix_bytes: int) -> None:
