@@ -96,6 +96,17 @@ def test_vectors_made_of_spaces(tmp_path, newline, monkeypatch):
         assert_same(read_word2vec_bin(path, window_bytes=window), words, vectors)
 
 
+def test_a_file_that_cannot_be_mapped_is_read(tmp_path, monkeypatch):
+    words, vectors = tricky_words(40), tricky_vectors(40, 3)
+    path = put(tmp_path, "a.bin", w2v_file(words, vectors))
+
+    def refuse(*args, **kwargs):
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(w2v.mmap, "mmap", refuse)
+    assert_same(read_word2vec_bin(path, window_bytes=100), words, vectors)
+
+
 def test_pointer_doubling_fallback_reads_the_same(tmp_path, monkeypatch):
     words, vectors = tricky_words(300, seed=3), tricky_vectors(300, 5, seed=3)
     path = put(tmp_path, "a.bin", w2v_file(words, vectors, newline=False))

@@ -157,7 +157,16 @@ class _StreamWindows:
 
 
 def _open_windows(path) -> _MappedWindows | _StreamWindows:
-    return _StreamWindows(path) if is_gzip(path) else _MappedWindows(path)
+    """Mapped windows for a plain file, read ones for gzip or a file that cannot be mapped."""
+    if is_gzip(path):
+        return _StreamWindows(path)
+    mapped = _MappedWindows(path)
+    try:
+        mapped.window(0, 1)  # not every file system maps files
+    except VectorFileError:
+        mapped.close()
+        return _StreamWindows(path)
+    return mapped
 
 
 # -- the header ----------------------------------------------------------------------------------
