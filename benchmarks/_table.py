@@ -80,6 +80,9 @@ def _from_load(rows: list[dict]) -> list[Row]:
         size = f"{r['rows']:,} x {r['dim']}"
         base = gensim.get(r["input"]) or (fastest if r["input"] == "native" else None)
         note = f"file {r['file_mb']:,.0f} MiB; matrix {r['matrix_mb']:,.0f} MiB"
+        if "floor_s" in r:
+            note += (f"; {r['gb_per_s']:.2f} GB/s, floor {r['floor_s']:.2f} s (memcpy "
+                     f"{r['floor_memcpy_gbs']:.1f} GB/s, fresh matrix write {r['floor_fresh_write_s']:.2f} s)")
         if base is not None:
             note += f"; gensim peak {base['rss_over_base_mb']:,.0f} MiB"
         if r["input"] == "native" and base is not None:
