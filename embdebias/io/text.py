@@ -66,7 +66,7 @@ word2vec / fastText header, and reading such a file as GloVe is an error.
 The writers refuse what their reader would read back differently: dimension 0 (or
 above the reader's cap), empty words, words with a line break (or, in word2vec
 text, a space or tab), words longer than :data:`MAX_WORD_BYTES`, and in GloVe a
-word with a space before a number, a first word starting with U+FEFF (read as a
+word with a space before a number or starting with whitespace, a first word starting with U+FEFF (read as a
 byte-order mark) or a first line that reads as a header.
 
 Undecodable UTF-8 in a word is handled as gensim's ``unicode_errors``: ``"strict"``
@@ -591,11 +591,20 @@ def _check_words(words: list[str], target, *, header: bool, format_name: str) ->
         _check_glove_words(words, array, target, format_name)
 
 
+_LEADING_WHITESPACE = " \t\x0b\x0c"
+
+
 def _check_glove_words(words: list[str], array, target, format_name: str) -> None:
     """Refuse GloVe words that read back as more values, and a first word the reader takes for a BOM."""
     if words and words[0].startswith("\ufeff"):
         raise EmbdebiasError(f"{target}: the first word {quote(words[0])} starts with U+FEFF, which the {format_name} "
                              f"reader drops as a byte-order mark; put another word first or use 'word2vec-text'")
+
+    leading = pc.match_substring_regex(array, r"^[ \t\x0b\x0c]").to_numpy(zero_copy_only=False)
+    if leading.any():  # a separator first reads as an empty word; a first line may even pass for a header
+        examples = _examples(words, lambda w: w[:1] in _LEADING_WHITESPACE)
+        raise EmbdebiasError(f"{target}: {format_name} format cannot store words starting with whitespace: "
+                             f"{examples}; use 'native' or 'gensim-kv'")
 
     def has_number(w: str) -> bool:  # after its first part: what the reader refuses (_refuse_numbers_in_word)
         return any(is_number(piece.encode("utf-8")) for piece in w.replace("\t", " ").split(" ")[1:])
