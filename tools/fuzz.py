@@ -96,7 +96,16 @@ SEED_FILES = {
     "native": ("seed.embd", WORDS),
     "special": ("seed.txt", WORDS),
 }
-FORMATS = tuple(SEED_FILES)
+#: Inputs of other commands: a pairs file of ``debias --definitional/--specific`` and a scores CSV of
+#: ``fairness``; their files, besides the mutated entry, are a valid embedding and a valid pairs file.
+SIDE_EMBEDDING, SIDE_PAIRS = "emb.txt", "good_pairs.txt"
+SIDE_SEEDS = {
+    "pair-list": ("pairs.txt", b"she he\nqueen king\n# a comment\n\nshe\the\n"),
+    "word-list": ("words.txt", b"she\nhe\n# a comment\n\nqueen\nking\ncaf\xc3\xa9\n"),
+    "scores-csv": ("scores.csv", b"id,group,score,label\n1,a,0.2,0\n2,b,0.7,1\n3,a,0.9,1\n4,b,0.1,0\n"
+                                 b"5,a,0.55,1\n6,b,0.35,0\n"),
+}
+FORMATS = (*SEED_FILES, *SIDE_SEEDS)
 OUTPUT_NAMES = ("out.txt", "out.bin", "out.bin.gz", "out.glove.txt", "out.vec", "out.kv", "out.embd", "out.ft.bin")
 
 
@@ -140,6 +149,13 @@ def make_seeds(workdir: Path) -> dict:
             if p.is_file():
                 files[str(p.relative_to(where))] = p.read_bytes()
         seeds[fmt] = Seed(fmt, name, files)
+    for fmt, (name, content) in SIDE_SEEDS.items():
+        files = {name: content}
+        if fmt in ("pair-list", "word-list"):
+            files[SIDE_EMBEDDING] = seeds["word2vec-text"].files["seed.txt"]
+            files[SIDE_PAIRS] = b"she he\nqueen king\n"
+        write_files(workdir / fmt, files)
+        seeds[fmt] = Seed(fmt, name, files)
     return seeds
 
 
@@ -162,9 +178,11 @@ class Expect:
     words_free: bool = False
     values_free: bool = False
     note: str = ""
+    check: bool = True              # False: inputs that are not embeddings (word lists, CSV): crash classes only
 
 
 FAIL = Expect(must_fail=True)
+NOCHECK = Expect(check=False, note="not an embedding: only crashes, hangs, leftovers and messages are checked")
 SAME = Expect()
 
 
@@ -341,7 +359,8 @@ def spans_expect(spans: list, a: int, b: int, kind: str, *, glove: bool, n_rows:
 
 def byte_level(seed: Seed, rng) -> tuple[dict, str, Expect]:
     """A random byte-level edit of one member file of the seed, with its expectation."""
-    member = sorted(seed.files)[int(rng.integers(len(seed.files)))]
+    members = [seed.entry] if seed.fmt in SIDE_SEEDS else sorted(seed.files)
+    member = members[int(rng.integers(len(members)))]
     data = seed.files[member]
     new, a, b, kind, desc = byte_op(data, rng)
     files = dict(seed.files)
@@ -350,6 +369,8 @@ def byte_level(seed: Seed, rng) -> tuple[dict, str, Expect]:
 
 
 def byte_expect(seed: Seed, member: str, data: bytes, a: int, b: int, kind: str) -> Expect:
+    if seed.fmt in SIDE_SEEDS:
+        return NOCHECK
     n = len(seed.words)
     if seed.compressed or member.endswith(".gz"):
         return same("gzip data damaged: the CRC must catch it, or the content is unchanged")
@@ -482,7 +503,8 @@ def m_header(seed: Seed, rng):
                           (b"%d", fail, "only one header field"),
                           (b"\xef\xbb\xbf%d %d", same, "UTF-8 BOM before the header"),
                           (b"%d  %d", same, "two spaces in the header"),
-                          (b" %d %d", same, "leading space in the header")][choice - len(HEADER_COUNTS) - len(HEADER_DIMS)]
+                          (b" %d %d", same, "leading space in the header")
+                          ][choice - len(HEADER_COUNTS) - len(HEADER_DIMS)]
         new = tpl % ((n, d) if tpl.count(b"%d") == 2 else (n,))
     return pack(seed, new + rest), f"header {header!r} -> {new!r}: {desc}", exp(desc)
 
@@ -993,7 +1015,12 @@ def kv_object(seed: Seed):
 
 def kv_files(kv, name: str = "seed.kv", separately=("vectors",)) -> dict:
     """The files gensim's ``save`` writes for ``kv`` (pickle, and the .npy when stored apart)."""
-    with tempfile.TemporaryDirectory() as tmp:
+    from unittest import mock
+
+    if hasattr(kv, "lifecycle_events"):
+        kv.lifecycle_events = None  # timestamps: mutants must be reproducible byte for byte
+    with tempfile.TemporaryDirectory() as tmp, \
+            mock.patch.object(type(kv), "add_lifecycle_event", lambda *a, **k: None, create=True):
         path = Path(tmp) / name
         kv.save(str(path), separately=list(separately) if separately else [])
         return {p.name: p.read_bytes() for p in Path(tmp).iterdir()}
@@ -1025,10 +1052,7 @@ def m_kv_attrs(seed: Seed, rng):
         raw = pickle.dumps(kv, protocol=4)
         return {"seed.kv": raw}, "a pickled dict instead of KeyedVectors", fail("not KeyedVectors")
     setattr(kv, attr, value)
-    keep_same = attr in ("key_to_index", "vector_size", "expandos") or attr == "vectors" and \
-        isinstance(value, np.ndarray) and value.flags.f_contiguous and not value.flags.c_contiguous
-    if attr == "index_to_key" and isinstance(value, (tuple, np.ndarray)) and len(value) == n:
-        keep_same = True
+    keep_same = harmless_kv_change(attr, value, seed)
     separately = ("vectors",) if isinstance(value, np.ndarray) or attr != "vectors" else ()
     try:
         files = kv_files(kv, separately=separately)
@@ -1036,6 +1060,15 @@ def m_kv_attrs(seed: Seed, rng):
         files = {"seed.kv": pickle.dumps(kv, protocol=4)}
     desc = f"{attr} := {short(value)}"
     return files, desc, same(desc + ": fail or the same") if keep_same else fail(desc)
+
+
+def harmless_kv_change(attr: str, value, seed: Seed) -> bool:
+    """Whether a KeyedVectors with ``attr`` set to ``value`` still holds the seed's data (fail or the same)."""
+    if attr in ("key_to_index", "vector_size", "expandos"):
+        return True  # derived or unused by a reader that rebuilds the index
+    if attr == "vectors":
+        return isinstance(value, np.ndarray) and value.flags.f_contiguous and not value.flags.c_contiguous
+    return attr == "index_to_key" and isinstance(value, (tuple, np.ndarray)) and len(value) == len(seed.words)
 
 
 def short(value) -> str:
@@ -1124,6 +1157,26 @@ def m_special(seed: Seed, rng):
     return {"seed.txt": Special(what)}, f"the input is a {what}", fail(f"input is a {what}")
 
 
+def m_side(seed: Seed, rng):
+    """A word list or CSV made hostile: special files, a huge line, bad UTF-8, BOM, CR ends, NUL, JSON bombs."""
+    data = seed.files[seed.entry]
+    variants = [
+        ("fifo", Special("fifo")), ("devzero", Special("devzero")), ("devnull", Special("devnull")),
+        ("dir", Special("dir")), ("loop", Special("loop")), ("empty", b""),
+        ("20 MB line", b"x" * (20 << 20) + b"\n" + data), ("2 MB line", data + b"y," * (1 << 20) + b"\n"),
+        ("bad UTF-8", data.replace(b"e", b"\xff", 1)), ("BOM", b"\xef\xbb\xbf" + data),
+        ("CR line ends", data.replace(b"\n", b"\r")), ("CRLF line ends", data.replace(b"\n", b"\r\n")),
+        ("NUL bytes", data.replace(b"\n", b"\x00\n")), ("JSON list bomb", b"[" * 100_000 + b"]" * 100_000),
+        ("JSON", b'[["she", "he"], ["queen", "king"]]'), ("NaN scores", data.replace(b"0.7", b"nan")),
+        ("inf scores", data.replace(b"0.2", b"inf")), ("no header", data.split(b"\n", 1)[1]),
+        ("header only", data.split(b"\n", 1)[0] + b"\n"), ("quote", data.replace(b"a,", b'"a,', 1)),
+        ("many columns", data.replace(b"\n", b"," * 5000 + b"\n")), ("one column", data.replace(b",", b" ")),
+        ("label 2", data.replace(b",1\n", b",2\n")), ("score -1e308", data.replace(b"0.9", b"-1e308")),
+    ]
+    what, content = variants[pick(rng, len(variants))]
+    return files_with(seed, seed.entry, content), what, NOCHECK
+
+
 #: mutator -> seed kinds it applies to; byte-level damage applies to all (weight given below).
 MUTATORS = {
     m_header: ("word2vec-text", "fasttext-vec", "word2vec-bin"),
@@ -1150,6 +1203,7 @@ MUTATORS = {
     m_kv_evil: ("gensim-kv",),
     m_ft: ("fasttext-bin",),
     m_special: ("special",),
+    m_side: tuple(SIDE_SEEDS),
 }
 
 
@@ -1168,7 +1222,7 @@ def make_mutant(index: int, seeds: dict, formats: list, base_seed: int) -> Mutan
         files, desc, exp = result[:3]
         entry = result[3] if len(result) > 3 else seed.entry
         name = mutator.__name__[2:]
-    outputs = OUTPUT_NAMES if not any(" " in w for w in seed.words) else ("out.embd", "out.kv", "out.glove.txt")
+    outputs = OUTPUT_NAMES if not any(" " in w for w in seed.words or ()) else ("out.embd", "out.kv", "out.glove.txt")
     output = outputs[pick(rng, len(outputs))]
     return Mutant(index, fmt, name, desc, entry, files, exp, output=output)
 
@@ -1235,6 +1289,14 @@ def worker_main(seed_dir: str | None) -> None:
             pass
     if seed_dir:
         warm_up(Path(seed_dir))
+    import gc
+
+    from embdebias import cli
+
+    parser = cli.build_parser()
+    cli.build_parser = lambda: parser  # built once: each child gets its own copy with the fork
+    gc.collect()
+    gc.freeze()  # the children's collections then skip (and do not copy) the worker's objects
     out = sys.stdout
     sys.stdout = sys.stderr
     for line in sys.stdin:
@@ -1260,6 +1322,15 @@ def warm_up(seed_dir: Path) -> None:
                     cli.main(["convert", str(src), str(Path(tmp) / f"{fmt}-{out}")])
             except BaseException:
                 pass
+        for fmt, (name, _) in SIDE_SEEDS.items():
+            probe = Mutant(-1, fmt, "none", "", name, {}, NOCHECK)
+            for argv, _ in commands(probe):
+                argv = [str(seed_dir / fmt / a[3:]) if a.startswith("in/") else
+                        str(Path(tmp) / f"{fmt}-{a[4:]}") if a.startswith("out/") else a for a in argv]
+                try:
+                    cli.main(argv)
+                except BaseException:
+                    pass
 
 
 def run_forked(req: dict) -> dict:
@@ -1423,8 +1494,8 @@ class Worker:
     def __init__(self, seed_dir: Path):
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                    PYTHONHASHSEED="0")
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", str(seed_dir)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, env=env)
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker", str(seed_dir)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
     def run(self, req: dict) -> dict:
         self.proc.stdin.write(json.dumps(req) + "\n")
@@ -1451,39 +1522,50 @@ class RunResult:
 
 
 def run_case(worker: Worker, mutant: Mutant, seed: Seed, root: Path, opts) -> list:
-    """Both commands on one mutant, in a fresh directory; a RunResult for each."""
+    """Every command of the mutant's format, each in a fresh directory; a RunResult for each."""
     case = root / f"m{mutant.index}"
     case.mkdir()
     results = []
     try:
-        for command in ("info", "convert"):
-            results.append(run_command(worker, mutant, seed, case / command, command, opts))
+        for k, (argv, output) in enumerate(commands(mutant)):
+            results.append(run_command(worker, mutant, seed, case / str(k), argv, output, opts))
     finally:
-        if not any(r.cls in BAD for r in results) or not opts.keep_failures:
-            shutil.rmtree(case, ignore_errors=True)
-        else:
-            keep_reproducer(mutant, case, results, opts)
+        if opts.keep_failures and any(r.cls in BAD for r in results):
+            keep_reproducer(mutant, results, opts)
+        shutil.rmtree(case, ignore_errors=True)
     return results
 
 
-def run_command(worker, mutant: Mutant, seed: Seed, case: Path, command: str, opts) -> RunResult:
+def commands(mutant: Mutant) -> list:
+    """(argv, output or None) of each run, paths relative to the run directory ('in/...', 'out/...')."""
+    src = f"in/{mutant.entry}"
+    emb, good, out = f"in/{SIDE_EMBEDDING}", f"in/{SIDE_PAIRS}", "out/out.embd"
+    if mutant.fmt == "pair-list":
+        return [(["debias", emb, "--definitional", src, "--out", out], out),
+                (["debias", emb, "--definitional", good, "--equalize", src, "--out", out], out)]
+    if mutant.fmt == "word-list":
+        return [(["debias", emb, "--definitional", good, "--specific", src, "--out", out], out)]
+    if mutant.fmt == "scores-csv":
+        return [(["fairness", src, "--metric", "parity_gap"], None),
+                (["fairness", src, "--metric", "accuracy_difference", "--json"], None)]
+    extra = ["--input-format", mutant.input_format] if mutant.input_format else []
+    return [(["info", src, *extra], None), (["convert", src, f"out/{mutant.output}", *extra], f"out/{mutant.output}")]
+
+
+def run_command(worker, mutant: Mutant, seed: Seed, case: Path, argv: list, output: str | None, opts) -> RunResult:
     indir, outdir, rundir = case / "in", case / "out", case / "run"
     for d in (indir, outdir, rundir):
         d.mkdir(parents=True)
     write_files(indir, mutant.files)
     before = snapshot(indir)
-    src = str(indir / mutant.entry)
-    output = str(outdir / mutant.output)
-    argv = ["info", src] if command == "info" else ["convert", src, output]
-    if mutant.input_format:
-        argv += ["--input-format", mutant.input_format]
-    req = {"argv": argv, "cwd": str(case), "timeout": opts.timeout, "mem": opts.mem_limit,
+    absolute = [str(case / a) if a.startswith(("in/", "out/")) else a for a in argv]
+    req = {"argv": absolute, "cwd": str(case), "timeout": opts.timeout, "mem": opts.mem_limit,
            "stdout": str(rundir / "stdout"), "stderr": str(rundir / "stderr"), "dump": str(rundir / "dump.json"),
-           "output": output if command == "convert" else None}
+           "output": str(case / output) if output and argv[0] == "convert" else None}
     res = worker.run(req)
     stderr = read_text(rundir / "stderr")
-    cls, detail = classify(res, stderr, mutant, seed, case, before, command, output)
-    return RunResult(mutant, command, cls, detail, res["rc"], stderr[:2000], res["elapsed"])
+    cls, detail = classify(res, stderr, mutant, seed, case, before, argv[0], output)
+    return RunResult(mutant, " ".join(argv), cls, detail, res["rc"], stderr[:2000], res["elapsed"])
 
 
 def read_text(path: Path) -> str:
@@ -1505,11 +1587,11 @@ def classify(res: dict, stderr: str, mutant: Mutant, seed: Seed, case: Path, bef
         return "abort", f"killed by signal {signal.Signals(-rc).name}"
     if "Traceback (most recent call last)" in stderr or rc == 1:
         return "traceback", last_line(stderr)
-    if rc == 0:
+    if rc == 0 and mutant.expect.check:
         verdict = check_read(case / "run" / "dump.json", mutant, seed, stderr)
         if verdict:
             return verdict
-    leftover = leftovers(case, before, rc, Path(output).name if command == "convert" else None)
+    leftover = leftovers(case, before, rc, Path(output).name if output else None)
     if leftover:
         return "leftover", leftover
     if rc == 2:
@@ -1558,24 +1640,20 @@ HIDDEN_SUFFIXES = (".tmp", ".work", ".old", ".partial", ".new")
 
 
 def leftovers(case: Path, before: dict, rc: int, output_name: str | None) -> str:
+    """What a run left that it should not have: a changed input, temporaries, partial or stray outputs."""
     after_in = snapshot(case / "in")
     if after_in != before:
-        changed = sorted(set(after_in.items()) ^ set(before.items()))
-        names = sorted({k for k, _ in changed})
+        names = sorted({k for k, _ in set(after_in.items()) ^ set(before.items())})
         return f"the input directory changed: {', '.join(names[:5])}"
-    out = sorted(os.listdir(case / "out"))
-    expected = [output_name] if (rc == 0 and output_name) else []
-    if output_name and output_name.endswith(".kv") and rc == 0:
-        expected.append(output_name + ".vectors.npy")
-    extra = [n for n in out if n not in expected]
+    # A successful convert leaves its output and companions named after it (x.kv.vectors.npy); nothing else.
+    extra = [n for n in sorted(os.listdir(case / "out"))
+             if not (rc == 0 and output_name and n.startswith(output_name))]
     if extra:
-        hidden = [n for n in extra if n.startswith(".") or n.endswith(HIDDEN_SUFFIXES)]
+        hidden = any(n.startswith(".") or n.endswith(HIDDEN_SUFFIXES) for n in extra)
         what = "hidden temporaries" if hidden else "a partial output" if rc != 0 else "unexpected files"
         return f"{what} in the output directory: {', '.join(extra[:5])}"
     stray = sorted(n for n in os.listdir(case) if n not in ("in", "out", "run"))
-    if stray:
-        return f"files written beside the case: {', '.join(stray[:5])}"
-    return ""
+    return f"files written beside the case: {', '.join(stray[:5])}" if stray else ""
 
 
 def check_read(dump_path: Path, mutant: Mutant, seed: Seed, stderr: str) -> tuple[str, str] | None:
@@ -1588,11 +1666,13 @@ def check_read(dump_path: Path, mutant: Mutant, seed: Seed, stderr: str) -> tupl
     if "dump_error" in got:
         return "misread", f"the loaded embedding is broken: {got['dump_error']}"
     exp = mutant.expect
-    if exp.must_fail:
-        return "misread", f"read {got['count']} x {got['dim']} with exit 0; expected an error ({exp.note})"
     if "words" not in got:
         return "misread", f"read {got['count']} x {got['dim']} (too large to compare); expected the seed's size"
     vectors = np.load(str(dump_path) + ".npy")
+    if exp.must_fail:
+        diff = compare(got, vectors, SAME, seed, False) or "the seed's data"
+        return "misread", f"read {got['count']} x {got['dim']} with exit 0, expected an error ({exp.note}); " \
+                          f"read: {diff}"
     why = compare(got, vectors, exp, seed, "duplicate" in stderr.lower())
     if why:
         return "misread", f"{why} ({exp.note})" if exp.note else why
@@ -1650,43 +1730,44 @@ def align(words: list, vectors: np.ndarray, want: list, exp: Expect, warned_dupl
     """Every fixed row in place with its vector; free rows anything; missing rows only as allowed."""
     got_n, want_n = len(words), len(want)
     missing = want_n - got_n
-    allowed_missing = exp.drop_tail + (len(exp.free) if warned_duplicate else 0)
     if missing < 0:
         return f"{got_n} rows read, expected {want_n}: extra rows (first extra {words[want_n]!r})"
-    if missing > allowed_missing:
+    if missing > exp.drop_tail + (len(exp.free) if warned_duplicate else 0):
         return f"{got_n} rows read, expected {want_n}" + (" (no duplicate warning)" if exp.free else "")
-    # Walk both lists; a free expected row may be absent (dropped duplicate) when rows are missing.
-    i = j = 0
-    skips = missing
-    while i < want_n and j < got_n:
-        w, v = want[i]
-        if i in exp.free:
-            if skips and words[j] != w and (j + 1 < got_n and i + 1 < want_n and words[j] == want[i + 1][0]):
-                skips -= 1
-                i += 1
-                continue
-            i += 1
-            j += 1
-            continue
-        if words[j] != w:
-            return f"row {j}: word {words[j]!r}, expected {w!r}"
-        if not np.array_equal(vectors[j], v):
-            return f"row {j} ({w!r}): vector {fmt_vec(vectors[j])}, expected {fmt_vec(v)}"
-        i += 1
-        j += 1
-    rest = [k for k in range(i, want_n) if k not in exp.free]
+    i, j, why = walk(words, vectors, want, exp.free, missing)
+    if why:
+        return why
     if j < got_n:
         return f"row {j}: unexpected extra row {words[j]!r}"
-    if rest and len(rest) > exp.drop_tail:
+    if len([k for k in range(i, want_n) if k not in exp.free]) > exp.drop_tail:
         return f"rows from {i} missing"
     return None
+
+
+def walk(words: list, vectors: np.ndarray, want: list, free: frozenset, skips: int) -> tuple[int, int, str | None]:
+    """Walk the expected and the read rows side by side; a free expected row may be absent (a dropped
+    duplicate) while ``skips`` rows are missing.  Returns where both walks stopped and the first mismatch."""
+    i = j = 0
+    while i < len(want) and j < len(words):
+        w, v = want[i]
+        if i in free:
+            absent = skips and words[j] != w and i + 1 < len(want) and words[j] == want[i + 1][0]
+            skips -= bool(absent)
+            i, j = i + 1, j + (not absent)
+            continue
+        if words[j] != w:
+            return i, j, f"row {j}: word {words[j]!r}, expected {w!r}"
+        if not np.array_equal(vectors[j], v):
+            return i, j, f"row {j} ({w!r}): vector {fmt_vec(vectors[j])}, expected {fmt_vec(v)}"
+        i, j = i + 1, j + 1
+    return i, j, None
 
 
 def fmt_vec(v) -> str:
     return "[" + " ".join(f"{x:.4g}" for x in np.asarray(v)[:4]) + (" ...]" if len(v) > 4 else "]")
 
 
-def keep_reproducer(mutant: Mutant, case: Path, results: list, opts) -> None:
+def keep_reproducer(mutant: Mutant, results: list, opts) -> None:
     """Copy the input of a bad case, with a README saying what was done and what happened."""
     worst = next(r for r in results if r.cls in BAD)
     dest = Path(opts.keep_failures) / worst.cls / f"{mutant.fmt}-{mutant.index:05d}-{mutant.mutator}"
@@ -1698,9 +1779,7 @@ def keep_reproducer(mutant: Mutant, case: Path, results: list, opts) -> None:
              f"mutation: {mutant.mutator}: {mutant.desc}",
              f"expectation: {describe_expect(mutant.expect)}", ""]
     for r in results:
-        cmd = f"python -m embdebias info in/{mutant.entry}" if r.command == "info" else \
-            f"python -m embdebias convert in/{mutant.entry} OUT/{mutant.output}"
-        lines += [f"$ {cmd}", f"  -> {r.cls} (exit {r.rc}, {r.elapsed:.2f} s): {r.detail}",
+        lines += [f"$ python -m embdebias {r.command}", f"  -> {r.cls} (exit {r.rc}, {r.elapsed:.2f} s): {r.detail}",
                   "  stderr: " + r.stderr[-600:].replace("\n", "\n  | "), ""]
     (dest / "README.txt").write_text("\n".join(lines))
 
@@ -1722,6 +1801,12 @@ def baseline(seeds: dict, workers: list, root: Path, opts) -> None:
     from embdebias import io as eio
 
     for fmt, seed in seeds.items():
+        if fmt in SIDE_SEEDS:
+            probe = Mutant(-1, fmt, "none", "the seed itself", seed.entry, seed.files, NOCHECK)
+            for r in run_case(workers[0], probe, seed, root, opts):
+                if r.cls != "ok":
+                    raise SystemExit(f"fuzz: the valid {fmt} seed gives {r.cls} on {r.command}: {r.detail}\n{r.stderr}")
+            continue
         with tempfile.TemporaryDirectory(dir=root) as tmp:
             write_files(Path(tmp), seed.files)
             emb = eio.load(str(Path(tmp) / seed.entry))
@@ -1748,8 +1833,16 @@ def campaign(opts) -> tuple[list, float]:
             jobs.put(i)
         results, lock = [], threading.Lock()
 
+        errors = []
+
         def drive(worker):
-            while True:
+            try:
+                drive_jobs(worker)
+            except BaseException:
+                errors.append(traceback.format_exc())
+
+        def drive_jobs(worker):
+            while not errors:
                 try:
                     i = jobs.get_nowait()
                 except queue.Empty:
@@ -1769,6 +1862,8 @@ def campaign(opts) -> tuple[list, float]:
             t.start()
         for t in threads:
             t.join()
+        if errors:  # a broken fuzzer must never report a clean campaign
+            raise SystemExit(f"fuzz: internal error\n{errors[0]}")
     finally:
         for w in workers:
             w.close()
@@ -1781,7 +1876,7 @@ def report(results: list, elapsed: float, opts) -> str:
     formats = sorted({r.mutant.fmt for r in results})
     table = collections.Counter((r.mutant.fmt, r.cls) for r in results)
     mutants = len({r.mutant.index for r in results})
-    lines = [f"# embdebias fuzz report", "",
+    lines = ["# embdebias fuzz report", "",
              f"seed {opts.seed}, {mutants} mutants, {len(results)} runs (info and convert), timeout "
              f"{opts.timeout:g} s, memory cap {opts.mem_limit / 2**30:.1f} GiB, {opts.jobs} jobs, "
              f"{elapsed:.0f} s wall", "",
