@@ -105,7 +105,10 @@ SIDE_SEEDS = {
     "scores-csv": ("scores.csv", b"id,group,score,label\n1,a,0.2,0\n2,b,0.7,1\n3,a,0.9,1\n4,b,0.1,0\n"
                                  b"5,a,0.55,1\n6,b,0.35,0\n"),
 }
-FORMATS = (*SEED_FILES, *SIDE_SEEDS)
+#: "fault": a 2.6 MB word2vec binary converted while a signal arrives (SIGKILL, SIGTERM, SIGINT), then
+#: converted again with --force: no temporaries may stay (SIGKILL's are cleaned by the next run).
+FAULT_ROWS, FAULT_DIM = 20_000, 32
+FORMATS = (*SEED_FILES, "fault", *SIDE_SEEDS)
 OUTPUT_NAMES = ("out.txt", "out.bin", "out.bin.gz", "out.glove.txt", "out.vec", "out.kv", "out.embd", "out.ft.bin")
 
 
@@ -149,6 +152,11 @@ def make_seeds(workdir: Path) -> dict:
             if p.is_file():
                 files[str(p.relative_to(where))] = p.read_bytes()
         seeds[fmt] = Seed(fmt, name, files)
+    words = [f"w{i}" for i in range(FAULT_ROWS)]
+    (workdir / "fault").mkdir()
+    eio.save(Embedding(words, rng.normal(size=(FAULT_ROWS, FAULT_DIM)).astype(np.float32)),
+             workdir / "fault" / "seed.bin")
+    seeds["fault"] = Seed("fault", "seed.bin", {"seed.bin": (workdir / "fault" / "seed.bin").read_bytes()})
     for fmt, (name, content) in SIDE_SEEDS.items():
         files = {name: content}
         if fmt in ("pair-list", "word-list"):
@@ -215,6 +223,7 @@ class Mutant:
     expect: Expect
     output: str = "out.txt"
     input_format: str | None = None
+    fault: tuple | None = None      # (signal name, seconds): kill the first convert, then convert again
 
 
 # --------------------------------------------------------------------------- file models
@@ -1212,6 +1221,12 @@ def make_mutant(index: int, seeds: dict, formats: list, base_seed: int) -> Mutan
     rng = np.random.default_rng([base_seed, index])
     fmt = formats[pick(rng, len(formats))]
     seed = seeds[fmt]
+    if fmt == "fault":
+        sig = ("SIGKILL", "SIGTERM", "SIGINT")[pick(rng, 3)]
+        after = round(float(rng.uniform(0.0, 0.8)), 3)
+        output = OUTPUT_NAMES[pick(rng, len(OUTPUT_NAMES))]
+        return Mutant(index, fmt, "kill", f"{sig} after {after} s, then convert --force", seed.entry,
+                      dict(seed.files), SAME, output=output, fault=(sig, after))
     structured = [m for m, kinds in MUTATORS.items() if seed.kind in kinds]
     if not structured or (fmt != "special" and rng.random() < 0.4):
         files, desc, exp = byte_level(seed, rng)
@@ -1339,12 +1354,15 @@ def run_forked(req: dict) -> dict:
     pid = os.fork()
     if pid == 0:
         child(req)
-    timed_out = False
+    timed_out = killed = False
     delay = 0.0005
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
+        if req.get("kill_after") is not None and not killed and time.monotonic() - t0 >= req["kill_after"]:
+            with_suppress(os.kill, pid, signal.Signals[req["kill_signal"]])  # a fault: the user's kill or ^C
+            killed = True
         if time.monotonic() - t0 > req["timeout"]:
             with_suppress(os.killpg, pid, signal.SIGKILL)
             with_suppress(os.kill, pid, signal.SIGKILL)
@@ -1356,7 +1374,7 @@ def run_forked(req: dict) -> dict:
     with_suppress(os.killpg, pid, signal.SIGKILL)  # nothing of the run may outlive it
     elapsed = time.monotonic() - t0
     rc = os.waitstatus_to_exitcode(status)
-    return {"rc": rc, "timeout": timed_out, "elapsed": elapsed}
+    return {"rc": rc, "timeout": timed_out, "elapsed": elapsed, "killed": killed}
 
 
 def with_suppress(func, *args) -> None:
@@ -1432,6 +1450,8 @@ def run_cli(req: dict) -> int:
         print(code, file=sys.stderr)
         code = 1
     if code == 0 and loaded:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)  # a fault aimed at the command must not break the check
         dump(loaded[-1], req, real_load)
     return code
 
@@ -1527,7 +1547,13 @@ def run_case(worker: Worker, mutant: Mutant, seed: Seed, root: Path, opts) -> li
     case.mkdir()
     results = []
     try:
-        for k, (argv, output) in enumerate(commands(mutant)):
+        if mutant.fault:
+            argv, output = f"in/{mutant.entry}", f"out/{mutant.output}"
+            results.append(run_command(worker, mutant, seed, case / "0", ["convert", argv, output], output, opts,
+                                       fault=mutant.fault))
+            results.append(run_command(worker, mutant, seed, case / "0", ["convert", argv, output, "--force"],
+                                       output, opts, fresh=False))
+        for k, (argv, output) in enumerate(commands(mutant) if not mutant.fault else ()):
             results.append(run_command(worker, mutant, seed, case / str(k), argv, output, opts))
     finally:
         if opts.keep_failures and any(r.cls in BAD for r in results):
@@ -1552,19 +1578,29 @@ def commands(mutant: Mutant) -> list:
     return [(["info", src, *extra], None), (["convert", src, f"out/{mutant.output}", *extra], f"out/{mutant.output}")]
 
 
-def run_command(worker, mutant: Mutant, seed: Seed, case: Path, argv: list, output: str | None, opts) -> RunResult:
+def run_command(worker, mutant: Mutant, seed: Seed, case: Path, argv: list, output: str | None, opts, *,
+                fault: tuple | None = None, fresh: bool = True) -> RunResult:
     indir, outdir, rundir = case / "in", case / "out", case / "run"
-    for d in (indir, outdir, rundir):
-        d.mkdir(parents=True)
-    write_files(indir, mutant.files)
+    if fresh:
+        for d in (indir, outdir, rundir):
+            d.mkdir(parents=True)
+        write_files(indir, mutant.files)
+    else:
+        for name in os.listdir(rundir):
+            os.unlink(rundir / name)
     before = snapshot(indir)
     absolute = [str(case / a) if a.startswith(("in/", "out/")) else a for a in argv]
     req = {"argv": absolute, "cwd": str(case), "timeout": opts.timeout, "mem": opts.mem_limit,
            "stdout": str(rundir / "stdout"), "stderr": str(rundir / "stderr"), "dump": str(rundir / "dump.json"),
            "output": str(case / output) if output and argv[0] == "convert" else None}
+    if fault:
+        req["kill_signal"], req["kill_after"] = fault
     res = worker.run(req)
     stderr = read_text(rundir / "stderr")
-    cls, detail = classify(res, stderr, mutant, seed, case, before, argv[0], output)
+    if res["killed"] and res["rc"] != 0:
+        cls, detail = classify_killed(res, stderr, fault[0], case, before, output)
+    else:
+        cls, detail = classify(res, stderr, mutant, seed, case, before, argv[0], output)
     return RunResult(mutant, " ".join(argv), cls, detail, res["rc"], stderr[:2000], res["elapsed"])
 
 
@@ -1601,6 +1637,20 @@ def classify(res: dict, stderr: str, mutant: Mutant, seed: Seed, case: Path, bef
     return "ok", ""
 
 
+def classify_killed(res: dict, stderr: str, sig: str, case: Path, before: dict, output: str | None) -> tuple[str, str]:
+    """A run stopped by a signal: SIGTERM and SIGINT must clean up (SIGKILL cannot: the next run must)."""
+    if res["timeout"]:
+        return "hang", f"no exit within the timeout after {sig}"
+    if "Traceback (most recent call last)" in stderr:
+        return "traceback", f"after {sig}: {last_line(stderr)}"
+    if sig == "SIGKILL":
+        after = snapshot(case / "in")
+        return ("leftover", "SIGKILL changed the input") if after != before else ("ok", "killed")
+    # The output may exist: the signal can come after its rename (the rename makes it complete).
+    leftover = leftovers(case, before, 0, Path(output).name if output else None)
+    return ("leftover", f"after {sig}: {leftover}") if leftover else ("ok", f"stopped by {sig}")
+
+
 def last_line(text: str) -> str:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1][:200] if lines else ""
@@ -1622,17 +1672,25 @@ def message_class(stderr: str, mutant: Mutant) -> tuple[str, str]:
 
 
 def longest_quote(message: str, mutant: Mutant) -> int:
-    """Length of the longest stretch of the message (beyond MAX_QUOTE) found verbatim in an input file."""
+    """Length of the longest stretch of the message found verbatim in an input file (only stretches of at
+    least MAX_QUOTE / 2 characters are looked for: any longer quote contains an aligned window of that size)."""
     raw = message.encode("utf-8", "replace")
     contents = [d for d in mutant.files.values() if isinstance(d, bytes)]
-    best, size = 0, MAX_QUOTE + 1
-    for start in range(0, max(len(raw) - size + 1, 0)):
-        window = raw[start:start + size]
-        if any(window in c for c in contents):
-            end = start + size
-            while end < len(raw) and any(raw[start:end + 1] in c for c in contents):
-                end += 1
-            best = max(best, end - start)
+    step = MAX_QUOTE // 2
+    best = 0
+
+    def found(a: int, b: int) -> bool:
+        return any(raw[a:b] in c for c in contents)
+
+    for start in range(0, len(raw) - step + 1, step):
+        if not found(start, start + step):
+            continue
+        a, b = start, start + step
+        while a > 0 and found(a - 1, b):
+            a -= 1
+        while b < len(raw) and found(a, b + 1):
+            b += 1
+        best = max(best, b - a)
     return best
 
 
@@ -1708,8 +1766,8 @@ def compare(got: dict, vectors: np.ndarray, exp: Expect, seed: Seed, warned_dupl
     if got.get("dtype") not in (None, "float32"):
         return f"vectors of dtype {got['dtype']}"
     want = expected_rows(exp, seed)
-    if want and got["dim"] != DIM:
-        return f"dimension {got['dim']}, expected {DIM}"
+    if want and got["dim"] != seed.vectors.shape[1]:
+        return f"dimension {got['dim']}, expected {seed.vectors.shape[1]}"
     if exp.words_free or exp.values_free:
         return compare_loose(words, vectors, want, exp)
     return align(words, vectors, want, exp, warned_duplicate)
