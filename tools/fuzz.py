@@ -1457,14 +1457,18 @@ def run_cli(req: dict) -> int:
     from embdebias import cli
 
     real_load = eio.load
-    loaded = []
+    loaded, read = [], []
 
-    def keeping_load(*args, **kwargs):
-        emb = real_load(*args, **kwargs)
-        loaded.append(emb)
-        return emb
+    def keeping(func, into):
+        def wrapper(*args, **kwargs):
+            emb = func(*args, **kwargs)
+            into.append(emb)
+            return emb
+        return wrapper
 
-    eio.load = keeping_load
+    eio.load = keeping(real_load, loaded)
+    if hasattr(eio, "_read"):  # a fallback, should a command read without io.load
+        eio._read = keeping(eio._read, read)
     try:
         code = cli.main(req["argv"])
     except SystemExit as exc:
@@ -1474,6 +1478,7 @@ def run_cli(req: dict) -> int:
         return 1
     finally:
         eio.load = real_load
+    loaded = loaded or read
     if code is None:
         code = 0
     elif not isinstance(code, int):
