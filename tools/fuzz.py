@@ -2054,6 +2054,7 @@ def main(argv=None) -> int:
     if opts.worker:
         worker_main()
         return 0
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up the work directory like ^C does
     results, elapsed = campaign(opts)
     text = report(results, elapsed, opts)
     print(text)
