@@ -1057,49 +1057,46 @@ def kv_files(kv, name: str = "seed.kv", separately=("vectors",)) -> dict:
         return {p.name: p.read_bytes() for p in Path(tmp).iterdir()}
 
 
-def m_kv_attrs(seed: Seed, rng):
-    """KeyedVectors attributes set to None, strings, lists, wrong shapes or non-string words."""
-    kv = kv_object(seed)
-    n = len(seed.words)
-    variants = [
-        ("index_to_key", None), ("index_to_key", "abc"), ("index_to_key", list(range(n))),
-        ("index_to_key", [b"x%d" % i for i in range(n)]), ("index_to_key", [*seed.words[:-1], None]),
-        ("index_to_key", seed.words[:-1]), ("index_to_key", [*seed.words, "extra"]),
-        ("index_to_key", tuple(seed.words)), ("index_to_key", {w: 0 for w in seed.words}),
-        ("index_to_key", [seed.words[0]] * n), ("index_to_key", [*seed.words[:3], "a\ud800b", *seed.words[4:]]),
-        ("vectors", None), ("vectors", "abc"), ("vectors", [[0.0] * DIM] * n),
-        ("vectors", np.zeros((n, DIM), dtype=np.float64)), ("vectors", np.zeros((n, DIM), dtype=np.int64)),
-        ("vectors", np.zeros((n, DIM), dtype=object)), ("vectors", np.zeros(n * DIM, dtype=np.float32)),
-        ("vectors", np.zeros((n - 1, DIM), dtype=np.float32)), ("vectors", np.zeros((n + 1, DIM), dtype=np.float32)),
-        ("vectors", np.zeros((n, DIM, 1), dtype=np.float32)), ("vectors", np.zeros((n, 0), dtype=np.float32)),
-        ("vectors", np.asfortranarray(seed.vectors)), ("vectors", np.full((n, DIM), np.nan, dtype=np.float32)),
-        ("key_to_index", None), ("key_to_index", {}), ("key_to_index", {w: 0 for w in seed.words}),
-        ("vector_size", "6"), ("vector_size", 10 ** 18), ("__dict__", None), ("expandos", None),
-        ("index_to_key", np.array(seed.words)),
+def kv_variants(seed: Seed) -> list:
+    """(attribute, value, what a reader may make of it): 'fail', 'same' (fail or the seed's data) or
+    'values' (fail, or the seed's words with any vectors: the file itself holds other values)."""
+    n, vectors, words = len(seed.words), seed.vectors, seed.words
+    return [
+        ("index_to_key", None, "fail"), ("index_to_key", "abc", "fail"), ("index_to_key", list(range(n)), "fail"),
+        ("index_to_key", [b"x%d" % i for i in range(n)], "fail"), ("index_to_key", [*words[:-1], None], "fail"),
+        ("index_to_key", words[:-1], "fail"), ("index_to_key", [*words, "extra"], "fail"),
+        ("index_to_key", tuple(words), "same"), ("index_to_key", {w: 0 for w in words}, "fail"),
+        ("index_to_key", [words[0]] * n, "fail"), ("index_to_key", [*words[:3], "a\ud800b", *words[4:]], "fail"),
+        ("index_to_key", np.array(words), "same"),
+        ("vectors", None, "fail"), ("vectors", "abc", "fail"), ("vectors", vectors.tolist(), "same"),
+        ("vectors", vectors.astype(np.float64), "same"), ("vectors", np.zeros((n, DIM), dtype=np.int64), "values"),
+        ("vectors", vectors.astype(object), "same"), ("vectors", vectors.ravel(), "fail"),
+        ("vectors", vectors[:-1], "fail"), ("vectors", np.vstack([vectors, np.ones((1, DIM), np.float32)]), "same"),
+        ("vectors", vectors[:, :, None], "fail"), ("vectors", np.zeros((n, 0), dtype=np.float32), "fail"),
+        ("vectors", np.asfortranarray(vectors), "same"), ("vectors", np.full((n, DIM), np.nan, np.float32), "fail"),
+        ("key_to_index", None, "same"), ("key_to_index", {}, "same"), ("key_to_index", {w: 0 for w in words}, "same"),
+        ("vector_size", "6", "same"), ("vector_size", 10 ** 18, "same"), ("expandos", None, "same"),
+        ("__dict__", None, "fail"),
     ]
-    attr, value = variants[pick(rng, len(variants))]
+
+
+def m_kv_attrs(seed: Seed, rng):
+    """KeyedVectors attributes set to None, strings, lists, wrong shapes or dtypes, or non-string words."""
+    variants = kv_variants(seed)
+    attr, value, allowed = variants[pick(rng, len(variants))]
     if attr == "__dict__":
-        kv = {"index_to_key": seed.words}  # not a KeyedVectors at all
-        raw = pickle.dumps(kv, protocol=4)
+        raw = pickle.dumps({"index_to_key": seed.words}, protocol=4)  # not a KeyedVectors at all
         return {"seed.kv": raw}, "a pickled dict instead of KeyedVectors", fail("not KeyedVectors")
+    kv = kv_object(seed)
     setattr(kv, attr, value)
-    keep_same = harmless_kv_change(attr, value, seed)
     separately = ("vectors",) if isinstance(value, np.ndarray) or attr != "vectors" else ()
     try:
         files = kv_files(kv, separately=separately)
     except Exception:  # gensim cannot even save it: store the plain pickle
         files = {"seed.kv": pickle.dumps(kv, protocol=4)}
     desc = f"{attr} := {short(value)}"
-    return files, desc, same(desc + ": fail or the same") if keep_same else fail(desc)
-
-
-def harmless_kv_change(attr: str, value, seed: Seed) -> bool:
-    """Whether a KeyedVectors with ``attr`` set to ``value`` still holds the seed's data (fail or the same)."""
-    if attr in ("key_to_index", "vector_size", "expandos"):
-        return True  # derived or unused by a reader that rebuilds the index
-    if attr == "vectors":
-        return isinstance(value, np.ndarray) and value.flags.f_contiguous and not value.flags.c_contiguous
-    return attr == "index_to_key" and isinstance(value, (tuple, np.ndarray)) and len(value) == len(seed.words)
+    exp = {"fail": fail(desc), "same": same(desc + ": fail or the same"), "values": values_free(desc)}[allowed]
+    return files, desc, exp
 
 
 def short(value) -> str:
