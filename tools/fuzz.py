@@ -1154,7 +1154,7 @@ def m_ft(seed: Seed, rng):
         "nwords": (68, "<i", [n + 1, 10 ** 9, -1, 0], same),
         "nlabels": (72, "<i", [1, -1], same),
         "ntokens": (76, "<q", [-1, 10 ** 18], same),
-        "pruneidx_size": (84, "<q", [10 ** 9, 10 ** 18, 1, -1], fail),
+        "pruneidx_size": (84, "<q", [10 ** 9, 10 ** 18, 1, -1], same),
         "matrix_rows": (lay["shape"][0], "<q", [lay["m"] + 1, 10 ** 12, -1, 0, 2 ** 62], fail),
         "matrix_dim": (lay["shape"][0] + 8, "<q", [DIM + 1, 10 ** 12, -1, 0], fail),
     }
