@@ -1513,7 +1513,7 @@ def describe_read(emb) -> dict:
     vocab = emb.words
     words = [str(w) if not isinstance(w, str) else w for w in vocab.tolist()]
     info["words"] = words
-    info["word_types"] = sorted({type(w).__name__ for w in vocab.tolist()})
+    info["word_types"] = sorted({"str" if isinstance(w, str) else type(w).__name__ for w in vocab.tolist()})
     info["word_at_mismatch"] = next((i for i in range(n) if vocab[i] != words[i]), None)
     first_row = {}
     for i, w in enumerate(words):
