@@ -430,3 +430,27 @@ def test_fasttext_writer_refuses_unencodable_words(tmp_path):
     with pytest.raises(EmbdebiasError, match="cannot encode"):
         write_fasttext_bin(Embedding(["a", "\udcff"], np.ones((2, 2))), tmp_path / "x.ft.bin")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_fasttext_word_that_lost_its_nul_is_refused(tmp_path):
+    """Removing a word's NUL must not shift the words silently (the fuzzer's fastText misread)."""
+    from gensim.models import FastText
+
+    from embdebias import io
+    from embdebias.errors import VectorFileError
+
+    sentences = [["alpha", "beta", "gamma", "delta"]] * 20
+    model = FastText(vector_size=4, min_count=1, epochs=1, seed=1, workers=1)
+    model.build_vocab(sentences)
+    model.train(sentences, total_examples=len(sentences), epochs=1)
+    good = tmp_path / "good.ft.bin"
+    from gensim.models.fasttext import save_facebook_model
+
+    save_facebook_model(model, str(good))
+    data = good.read_bytes()
+    at = data.index(b"gamma\x00") + len(b"gamma")
+    bad = tmp_path / "bad.ft.bin"
+    bad.write_bytes(data[:at] + data[at + 1:])
+    assert io.load(good, format="fasttext-bin").words.tolist()
+    with pytest.raises(VectorFileError, match="dictionary"):
+        io.load(bad, format="fasttext-bin")
