@@ -3,13 +3,19 @@
 Every subcommand parses its arguments, calls one API function and prints the result.
 Errors from bad input (:class:`embdebias.errors.EmbdebiasError`, missing files) become
 one line on stderr and exit status 2, without a traceback.
+
+Interrupts: Ctrl-C (SIGINT) and SIGTERM unwind the command like an exception, so every
+temporary file is removed and every output is either complete or untouched; the exit
+status is then 130 (SIGINT) or 143 (SIGTERM), as a shell reports for a killed process.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
 import warnings
 
@@ -220,10 +226,11 @@ def cmd_plot(args, say) -> int:
 
 
 def cmd_run(args, say) -> int:
-    from .run import STATE, run_pipeline
+    from .run import MARKER, STATE, run_pipeline
 
-    # Re-running into the same directory resumes it (run_state.json): no --force needed.
-    _prepare_output(args, args.out_dir, say, resumable=STATE)
+    # Re-running into the same directory resumes it: no --force needed. run_pipeline then
+    # checks every file of its output plan before any work.
+    _prepare_output(args, args.out_dir, say, resumable=(MARKER, STATE))
     report = run_pipeline(args.input, args.out_dir, format=args.format, input_format=args.input_format,
                           limit=args.limit, lam=args.lam, n_components=args.components,
                           n_train=args.n_train, random_state=args.seed, lists=args.lists,
@@ -519,7 +526,8 @@ def build_parser() -> argparse.ArgumentParser:
     _force_opt(p)
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("plot", parents=[quiet], help="occupations projected on the gender direction, one panel per input")
+    p = sub.add_parser("plot", parents=[quiet],
+                       help="occupations projected on the gender direction, one panel per input")
     p.add_argument("inputs", nargs="*", metavar="INPUT")
     p.add_argument("--out", required=True, help="figure path (.png, .svg or .pdf)")
     p.add_argument("--words", metavar="FILE", help="occupation list (default: the list set's professions)")
@@ -551,7 +559,8 @@ def build_parser() -> argparse.ArgumentParser:
     _list_file_opts(p)
     p.add_argument("--force", action="store_true",
                    help="recompute every step, and write into an existing directory that is not an "
-                        "earlier run's output (re-running into the same directory resumes it)")
+                        "earlier run's output, replacing only files named as the run's outputs "
+                        "(re-running into the same directory resumes it)")
     _input_opts(p)
     p.set_defaults(func=cmd_run)
 
@@ -660,18 +669,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is so that cleanup runs as for Ctrl-C (exit status 143)."""
+
+
+def _on_sigterm(signum, frame):
+    # A second SIGTERM must not cut the cleanup of the first short (SIGKILL still works).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated()
+
+
+def _handle_sigterm():
+    """Install :func:`_on_sigterm` and return the handler it replaces (None: not installed)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _on_sigterm)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     say = _Printer(args.quiet)
-    # Warnings become one line each (or nothing with --quiet) inside this call only:
-    # catch_warnings restores the caller's filters and showwarning afterwards.
-    with warnings.catch_warnings():
-        if args.quiet:
-            warnings.simplefilter("ignore")
-        else:
-            warnings.showwarning = lambda msg, cat, *a, **k: say(f"warning: {msg}")
-        return _run(args, say)
+    previous = _handle_sigterm()
+    try:
+        # Warnings become one line each (or nothing with --quiet) inside this call only:
+        # catch_warnings restores the caller's filters and showwarning afterwards.
+        with warnings.catch_warnings():
+            if args.quiet:
+                warnings.simplefilter("ignore")
+            else:
+                warnings.showwarning = lambda msg, cat, *a, **k: say(f"warning: {msg}")
+            return _run(args, say)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _one_line(message: str, limit: int = 600) -> str:
@@ -696,9 +727,10 @@ def _run(args, say) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"embdebias: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("embdebias: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, Terminated)
+        print(f"embdebias: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ def test_run_writes_everything_and_reuses_steps(small, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["run", str(small), "--out-dir", str(out)]) == 0
     assert OUTPUTS <= {p.name for p in out.iterdir()}
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporaries
+    assert not [p for p in out.iterdir() if p.name.startswith(".") and p.name != ".embdebias-run"]  # no temporaries
+    assert not (out / "embdebias-partial").exists()  # committed
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["evaluation"]["embeddings"] == ["original", "soft", "hard"]
     assert report["seeds"] == {"random_state": 0}

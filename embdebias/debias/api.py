@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 from ..embedding import Embedding
@@ -83,12 +82,12 @@ def transform_to_file(debiaser, embedding, out, format: str = "native", *, progr
     Returns the written embedding, opened from ``out``.
     """
     from .. import io
+    from .._atomic import make_temp_dir
 
     out = Path(out)
     if format == "native":
         return debiaser.transform(embedding, out=out, progress=progress, also=also)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".work", dir=out.parent))
+    tmp = make_temp_dir(out, "work")  # named so that a killed run's is recognised and removed
     try:
         result = debiaser.transform(embedding, out=tmp / "result.embd", progress=progress, also=also)
         io.save(result, out, format=format, inputs=(embedding.path,) if embedding.path else ())
