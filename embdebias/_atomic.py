@@ -170,18 +170,25 @@ def clean_stale_temporaries(directory, log=None) -> list[Path]:
 def signals_deferred():
     """Hold SIGINT and SIGTERM back for the duration (a few renames that must happen together).
 
-    A signal that arrives meanwhile is delivered at the end. Outside the main thread,
-    or where signals cannot be blocked, this does nothing.
+    A signal that arrives meanwhile is noted and raised again at the end, where the
+    handlers in place before (Ctrl-C's KeyboardInterrupt, the CLI's SIGTERM handler)
+    act on it. Handlers are swapped rather than the signals blocked: another thread
+    (a BLAS pool) would receive a blocked signal. Outside the main thread this does
+    nothing (only the main thread can set handlers).
     """
-    held = {signal.SIGINT, signal.SIGTERM}
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    pending = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: pending.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        if pending:
+            signal.raise_signal(pending[0])
 
 
 def _existing_output_error(target: Path, resumable) -> EmbdebiasError | None:

@@ -301,7 +301,7 @@ def _finish_commit(out_dir: Path, log) -> None:
             elif src.exists() or src.is_symlink():
                 os.replace(src, out_dir / name)
         _write_json(out_dir / STATE, {"steps": steps})
-    shutil.rmtree(partial, ignore_errors=True)
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 class _Steps:
@@ -370,14 +370,17 @@ class _Steps:
         _finish_commit(self.out_dir, None)
 
 
-def _lists_used(lists, definitional, equalize, gender_specific, seeds, expand) -> dict:
-    """The lists a run uses, each described for the report (name, source, size, hash)."""
+def _lists_used(lists, definitional, equalize, gender_specific, seeds, expand, sembias=None) -> dict:
+    """The lists a run uses, each described for the report (name, source, size, hash); reading
+    them here makes a bad list file fail before any work."""
     from . import wordlists
 
     used = {"definitional_pairs": definitional, "equalize_pairs": equalize,
             "gender_specific": gender_specific}
     if expand:
         used["gender_specific_seed"] = seeds
+    if sembias is not None:
+        used["sembias"] = sembias
     return {role: wordlists.source_of(value, role, lists) for role, value in used.items()}
 
 
@@ -439,7 +442,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
                    random_state=random_state, limit=limit)
     wordlists.check_lists(lists)
     # Bad list files fail here too, before anything is loaded or written.
-    lists_used = _lists_used(lists, definitional, equalize, gender_specific, seeds, expand)
+    lists_used = _lists_used(lists, definitional, equalize, gender_specific, seeds, expand,
+                             (evaluate_kwargs or {}).get("sembias"))
     # So does the output plan: every file the run may write, against every file it reads.
     inputs = _check_plan(out_dir, source, (definitional, equalize, gender_specific, seeds), format=format,
                          expand=expand, evaluate_kwargs=evaluate_kwargs, force=force, log=log)

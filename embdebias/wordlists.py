@@ -49,6 +49,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -82,7 +83,8 @@ _FILES = {
         "sembias": ("sembias/SemBias", "SemBias, Zhao et al. (2018), published"),
     },
     "curated": {
-        "definitional_pairs": ("curated/definitional_pairs.txt", "Bolukbasi et al. (2016)'s ten pairs, embdebias text file"),
+        "definitional_pairs": ("curated/definitional_pairs.txt",
+                               "Bolukbasi et al. (2016)'s ten pairs, embdebias text file"),
         "equalize_pairs": ("curated/equalize_pairs.txt", "embdebias curated"),
         "gender_specific": ("curated/gender_specific_seed.txt", "embdebias curated (seed list)"),
         "gender_specific_seed": ("curated/gender_specific_seed.txt", "embdebias curated (seed list)"),
@@ -92,10 +94,13 @@ _FILES = {
 }
 _SHARED = {"weat_tests": ("weat_tests.json", "Caliskan et al. (2017) and embdebias curated"),
            "extrinsic_templates": ("extrinsic_templates.json",
-                                   "embdebias curated, in the style of Kiritchenko & Mohammad (2018) and Lu et al. (2020)"),
+                                   "embdebias curated, in the style of Kiritchenko & Mohammad (2018) and "
+                                   "Lu et al. (2020)"),
            "cda_pairs": ("cda_pairs.txt", "Lu et al. (2020), Supplemental Material, gender pairs"),
            "cda_names": ("cda_names.txt", "embdebias curated, first-name pairs")}
 _NAME = re.compile(r"[A-Za-z0-9_]+(:[A-Za-z0-9_]+)?")
+#: The largest word-list file read (the largest bundled list is about 100 kB).
+MAX_LIST_BYTES = 64 << 20
 
 
 def data_dir() -> Path:
@@ -135,9 +140,9 @@ def _bundled(name: str, lists: str) -> tuple[str, str, str]:
     set_name = set_name or check_lists(lists)
     if set_name in _FILES and role in _FILES[set_name]:
         return (*_FILES[set_name][role], f"{set_name}:{role}")
-    raise WordListError(f"no bundled word list named {name!r}; known: roles {', '.join(ROLES)} "
+    raise WordListError(f"no bundled word list named {_quote(name)}; known: roles {', '.join(ROLES)} "
                         f"(optionally as SET:ROLE with SET one of {', '.join(LIST_SETS)}), "
-                        f"and {', '.join(_SHARED)}; a file needs a path such as ./{name}")
+                        f"and {', '.join(_SHARED)}; a file needs a path such as ./{name[:60]}")
 
 
 def wordlist_path(name_or_path, lists: str = DEFAULT_LISTS) -> Path:
@@ -160,14 +165,39 @@ def describe(name_or_path, lists: str = DEFAULT_LISTS) -> dict:
     return {"name": str(name_or_path), "source": "user file", "path": str(name_or_path)}
 
 
-def read_text(path: Path) -> str:
-    """The UTF-8 text of a list file; a clear :class:`WordListError` for a non-file or bad bytes."""
-    if not path.is_file():
-        raise WordListError(f"{path}: not a regular file (a word list must be a file)")
+def read_bytes(path) -> bytes:
+    """The bytes of a list file, refusing anything but a regular file of at most :data:`MAX_LIST_BYTES`.
+
+    The file is opened without blocking and checked on the open descriptor, so a FIFO,
+    a device (``/dev/zero``) or a directory is refused at once, never read, even if it
+    replaced a file after an earlier check.
+    """
+    path = Path(path)
     try:
-        return path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise WordListError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise WordListError(f"{path}: not a regular file (a word list must be a file)") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise WordListError(f"{path}: not a regular file (a FIFO, device or directory; a word list "
+                                f"must be a file)")
+        if info.st_size > MAX_LIST_BYTES:
+            raise WordListError(f"{path}: {info.st_size:,} bytes; a word list is at most "
+                                f"{MAX_LIST_BYTES:,} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(MAX_LIST_BYTES)
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of a list file; a clear :class:`WordListError` for a non-file or bad bytes."""
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise WordListError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
@@ -195,7 +225,7 @@ def _json_entries(path: Path) -> list[tuple[int, object]]:
         raise WordListError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     if not isinstance(data, list):
         raise WordListError(f"{path}:1: expected a JSON list, got a JSON {type(data).__name__}")
-    return list(zip(_element_lines(text), data))
+    return list(zip(_element_lines(text), data, strict=False))
 
 
 def _element_lines(text: str):
@@ -261,7 +291,7 @@ def _load_pairs_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple[tu
     pairs = []
     for line, (a, b) in _entries(path, 2):
         if a == b:
-            raise WordListError(f"{path}:{line}: the pair names {a!r} twice")
+            raise WordListError(f"{path}:{line}: the pair names {_quote(a)} twice")
         pairs.append((a, b))
     return tuple(pairs)
 
@@ -293,7 +323,7 @@ def resolve_pairs(pairs, role: str, lists: str = DEFAULT_LISTS) -> list[tuple[st
     out = [tuple(p) for p in pairs]
     bad = [p for p in out if len(p) != 2 or p[0] == p[1]]
     if bad:
-        raise WordListError(f"{role}: every pair needs two different words, got {bad[0]!r}")
+        raise WordListError(f"{role}: every pair needs two different words, got {_quote(bad[0])}")
     return out
 
 
@@ -304,7 +334,7 @@ def source_of(value, role: str, lists: str = DEFAULT_LISTS, n_used: int | None =
     if _is_path_like(value):
         info = describe(value, lists)
         size = len(_reader(role)(value, lists))
-        info["sha256"] = hashlib.sha256(wordlist_path(value, lists).read_bytes()).hexdigest()[:16]
+        info["sha256"] = hashlib.sha256(read_bytes(wordlist_path(value, lists))).hexdigest()[:16]
     else:
         size = len(list(value))
         info = {"name": "given in Python", "source": "user list", "path": None}
