@@ -101,10 +101,19 @@ class _Printer:
             print(*args, file=sys.stderr, flush=True)
 
 
-def _prepare_output(args, target, say, **kwargs):
-    """Every command that writes checks its output here first (see ``_atomic.prepare_output``)."""
+def _prepare_output(args, target, say, *, vectors: bool = False, **kwargs):
+    """Every command that writes checks its output here first (see ``_atomic.prepare_output``).
+
+    ``vectors``: the output is a vector file in ``args.format`` (or the format its name asks
+    for), whose companion files (gensim-kv's ``.vectors.npy``) are checked with it.
+    """
     from ._atomic import prepare_output
 
+    if vectors:
+        from .io import guess_format_from_path, output_companions
+
+        for companion in output_companions(target, args.format or guess_format_from_path(target)):
+            prepare_output(companion, force=args.force, **kwargs)
     return prepare_output(target, force=args.force, log=say, **kwargs)
 
 
@@ -112,7 +121,7 @@ def _prepare_output(args, target, say, **kwargs):
 def cmd_debias(args, say) -> int:
     from .debias.api import debias_file
 
-    _prepare_output(args, args.out, say, inputs=(args.input,))
+    _prepare_output(args, args.out, say, vectors=True, inputs=(args.input,))
     t0 = time.perf_counter()
     params = dict(definitional=args.definitional, n_components=args.components,
                   gender_specific=args.specific, lists=args.lists)
@@ -155,7 +164,7 @@ def cmd_debias(args, say) -> int:
 def cmd_convert(args, say) -> int:
     from . import io
 
-    _prepare_output(args, args.output, say, inputs=(args.input,))
+    _prepare_output(args, args.output, say, vectors=True, inputs=(args.input,))
     t0 = time.perf_counter()
     io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit,
                unicode_errors=args.unicode_errors)
@@ -271,7 +280,7 @@ def cmd_train(args, say) -> int:
     from .train import train_embedding
 
     check_corpus_path(args.corpus)  # a missing corpus or a directory is named first
-    _prepare_output(args, args.out, say, inputs=(args.corpus,))
+    _prepare_output(args, args.out, say, vectors=True, inputs=(args.corpus,))
     params = {"sg": int(args.arch == "skipgram"), "vector_size": args.dim, "window": args.window,
               "min_count": args.min_count, "epochs": args.epochs, "negative": args.negative,
               "sample": args.sample, "workers": args.workers, "seed": args.seed,

@@ -58,7 +58,7 @@ from ._atomic import (
 from .errors import EmbdebiasError, quote
 
 # Output names and the format of a name come from one table in embdebias.io.
-from .io import EXTENSIONS
+from .io import EXTENSIONS, output_companions
 from .io import output_name as _output_name
 
 STATE = "run_state.json"
@@ -127,8 +127,8 @@ def _write_text(path: Path, text: str, inputs=()) -> None:
 
 
 def _companions(name: str, format: str) -> list[str]:
-    """Files written beside the output ``name`` (gensim keeps the vectors in ``NAME.vectors.npy``)."""
-    return [name + ".vectors.npy"] if format == "gensim-kv" else []
+    """Names of the files written beside the output ``name`` (:func:`embdebias.io.output_companions`)."""
+    return [p.name for p in output_companions(name, format)]
 
 
 def planned_outputs(format: str = "native", *, expand: bool = False, strict: bool = False) -> dict[str, bool]:

@@ -137,6 +137,16 @@ def test_convert_refuses_a_companion_file_of_its_input(small, tmp_path, capsys):
     assert len(io.load(kv)) == 50
 
 
+def test_a_writers_companion_file_is_checked_like_its_output(small, tmp_path, capsys):
+    companion = tmp_path / "y.kv.vectors.npy"
+    companion.write_bytes(b"a user's array")
+    assert main(["convert", str(small), str(tmp_path / "y.kv")]) == 2
+    assert "y.kv.vectors.npy: exists" in one_error_line(capsys)
+    assert companion.read_bytes() == b"a user's array" and not (tmp_path / "y.kv").exists()
+    assert main(["-q", "convert", str(small), str(tmp_path / "y.kv"), "--force"]) == 0
+    assert len(io.load(tmp_path / "y.kv")) == len(io.load(small))
+
+
 # --------------------------------------------------------------------------- outputs appear together
 def test_failed_run_leaves_previous_outputs_and_resumes(small, tmp_path, cheap_eval, monkeypatch, capsys):
     out = tmp_path / "out"

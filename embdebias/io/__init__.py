@@ -269,6 +269,15 @@ def output_name(stem: str, format: str) -> str:
     return stem + EXTENSIONS[_check_format(format)]
 
 
+def output_companions(path, format: str) -> list[Path]:
+    """The files a writer of ``format`` puts beside ``path``: gensim-kv's ``PATH.vectors.npy``, else none.
+
+    Commands check them with the output itself, so that no user's file there is replaced unasked.
+    """
+    path = Path(path)
+    return [path.with_name(path.name + ".vectors.npy")] if format == "gensim-kv" else []
+
+
 def _check_format(format: str) -> str:
     if format not in FORMATS:
         raise UnknownFormatError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
