@@ -60,6 +60,7 @@ from .errors import EmbdebiasError, quote
 # Output names and the format of a name come from one table in embdebias.io.
 from .io import EXTENSIONS, output_companions
 from .io import output_name as _output_name
+from .io.native import NATIVE_FILES as _NATIVE_FILES
 
 STATE = "run_state.json"
 #: Marks a directory as a run's output directory; written before any other output.
@@ -184,13 +185,16 @@ def check_out_dir(out_dir, plan: dict[str, bool], *, force: bool = False, inputs
     if out_dir.is_dir() and not is_run_directory(out_dir) and any(out_dir.iterdir()):
         _check_foreign_dir(out_dir, plan, force, log)
     for name, is_dir in plan.items():
-        path = out_dir / name
-        check_output(path, inputs)
-        if name == PARTIAL:
-            if path.exists() and not path.is_dir():
-                raise EmbdebiasError(f"{path}: exists and is not a directory")
-        else:
-            check_replaceable(path, directory=is_dir)
+        _check_planned(out_dir / name, is_dir, inputs)
+
+
+def _check_planned(path: Path, is_dir: bool, inputs) -> None:
+    """One planned output: not an input, and replaceable by what will be written there."""
+    check_output(path, inputs)
+    if path.name != PARTIAL:
+        check_replaceable(path, directory=is_dir, contents=_NATIVE_FILES if is_dir else None)
+    elif path.exists() and not path.is_dir():
+        raise EmbdebiasError(f"{path}: exists and is not a directory")
 
 
 def _check_foreign_dir(out_dir: Path, plan: dict[str, bool], force: bool, log) -> None:
@@ -293,6 +297,9 @@ def _finish_commit(out_dir: Path, log) -> None:
         return
     if log is not None:
         log(f"finishing the moves of an interrupted run's outputs into {out_dir}")
+    for name in commit:  # checked again (the plan was checked at the start): nothing of a user's is replaced
+        if (partial / name).is_dir():
+            check_replaceable(out_dir / name, directory=True, contents=_NATIVE_FILES)
     with signals_deferred():  # the outputs appear together; SIGKILL is finished by the next run
         for name in commit:
             src = partial / name

@@ -86,7 +86,7 @@ def test_force_into_foreign_directory_replaces_only_run_outputs(small, tmp_path,
 
 
 @pytest.mark.parametrize("clash", ["soft_is_a_file", "report_is_a_directory", "state_is_a_directory",
-                                   "hard_is_a_users_directory", "partial_is_a_file"])
+                                   "hard_is_a_users_directory", "hard_holds_a_users_file", "partial_is_a_file"])
 def test_every_planned_output_is_checked_before_any_work(small, tmp_path, clash, capsys):
     out = tmp_path / "out"
     out.mkdir()
@@ -99,6 +99,9 @@ def test_every_planned_output_is_checked_before_any_work(small, tmp_path, clash,
         (out / "run_state.json").mkdir()
     elif clash == "hard_is_a_users_directory":
         (out / "hard.embd").mkdir()
+        (out / "hard.embd" / "notes.txt").write_text("mine")
+    elif clash == "hard_holds_a_users_file":
+        io.save(io.load(small, limit=20), out / "hard.embd")
         (out / "hard.embd" / "notes.txt").write_text("mine")
     else:
         (out / run_module.PARTIAL).write_text("mine")
