@@ -49,7 +49,6 @@ import hashlib
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -172,25 +171,13 @@ def read_bytes(path) -> bytes:
     a device (``/dev/zero``) or a directory is refused at once, never read, even if it
     replaced a file after an earlier check.
     """
-    path = Path(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise WordListError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise WordListError(f"{path}: not a regular file (a word list must be a file)") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise WordListError(f"{path}: not a regular file (a FIFO, device or directory; a word list "
-                                f"must be a file)")
-        if info.st_size > MAX_LIST_BYTES:
-            raise WordListError(f"{path}: {info.st_size:,} bytes; a word list is at most "
-                                f"{MAX_LIST_BYTES:,} bytes")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(MAX_LIST_BYTES)
-    finally:
-        os.close(fd)
+    from ._files import open_regular
+
+    with open_regular(path, WordListError, "a word list") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > MAX_LIST_BYTES:
+            raise WordListError(f"{path}: {size:,} bytes; a word list is at most {MAX_LIST_BYTES:,} bytes")
+        return fh.read(MAX_LIST_BYTES)
 
 
 def read_text(path: Path) -> str:

@@ -274,3 +274,17 @@ def test_no_traceback_in_a_subprocess(tmp_path):
     assert res.returncode == 2
     assert "Traceback" not in res.stderr and res.stderr.count("\n") == 1
     assert "no label column" in res.stderr  # the metric's needs are checked before the rows
+
+
+def test_special_files_are_refused_without_blocking(tmp_path, capsys):
+    """A FIFO or /dev/zero as the scores file: one line, exit 2, never a hang or a MemoryError."""
+    import os
+
+    from embdebias.cli import main
+
+    fifo = tmp_path / "scores.csv"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero", tmp_path):
+        assert main(["fairness", str(path), "--metric", "parity_gap"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "not a regular file" in err and "\n" not in err

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._files import open_regular
 from ..errors import FairnessInputError, quote
 from .registry import fairness_metric, get_metric
 
@@ -335,7 +336,7 @@ def read_scores_csv(path, *, id_col: str | None = None, group_col: str | None = 
     unicode_errors = check_unicode_errors(unicode_errors)
     given = {"id": id_col, "group": group_col, "score": score_col, "template": template_col,
              "label": label_col}
-    with open(path, "rb") as fh:
+    with open_regular(path, FairnessInputError, "a scores file") as fh:
         reader = csv.reader(_decoded_lines(fh, path, unicode_errors), strict=True)
         try:
             header = _header(reader, path)
