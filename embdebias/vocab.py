@@ -196,6 +196,7 @@ class Vocabulary(WordLookup, Sequence):
         self._index: dict[str, int] | None = None
         self._native = None  # (text memmap, offsets, sorted order) when native-backed
         self._native_views = None
+        self._searched: dict[str, int] = {}  # native lookups done so far
         self._n = len(words)
 
     # -- construction from the native format ---------------------------------------
@@ -218,6 +219,7 @@ class Vocabulary(WordLookup, Sequence):
         self._index = None
         self._native = (text, offsets, order)
         self._native_views = None
+        self._searched: dict[str, int] = {}  # native lookups done so far
         self._n = int(offsets.shape[0]) - 1
         return self
 
@@ -350,18 +352,23 @@ class Vocabulary(WordLookup, Sequence):
 
     def _row(self, word) -> int:
         """Row of ``word``, -1 when absent (or not a str)."""
-        if not isinstance(word, str):
-            return -1
-        if self._index is not None or self._native is None:
-            return self._ensure_index().get(word, -1)
-        return int(self._search([word])[0])
+        if self._native is not None and self._index is None:
+            return int(self._rows([word])[0])
+        return self._ensure_index().get(word, -1) if isinstance(word, str) else -1
 
     def _rows(self, words: Sequence[str]) -> np.ndarray:
-        if self._native is not None and self._index is None:
-            if not _index_pays_off(len(words), self._n):
-                return self._search(words)
-            self._ensure_index()
-        index = self._ensure_index()
+        index = self._index
+        if index is None and self._native is not None:
+            # Words searched once are remembered: the metrics look up the same lists
+            # (a sentiment lexicon, the professions) several times per embedding.
+            index = self._searched
+            todo = list(dict.fromkeys(w for w in words if isinstance(w, str) and w not in index))
+            if _index_pays_off(len(todo), self._n):
+                index = self._ensure_index()
+            elif todo:
+                index.update(zip(todo, self._search(todo).tolist(), strict=True))
+        if index is None:
+            index = self._ensure_index()
         return np.fromiter((index.get(w, -1) if isinstance(w, str) else -1 for w in words),
                            dtype=np.int64, count=len(words))
 

@@ -49,6 +49,18 @@ def test_native_lookups_binary_search_many_words_without_decoding(big_native):
     assert v._words is None and v._index is None      # nothing decoded, no dict built
 
 
+def test_native_lookups_are_remembered(big_native, monkeypatch):
+    path, words = big_native
+    v = read_native(path).words
+    searched = []
+    search = type(v)._search
+    monkeypatch.setattr(type(v), "_search", lambda self, ws: searched.append(list(ws)) or search(self, ws))
+    first = v.rows(words[:500] + ["absent"])
+    assert v.rows(words[:500] + ["absent"]).tolist() == first.tolist() == list(range(500)) + [-1]
+    assert v.get(words[3]) == 3 and v.rows([words[600], words[0]]).tolist() == [600, 0]
+    assert [len(s) for s in searched] == [501, 1]       # only words not searched before
+
+
 def test_native_slices_decode_only_their_rows(big_native):
     path, words = big_native
     v = read_native(path).words
