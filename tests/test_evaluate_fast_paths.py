@@ -254,3 +254,30 @@ def test_result_to_dict_equals_the_asdict_conversion():
     old.update(value=0.5, n_scored=52)
     assert r.to_dict() == old
     assert r.to_dict()["numbers"][-2:] == [None, None] and r.to_dict()["inner"] == {"value": None, "items": [1, "x"]}
+
+
+# -- evaluation reads only the rows it needs ------------------------------------------------------
+
+
+def test_evaluate_never_passes_over_a_memory_mapped_embedding(tmp_path, monkeypatch):
+    """No metric reads every row, decodes the whole vocabulary or builds its dict."""
+    from synthetic import synthetic_embedding
+
+    from embdebias.evaluation import evaluate
+
+    emb = synthetic_embedding(n_filler=110_000, dim=8, seed=4)
+    for name in ("original", "debiased"):
+        emb.with_vectors(emb.vectors * (1.0 if name == "original" else 0.5)).save(tmp_path / name, format="native")
+    columns = {name: read_native(tmp_path / name) for name in ("original", "debiased")}
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a pass over every row")
+
+    for method in ("iter_chunks", "norms", "normalize", "__array__"):
+        monkeypatch.setattr(Embedding, method, refuse)
+    with pytest.warns(UserWarning):                     # some units cannot be scored on random fillers
+        report = evaluate(columns, n_permutations=200, bootstrap=50)
+    assert report.value("analogy", "google_analogy", "n_scored", "debiased") is not None
+    assert report.value("rnsb", "identity terms", "rnsb", "debiased") is not None
+    for emb in columns.values():
+        assert emb.words._words is None and emb.words._index is None
