@@ -171,27 +171,42 @@ def compare_cells(ours: dict, base: dict) -> str:
     return f"{len(differ):,} of {len(keys):,} report cells differ{largest}: {', '.join(sorted(differ)[:5])}"
 
 
+def _row(metric: str, seconds: float, base: float | None, compared: bool, floor: float | None) -> str:
+    cells = [metric, f"{seconds:.2f} s"]
+    if compared:
+        cells += [f"{base:.2f} s" if base is not None else "-", f"{base / seconds:.1f}x" if base and seconds else "-"]
+    cells += [f"{floor:.2f} s" if floor else "-", f"GEMM-bound: {seconds / floor:.1f}x its floor" if floor else ""]
+    return "| " + " | ".join(cells) + " |"
+
+
 def table(ours: dict, base: dict | None, floors: dict, rev: str | None) -> list[str]:
+    """Markdown rows: per metric (summed over the columns) ours, the baseline, their ratio, the floor."""
     ours_m, base_m = per_metric(ours["times"]), per_metric(base["times"]) if base else {}
     head = "| metric (3 columns) | ours | " + (f"baseline {rev} | ratio | " if base else "") + "floor | note |"
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
-    for metric, seconds in sorted(ours_m.items(), key=lambda kv: -kv[1]):
-        cells = [metric, f"{seconds:.2f} s"]
-        if base:
-            b = base_m.get(metric)
-            cells += [f"{b:.2f} s" if b is not None else "-", f"{b / seconds:.1f}x" if b and seconds else "-"]
-        floor = floors.get(metric)
-        cells += [f"{floor:.2f} s" if floor else "-",
-                  f"GEMM-bound: {seconds / floor:.1f}x its floor" if floor else ""]
-        lines.append("| " + " | ".join(cells) + " |")
-    total = ["**evaluate()**", f"**{ours['evaluate']:.1f} s**"]
-    if base:
-        total += [f"**{base['evaluate']:.1f} s**", f"**{base['evaluate'] / ours['evaluate']:.1f}x**"]
-    lines.append("| " + " | ".join(total + [f"{sum(floors.values()):.2f} s", "GEMM floor of the whole"]) + " |")
-    return lines
+    lines += [_row(m, s, base_m.get(m), base is not None, floors.get(m))
+              for m, s in sorted(ours_m.items(), key=lambda kv: -kv[1])]
+    total = _row("**evaluate()**", ours["evaluate"], base["evaluate"] if base else None, base is not None,
+                 sum(floors.values()))
+    return lines + [total.replace("GEMM-bound:", "whole evaluation:")]
 
 
-def main(argv=None) -> int:
+def run_rounds(trio, rounds: int, baseline: str | None) -> tuple[list, list]:
+    """``(ours, baseline)`` measurements, alternating, each in a fresh subprocess."""
+    ours, base = [], []
+    with tempfile.TemporaryDirectory(prefix="bench-evaluate-") as tmp:
+        tmp = Path(tmp)
+        base_repo = export_revision(baseline, tmp / "baseline") if baseline else None
+        for r in range(rounds):
+            if base_repo is not None:
+                base.append(measure(base_repo, trio, tmp / f"base{r}.json"))
+                print(f"round {r + 1}: baseline evaluate {base[-1]['evaluate']:.1f} s", flush=True)
+            ours.append(measure(REPO, trio, tmp / f"ours{r}.json"))
+            print(f"round {r + 1}: ours evaluate {ours[-1]['evaluate']:.1f} s", flush=True)
+    return ours, base
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--original", type=Path)
     ap.add_argument("--soft", type=Path)
@@ -202,36 +217,34 @@ def main(argv=None) -> int:
     ap.add_argument("--baseline", help="git revision to compare with (run alternately)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--json", type=Path)
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = _parser()
     args = ap.parse_args(argv)
-    if args.rows:
-        trio = build_trio(args.rows, args.dim, args.seed)
-    elif args.original and args.soft and args.hard:
-        trio = (args.original, args.soft, args.hard)
-    else:
+    if not args.rows and not (args.original and args.soft and args.hard):
         ap.error("give --original, --soft and --hard, or --rows")
-    with tempfile.TemporaryDirectory(prefix="bench-evaluate-") as tmp:
-        tmp = Path(tmp)
-        base_repo = export_revision(args.baseline, tmp / "baseline") if args.baseline else None
-        ours, base = [], []
-        for r in range(args.rounds):
-            if base_repo is not None:
-                base.append(measure(base_repo, trio, tmp / f"base{r}.json"))
-                print(f"round {r + 1}: baseline evaluate {base[-1]['evaluate']:.1f} s", flush=True)
-            ours.append(measure(REPO, trio, tmp / f"ours{r}.json"))
-            print(f"round {r + 1}: ours evaluate {ours[-1]['evaluate']:.1f} s", flush=True)
-    best = min(ours, key=lambda m: m["evaluate"])
-    best_base = min(base, key=lambda m: m["evaluate"]) if base else None
+    trio = build_trio(args.rows, args.dim, args.seed) if args.rows else (args.original, args.soft, args.hard)
+    ours, base = run_rounds(trio, args.rounds, args.baseline)
     gflops = sgemm_gflops(args.dim)
-    floors = {k: v / (gflops * 1e9) for k, v in best["flops"].items() if v}
-    lines = table(best, best_base, floors, args.baseline)
-    note = f"float32 GEMM measured here: {gflops:.0f} GFLOP/s; best of {args.rounds} round(s)"
-    if best_base:
-        note += "; " + compare_cells(best["cells"], best_base["cells"])
-    print("\n".join(lines) + "\n\n" + note)
+    text, floors = summary(ours, base, gflops, args.baseline)
+    print(text)
     if args.json:
         args.json.write_text(json.dumps({"ours": ours, "baseline": base, "floors": floors, "sgemm_gflops": gflops,
-                                         "trio": [str(p) for p in trio], "note": note}, indent=1))
+                                         "trio": [str(p) for p in trio], "summary": text}, indent=1))
     return 0
+
+
+def summary(ours: list, base: list, gflops: float, rev: str | None) -> tuple[str, dict]:
+    """The table of the best round of each, with its note, and the floors (seconds per metric)."""
+    best = min(ours, key=lambda m: m["evaluate"])
+    best_base = min(base, key=lambda m: m["evaluate"]) if base else None
+    floors = {k: v / (gflops * 1e9) for k, v in best["flops"].items() if v}
+    note = f"float32 GEMM measured here: {gflops:.0f} GFLOP/s; best of {len(ours)} round(s)"
+    if best_base:
+        note += "; " + compare_cells(best["cells"], best_base["cells"])
+    return "\n".join(table(best, best_base, floors, rev)) + "\n\n" + note, floors
 
 
 if __name__ == "__main__":

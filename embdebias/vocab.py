@@ -357,20 +357,25 @@ class Vocabulary(WordLookup, Sequence):
         return self._ensure_index().get(word, -1) if isinstance(word, str) else -1
 
     def _rows(self, words: Sequence[str]) -> np.ndarray:
-        index = self._index
-        if index is None and self._native is not None:
-            # Words searched once are remembered: the metrics look up the same lists
-            # (a sentiment lexicon, the professions) several times per embedding.
-            index = self._searched
-            todo = list(dict.fromkeys(w for w in words if isinstance(w, str) and w not in index))
-            if _index_pays_off(len(todo), self._n):
-                index = self._ensure_index()
-            elif todo:
-                index.update(zip(todo, self._search(todo).tolist(), strict=True))
+        index = self._index if self._native is None or self._index is not None else self._native_index(words)
         if index is None:
             index = self._ensure_index()
         return np.fromiter((index.get(w, -1) if isinstance(w, str) else -1 for w in words),
                            dtype=np.int64, count=len(words))
+
+    def _native_index(self, words: Sequence[str]) -> dict[str, int]:
+        """A dict holding the rows of ``words``: the words searched so far, with these added,
+        or the full index when decoding everything is cheaper than searching them.
+
+        Searched words are remembered: the metrics look up the same lists (a sentiment
+        lexicon, the professions) several times per embedding.
+        """
+        todo = list(dict.fromkeys(w for w in words if isinstance(w, str) and w not in self._searched))
+        if _index_pays_off(len(todo), self._n):
+            return self._ensure_index()
+        if todo:
+            self._searched.update(zip(todo, self._search(todo).tolist(), strict=True))
+        return self._searched
 
     def __eq__(self, other) -> bool:
         if isinstance(other, Vocabulary):
