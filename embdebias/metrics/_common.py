@@ -21,9 +21,9 @@ from dataclasses import dataclass, field, fields, is_dataclass
 
 import numpy as np
 
-from ..embedding import Embedding, as_embedding
 from .._case import rows_with_lowercase
 from .._rows import unit_rows
+from ..embedding import Embedding, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError
 
 #: Default largest fraction of a word set that may be out of vocabulary.

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import EmbdebiasError, WordListError
 from .._case import rows_with_lowercase
 from .._rows import unit_rows
+from ..errors import EmbdebiasError, WordListError
 from ._common import MetricResult, as_emb
 
 #: Known evaluation files (name -> file in gensim's test data).

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import EmbdebiasError, WordListError
 from .._rows import unit_rows
 from .._threads import one_thread
+from ..errors import EmbdebiasError, WordListError
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, spawn_seeds
 
 
