@@ -12,8 +12,8 @@ Measures, in one invocation:
    and the sampled anonymous / file-backed split: the file part is pages of the two
    memory-mapped files, which the kernel can drop).
 2. **the neighbour step against a naive baseline**, in the same subprocess on the
-   same candidates: ours (blocked matrix products into reused buffers, in-place
-   partition) on all ``2 x n_classify`` queries against an unblocked full
+   same candidates: ours (blocked matrix products into a reused buffer, a partition of
+   the values above a sampled bound) on all ``2 x n_classify`` queries against an unblocked full
    ``queries x candidates`` cosine matrix with a full ``argsort`` per row, run on
    ``--baseline-queries`` queries and scaled per query; the note gives the largest
    difference between the two on those queries and the memory the unblocked matrix

@@ -657,5 +657,8 @@ def evaluate(embeddings, suite=None, *, subspace=None, sembias=None, random_stat
             for unit in metric.units(ctx):
                 _score_unit(report, metric, name, emb, unit, ctx, strict, samples)
     if bootstrap:
-        _add_uncertainty(report, samples, int(bootstrap), float(level), random_state)
+        from ._threads import one_thread
+
+        with one_thread():  # thousands of small products (resamples x items)
+            _add_uncertainty(report, samples, int(bootstrap), float(level), random_state)
     return report

@@ -5,14 +5,14 @@ Two storages share one interface:
 * an in-memory list of words with a dict for lookup (built on first lookup), and
 * the native cache format's memory-mapped files (``vocab.txt`` with one word per
   line, the byte offset of each line, and the rows sorted by word), which open in
-  milliseconds whatever the size: single lookups binary-search the sorted order
-  without decoding the vocabulary, and the full word list is only decoded when
-  somebody asks for it.
+  milliseconds whatever the size: lookups binary-search the sorted order without
+  decoding the vocabulary (many words at once, in lock-step), a slice of rows decodes
+  only those rows, and the full word list is only decoded when somebody asks for it
+  (or when a lookup of so many words that decoding everything is cheaper).
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -20,9 +20,12 @@ import numpy as np
 
 from .errors import DuplicateWordsError, MissingWordsError
 
-# Above this many lookups in one call, building the full dict is cheaper than binary
-# searches over the memory map.
-_BULK_LOOKUP = 2000
+
+# A native lookup of m words costs about m * log2(n) word reads; decoding the n words
+# and building their dict costs about n of them (each somewhat dearer), so the dict
+# pays off once m * log2(n) exceeds n.
+def _index_pays_off(n_lookups: int, n_words: int) -> bool:
+    return n_lookups * max(int(n_words).bit_length(), 1) > n_words
 
 #: The lookup contract, the same on :class:`Vocabulary` and
 #: :class:`~embdebias.embedding.Embedding` (quoted in both docstrings).
@@ -40,6 +43,16 @@ LOOKUP_CONTRACT = """
     ``x.split_known(words)`` ``(known, missing)``: the given words, order kept
     ======================== =====================================================
 """
+
+
+def _utf8(word) -> bytes | None:
+    """``word`` as UTF-8 (the native format's byte order), None if it is not an encodable str."""
+    if not isinstance(word, str):
+        return None
+    try:
+        return word.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: no stored word can equal it
+        return None
 
 
 def duplicate_rows(words: Sequence[str]) -> np.ndarray:
@@ -182,6 +195,8 @@ class Vocabulary(WordLookup, Sequence):
         self._words: list[str] | None = words
         self._index: dict[str, int] | None = None
         self._native = None  # (text memmap, offsets, sorted order) when native-backed
+        self._native_views = None
+        self._searched: dict[str, int] = {}  # native lookups done so far
         self._n = len(words)
 
     # -- construction from the native format ---------------------------------------
@@ -203,6 +218,8 @@ class Vocabulary(WordLookup, Sequence):
         self._words = None
         self._index = None
         self._native = (text, offsets, order)
+        self._native_views = None
+        self._searched: dict[str, int] = {}  # native lookups done so far
         self._n = int(offsets.shape[0]) - 1
         return self
 
@@ -229,12 +246,34 @@ class Vocabulary(WordLookup, Sequence):
     def _word_at(self, i: int) -> str:
         if self._words is not None:
             return self._words[i]
-        text, offsets, _ = self._native
-        return bytes(text[offsets[i]:offsets[i + 1] - 1]).decode("utf-8")
+        return self._word_bytes(i).decode("utf-8")
+
+    def _word_bytes(self, i: int) -> bytes:
+        """The UTF-8 bytes of the word at row ``i`` of a native vocabulary."""
+        text, offsets = self._views()
+        return bytes(text[offsets[i]:offsets[i + 1] - 1])
+
+    def _views(self) -> tuple[memoryview, memoryview]:
+        """Memoryviews of the native text and offsets: slicing a memoryview costs a tenth
+        of slicing the memmap, which matters for the many reads of a binary search."""
+        if self._native_views is None:
+            text, offsets, _ = self._native
+            self._native_views = (memoryview(text), memoryview(np.asarray(offsets, dtype=np.int64)))
+        return self._native_views
+
+    def _decode_rows(self, start: int, stop: int) -> list[str]:
+        """The words of rows ``start:stop`` of a native vocabulary (decodes only those)."""
+        if stop <= start:
+            return []
+        text, offsets = self._views()
+        return bytes(text[offsets[start]:offsets[stop] - 1]).decode("utf-8").split("\n")
 
     def __getitem__(self, i):
         """The word at row ``i`` (negative counts from the end); a slice gives a list of words."""
         if isinstance(i, slice):
+            start, stop, step = i.indices(self._n)
+            if self._words is None and step == 1:
+                return self._decode_rows(start, stop)
             return self._list()[i]
         if isinstance(i, (int, np.integer)) and not isinstance(i, bool):
             i = int(i)
@@ -273,27 +312,70 @@ class Vocabulary(WordLookup, Sequence):
             self._index = dict(zip(words, range(len(words)), strict=True))
         return self._index
 
-    def _search(self, word: str) -> int:
-        text, offsets, order = self._native
-        lo = bisect.bisect_left(range(self._n), word, key=lambda k: self._word_at(int(order[k])))
-        if lo < self._n:
-            row = int(order[lo])
-            if self._word_at(row) == word:
-                return row
-        return -1
+    def _search(self, words: Sequence[str]) -> np.ndarray:
+        """Rows of ``words`` in a native vocabulary (-1 if absent), by binary search.
+
+        All words search at once, in lock-step: each step compares every word still
+        searching with the sorted word at its midpoint. Words are compared as UTF-8
+        bytes, whose order is the code-point order the sorted index uses.
+        """
+        _, offsets, order = self._native
+        keys = [_utf8(w) for w in words]
+        valid = np.fromiter((k is not None for k in keys), dtype=bool, count=len(keys))
+        lo = np.zeros(len(keys), dtype=np.int64)
+        hi = np.where(valid, self._n, 0).astype(np.int64)   # an invalid key searches nothing
+        active = np.flatnonzero(lo < hi)
+        while active.size:
+            mid = (lo[active] + hi[active]) // 2
+            less = self._compare(np.asarray(order[mid], dtype=np.int64), [keys[j] for j in active.tolist()],
+                                 offsets, equal=False)
+            lo[active[less]] = mid[less] + 1
+            hi[active[~less]] = mid[~less]
+            active = active[lo[active] < hi[active]]
+        rows = np.full(len(keys), -1, dtype=np.int64)
+        inside = np.flatnonzero(valid & (lo < self._n))
+        candidates = np.asarray(order[lo[inside]], dtype=np.int64)
+        hit = self._compare(candidates, [keys[j] for j in inside.tolist()], offsets, equal=True)
+        rows[inside[hit]] = candidates[hit]
+        return rows
+
+    def _compare(self, rows: np.ndarray, keys: list[bytes], offsets, *, equal: bool) -> np.ndarray:
+        """Whether the word of each row is below (or, ``equal=True``, equal to) its key."""
+        text = self._views()[0]
+        starts = np.asarray(offsets[rows]).tolist()
+        ends = (np.asarray(offsets[rows + 1]) - 1).tolist()
+        if equal:
+            found = (bytes(text[s:e]) == k for s, e, k in zip(starts, ends, keys, strict=True))
+        else:
+            found = (bytes(text[s:e]) < k for s, e, k in zip(starts, ends, keys, strict=True))
+        return np.fromiter(found, dtype=bool, count=len(keys))
 
     def _row(self, word) -> int:
         """Row of ``word``, -1 when absent (or not a str)."""
-        if not isinstance(word, str):
-            return -1
-        if self._index is not None or self._native is None:
-            return self._ensure_index().get(word, -1)
-        return self._search(word)
+        if self._native is not None and self._index is None:
+            return int(self._rows([word])[0])
+        return self._ensure_index().get(word, -1) if isinstance(word, str) else -1
 
     def _rows(self, words: Sequence[str]) -> np.ndarray:
-        if self._native is not None and self._index is None and len(words) > _BULK_LOOKUP:
-            self._ensure_index()
-        return np.fromiter((self._row(w) for w in words), dtype=np.int64, count=len(words))
+        index = self._index if self._native is None or self._index is not None else self._native_index(words)
+        if index is None:
+            index = self._ensure_index()
+        return np.fromiter((index.get(w, -1) if isinstance(w, str) else -1 for w in words),
+                           dtype=np.int64, count=len(words))
+
+    def _native_index(self, words: Sequence[str]) -> dict[str, int]:
+        """A dict holding the rows of ``words``: the words searched so far, with these added,
+        or the full index when decoding everything is cheaper than searching them.
+
+        Searched words are remembered: the metrics look up the same lists (a sentiment
+        lexicon, the professions) several times per embedding.
+        """
+        todo = list(dict.fromkeys(w for w in words if isinstance(w, str) and w not in self._searched))
+        if _index_pays_off(len(todo), self._n):
+            return self._ensure_index()
+        if todo:
+            self._searched.update(zip(todo, self._search(todo).tolist(), strict=True))
+        return self._searched
 
     def __eq__(self, other) -> bool:
         if isinstance(other, Vocabulary):

@@ -162,8 +162,10 @@ def test_scale_floor_and_table(tmp_path):
     import scale
 
     machine = {"sgemm_gflops": 100.0, "ssyrk_gflops": 100.0, "memcpy_gbs": 10.0, "read_gbs": 2.0, "write_gbs": 1.0}
-    floor = scale.floor_seconds(1_000_000, 100, 500_000_000, machine, analogy_questions=10, analogy_vocab=100)
+    floor = scale.floor_seconds(1_000_000, 100, 500_000_000, machine, analogy_words=10, analogy_vocab=100,
+                                residual_queries=20, residual_pool=50)
     matrix = 4e8
+    assert floor["evaluate"] == pytest.approx(3 * 2 * 100 * (10 * 100 + 20 * 50) / 1e11)
     assert floor["load"] == pytest.approx(0.5e9 / 2e9 + matrix / 1e10)
     assert floor["soft"] == pytest.approx(2 * matrix / 1e10 + matrix / 1e9 + 2e6 * 100 * 100 / 1e11)
     assert floor["hard"] < floor["soft"]  # the symmetric update is half the product's flops
@@ -178,3 +180,29 @@ def test_scale_floor_and_table(tmp_path):
 
     emb = io.load(built)
     assert emb.shape == (400_100, 8) and emb.words[400_000] == "zq0000000" and emb.words[0] == "the"
+
+
+def test_bench_evaluate_times_every_metric_and_compares_cells(tmp_path, capsys):
+    """benchmarks/bench_evaluate.py on a tiny trio: one subprocess, a row per metric, the floor."""
+    import bench_evaluate
+    from synthetic import synthetic_embedding
+
+    emb = synthetic_embedding(n_filler=300, dim=12, seed=2)
+    paths = [tmp_path / "original.embd", tmp_path / "soft.embd", tmp_path / "hard.embd"]
+    for path, scale in zip(paths, (1.0, 0.5, 2.0), strict=True):
+        emb.with_vectors(emb.vectors * scale).save(path, format="native")
+    out = tmp_path / "e.json"
+    assert bench_evaluate.main(["--original", *map(str, paths[:1]), "--soft", str(paths[1]), "--hard", str(paths[2]),
+                                "--json", str(out)]) == 0
+    import json
+
+    got = json.loads(out.read_text())["ours"][0]
+    assert {"original/analogy", "hard/rnsb", "bootstrap", "to_dict"} <= set(got["times"])
+    assert got["flops"]["analogy"] > 0 and got["evaluate"] > 0
+    table = capsys.readouterr().out
+    assert "| analogy |" in table and "**evaluate()**" in table and "GFLOP/s" in table
+    assert bench_evaluate.compare_cells({"a": 1.0, "b": 2.0}, {"a": 1.0, "b": 2.0}) == "all 2 report cells identical"
+    assert "1 of 2 report cells differ; largest difference 0.5" in bench_evaluate.compare_cells(
+        {"a": 1.0, "b": 2.5}, {"a": 1.0, "b": 2.0})
+    exported = bench_evaluate.export_revision("HEAD", tmp_path / "rev")
+    assert (exported / "embdebias" / "evaluation.py").is_file() and (exported / "wordlists").is_dir()

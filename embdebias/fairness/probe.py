@@ -86,6 +86,7 @@ class SentimentProbe(BaseEstimator):
         """Train on the lexicon words of ``embedding``, leaving out the words in ``exclude``."""
         from sklearn.model_selection import train_test_split
 
+        from .._threads import one_thread
         from ..embedding import as_embedding
         from ..metrics.rnsb import _has_l1_ratio_default, _sentiment_rows
 
@@ -102,7 +103,8 @@ class SentimentProbe(BaseEstimator):
 
         penalty = {"l1_ratio": 0} if _has_l1_ratio_default() else {"penalty": "l2"}
         clf = LogisticRegression(C=self.C, class_weight=self.class_weight, max_iter=self.max_iter, **penalty)
-        clf.fit(x_tr, y_tr)
+        with one_thread():
+            clf.fit(x_tr, y_tr)
         self.embedding_ = emb
         self.coef_ = clf.coef_[0].copy()
         self.intercept_ = float(clf.intercept_[0])

@@ -16,13 +16,14 @@ Every metric resolves its word sets through :func:`lookup`, which
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, fields, is_dataclass
 
 import numpy as np
 
-from ..embedding import Embedding, as_embedding
 from .._case import rows_with_lowercase
 from .._rows import unit_rows
+from ..embedding import Embedding, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError
 
 #: Default largest fraction of a word set that may be out of vocabulary.
@@ -119,9 +120,7 @@ class MetricResult:
 
     def to_dict(self) -> dict:
         """A JSON-serialisable dict of every field, with ``value`` and ``n_scored``."""
-        from dataclasses import asdict
-
-        out = to_builtin(asdict(self))
+        out = to_builtin(self)
         out.setdefault("lowercased", {})
         out.update(value=to_builtin(self.value), n_scored=int(self.n_scored))
         return out
@@ -142,21 +141,49 @@ def as_emb(embedding) -> Embedding:
 
 
 def to_builtin(obj):
-    """Convert numpy scalars/arrays inside ``obj`` to JSON-serialisable Python values."""
+    """Convert ``obj`` to JSON-serialisable Python values: numpy scalars and arrays,
+    tuples and dataclasses become numbers, lists and dicts; NaN and infinity become None.
+
+    Results hold lists of tens of thousands of numbers or words (every pair of
+    professions, say): a list of plain floats or strings is converted in one
+    comprehension, not one call per item.
+    """
+    kind = type(obj)
+    if kind is float:
+        return obj if math.isfinite(obj) else None  # strict JSON has no NaN / Infinity
+    if kind in _PLAIN:
+        return obj
     if isinstance(obj, dict):
         return {str(k): to_builtin(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [to_builtin(v) for v in obj]
+        return _list_to_builtin(obj)
     if isinstance(obj, np.ndarray):
         return to_builtin(obj.tolist())
+    return _scalar_to_builtin(obj)
+
+
+_PLAIN = frozenset((str, int, bool, type(None)))
+
+
+def _list_to_builtin(items) -> list:
+    if len(items) > 16:  # a column of plain values: one pass, no call per item
+        kinds = set(map(type, items))
+        if kinds == {float}:
+            return [v if math.isfinite(v) else None for v in items]
+        if kinds <= _PLAIN:
+            return list(items)
+    return [to_builtin(v) for v in items]
+
+
+def _scalar_to_builtin(obj):
     if isinstance(obj, np.bool_):
         return bool(obj)
     if isinstance(obj, np.integer):
         return int(obj)
-    if isinstance(obj, np.floating):
+    if isinstance(obj, (float, np.floating)):
         return to_builtin(float(obj))
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return None  # strict JSON has no NaN / Infinity
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_builtin(getattr(obj, f.name)) for f in fields(obj)}
     return obj
 
 

@@ -11,7 +11,11 @@ r"""What debiasing costs: word-similarity correlation and analogy accuracy.
   ``evaluate_word_analogies``) both the question words and the candidates are restricted
   to the ``restrict_vocab`` most frequent words (the first rows; default 30,000), and a
   question with a word outside them is not scored but counted as out of vocabulary.
-  Scoring is batched matrix products over the unit-normalized restricted vocabulary.
+  Scoring: the dot products of the few distinct question words with the unit-normalized
+  restricted vocabulary, combined per question (:func:`analogy_answers`), about 20 times
+  fewer multiply-adds than one product per question; a best answer ahead of the next by
+  less than float32 rounding is decided in float64 (earlier versions let the rounding of
+  one float32 product decide such near ties).
 
 Case: a word whose exact form is missing is looked up in lowercase (``lowercase=True``),
 as for the bias metrics; gensim instead compares upper-cased forms.  For a lowercase
@@ -25,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import EmbdebiasError, WordListError
 from .._case import rows_with_lowercase
 from .._rows import unit_rows
+from ..errors import EmbdebiasError, WordListError
 from ._common import MetricResult, as_emb
 
 #: Known evaluation files (name -> file in gensim's test data).
@@ -205,7 +209,7 @@ def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000
     lowercase : bool, default True
         Fall back to lowercase forms of missing words.
     batch_size : int
-        Questions per matrix product (memory: ``batch_size * restrict_vocab`` floats).
+        Questions per block of scores (memory: ``batch_size`` x 1,024 floats).
     """
     emb = as_emb(embedding)
     if restrict_vocab < 1:
@@ -220,18 +224,8 @@ def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000
     q_ok = quads[ok]
     correct = np.zeros(len(quads), dtype=bool)
     if q_ok.size:
-        vocab = unit_rows(np.array(head.vectors, dtype=np.float32))
-        vocab_t = np.ascontiguousarray(vocab.T)
-        pred = np.empty(len(q_ok), dtype=np.int64)
-        for start in range(0, len(q_ok), batch_size):
-            blk = q_ok[start:start + batch_size]
-            query = vocab[blk[:, 1]] - vocab[blk[:, 0]] + vocab[blk[:, 2]]
-            scores = query @ vocab_t
-            r = np.arange(len(blk))
-            for col in range(3):
-                scores[r, blk[:, col]] = -np.inf
-            pred[start:start + len(blk)] = np.argmax(scores, axis=1)
-        correct[np.flatnonzero(ok)] = pred == q_ok[:, 3]
+        vocab = unit_rows(head.take(slice(0, len(head))))
+        correct[np.flatnonzero(ok)] = analogy_answers(vocab, q_ok[:, :3], batch_size) == q_ok[:, 3]
     per_section = {}
     for si, (name, _) in enumerate(sections):
         m = section_of == si
@@ -250,3 +244,107 @@ def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000
         restrict_vocab=int(restrict_vocab), sections=per_section,
         dataset=DATASETS_NAME.get(path.name, str(path)),
         missing={"words": sorted({w for q, r in zip(questions, quads) for w, x in zip(q, r) if x < 0})})
+
+
+#: Candidate columns per block of analogy scores: the block of question-word x candidate
+#: dot products (a few MB) stays in the cache while every question reads it.
+_ANALOGY_COLUMNS = 1024
+
+
+def rounding_margin(dim: int) -> float:
+    """A score gap that float32 rounding cannot close, for 3CosAdd scores of unit vectors.
+
+    A float32 dot product of two unit vectors of ``dim`` components is within
+    ``gamma = dim u / (1 - dim u)`` (``u = 2**-24``) of its exact value; a score is three of
+    them and two additions, so within ``3 gamma + 8 u``; two scores compared, twice that;
+    and twice again for safety.
+    """
+    u = 2.0 ** -24
+    gamma = dim * u / (1.0 - dim * u)
+    return 4.0 * (3.0 * gamma + 8.0 * u)
+
+
+def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
+                    columns: int = _ANALOGY_COLUMNS) -> np.ndarray:
+    r"""3CosAdd answers: for each row ``(a, b, c)`` of ``abc``, the row ``x`` of ``vocab``
+    (unit vectors) other than ``a``, ``b``, ``c`` maximizing :math:`x \cdot (b - a + c)`.
+
+    The score is :math:`x \cdot b - x \cdot a + x \cdot c`, so rather than one matrix
+    product per question (questions x vocabulary x dimension multiply-adds), the dot
+    products of the few distinct question words with each block of candidates are computed
+    once and combined per question (:math:`x \cdot b - x \cdot a` once per distinct pair).
+    The answer is decided in float64: a question whose best float32 score is not ahead of
+    every other by more than :func:`rounding_margin` has its contenders re-scored exactly,
+    so ties closer than float32 rounding go to the float64 winner (and exact ties to the
+    first row), never to the rounding of one way of summing.
+    """
+    n, dim = vocab.shape
+    words, inverse = np.unique(abc, return_inverse=True)
+    inverse = inverse.reshape(abc.shape)
+    pairs, pair_of = np.unique(inverse[:, :2], axis=0, return_inverse=True)
+    pair_of = pair_of.reshape(-1)
+    word_vectors = vocab[words]
+    margin = np.float32(rounding_margin(dim))
+    found = []                                         # (question, candidate, float32 score) near each block's best
+    for start in range(0, n, columns):
+        stop = min(n, start + columns)
+        dots = word_vectors @ vocab[start:stop].T      # (distinct words, block)
+        offsets = dots[pairs[:, 1]] - dots[pairs[:, 0]]
+        for q0 in range(0, len(abc), batch_size):
+            qs = slice(q0, q0 + batch_size)
+            scores = offsets[pair_of[qs]]
+            scores += dots[inverse[qs, 2]]
+            _exclude(scores, abc[qs], start, stop)
+            found += _near_best(scores, margin, q0, start)
+    question, candidate, score = (np.concatenate(parts) for parts in zip(*found, strict=True))
+    best = np.full(len(abc), -np.inf, dtype=np.float32)
+    np.maximum.at(best, question, score)
+    near = score >= best[question] - margin
+    return _decide(vocab, abc, question[near], candidate[near])
+
+
+def _near_best(scores: np.ndarray, margin, q0: int, start: int) -> list:
+    """``[(question, candidate, score)]`` arrays: each row's best, and for the rare row whose
+    runner-up is within ``margin`` of it, every candidate that close (changes ``scores``)."""
+    r = np.arange(scores.shape[0])
+    col = scores.argmax(axis=1)
+    top = scores[r, col]
+    scores[r, col] = -np.inf
+    close = np.flatnonzero(scores.max(axis=1) >= top - margin)
+    out = [(r + q0, col + start, top)]
+    if close.size:
+        hit_q, hit_c = np.nonzero(scores[close] >= (top[close] - margin)[:, None])
+        out.append((close[hit_q] + q0, hit_c + start, scores[close[hit_q], hit_c]))
+    return out
+
+
+def _exclude(scores: np.ndarray, abc: np.ndarray, start: int, stop: int) -> None:
+    """Set the scores of each question's own words (columns ``start:stop``) to -inf."""
+    for col in range(abc.shape[1]):
+        rows = abc[:, col]
+        inside = np.flatnonzero((rows >= start) & (rows < stop))
+        scores[inside, rows[inside] - start] = -np.inf
+
+
+def _decide(vocab: np.ndarray, abc: np.ndarray, question: np.ndarray, candidate: np.ndarray) -> np.ndarray:
+    """The answer of every question among its contenders ``(question, candidate)``.
+
+    A question with one contender gets it; the others are scored in float64 (a question's
+    own words at -inf) and the highest wins, the first row on a tie.
+    """
+    answer = np.zeros(len(abc), dtype=np.int64)
+    n_contenders = np.bincount(question, minlength=len(abc))
+    single = n_contenders[question] == 1
+    answer[question[single]] = candidate[single]
+    q, c = question[~single], candidate[~single]
+    if q.size:
+        def rows(r):
+            return vocab[r].astype(np.float64)
+
+        exact = np.einsum("ij,ij->i", rows(abc[q, 1]) - rows(abc[q, 0]) + rows(abc[q, 2]), rows(c))
+        exact[(abc[q] == c[:, None]).any(axis=1)] = -np.inf
+        order = np.lexsort((c, -exact, q))             # per question: best score, then first row
+        first = np.ones(order.size, dtype=bool)
+        first[1:] = q[order[1:]] != q[order[:-1]]
+        answer[q[order[first]]] = c[order[first]]
+    return answer

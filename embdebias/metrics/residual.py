@@ -37,7 +37,8 @@ gender direction.
        (``> 0``).  Computed by blocked matrix products: a block of query rows against
        the candidate matrix at a time (memory bounded by the block, not by the number
        of candidates squared), and the ``n_neighbours``-th largest cosine of each row
-       found by an in-place partition; neighbours tied with it at the boundary count
+       found by a partition of the cosines above a sampled lower bound (exactly
+       that value, for a fraction of the work); neighbours tied with it at the boundary count
        in proportion (the expectation over every way of breaking the tie), so the
        result never depends on the order of rows.
 
@@ -79,6 +80,7 @@ import numpy as np
 
 from .. import wordlists
 from .._rows import row_norms, unit_rows
+from .._threads import one_thread
 from ..errors import EmbdebiasError, MissingWordsError
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors
 
@@ -170,8 +172,7 @@ def _positive_int(name: str, value) -> int:
 
 def first_words(vocab, n: int) -> list[str]:
     """The first ``n`` words of a vocabulary (decodes only those of a memory-mapped one)."""
-    n = min(int(n), len(vocab))
-    return list(vocab.tolist()) if n == len(vocab) else [vocab[i] for i in range(n)]
+    return list(vocab[:max(int(n), 0)])
 
 
 def candidate_words(emb, n_candidates: int, gender_specific) -> tuple[np.ndarray, np.ndarray]:
@@ -195,9 +196,9 @@ def rows_by_word(reference, other, words, reference_rows) -> np.ndarray:
     if other is reference or other.words is reference.words:
         return reference_rows.copy()
     vocab = other.words
-    n = len(vocab)
-    same = np.fromiter((r < n and vocab[int(r)] == w for w, r in zip(words, reference_rows)),
-                       dtype=bool, count=len(words))
+    head = vocab[:int(reference_rows.max()) + 1] if reference_rows.size else []
+    pairs = zip(words, reference_rows.tolist(), strict=True)
+    same = np.fromiter((r < len(head) and head[r] == w for w, r in pairs), dtype=bool, count=len(words))
     rows = np.where(same, reference_rows, -1)
     others = np.flatnonzero(~same)
     if others.size:
@@ -242,7 +243,8 @@ def cluster_accuracy(vectors: np.ndarray, labels: np.ndarray, random_state) -> f
     """``max(a, 1 - a)``, ``a`` the agreement of 2-means clusters with ``labels`` (0/1)."""
     from sklearn.cluster import KMeans
 
-    km = KMeans(n_clusters=2, n_init=10, random_state=random_state).fit(vectors)
+    with one_thread():
+        km = KMeans(n_clusters=2, n_init=10, random_state=random_state).fit(vectors)
     agreement = float(np.mean(km.labels_ == labels))
     return max(agreement, 1.0 - agreement)
 
@@ -263,19 +265,43 @@ def classification_accuracy(vectors: np.ndarray, labels: np.ndarray, n_train: in
     return float(np.mean(clf.predict(vectors[test]) == labels[test])), int(test.size)
 
 
-def _count_top(sims: np.ndarray, k: int, n_marked: int, scratch: np.ndarray) -> np.ndarray:
+def _kth_largest(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(kth, n_at_least)``: each row's ``k``-th largest value and how many values reach it.
+
+    Found without partitioning whole rows: the ``k``-th largest of every ``stride``-th
+    column is a lower bound (a subset's ``k``-th largest cannot exceed the row's), so
+    every value of the row's top ``k`` is at or above it; only those values, about
+    ``k * stride`` per row, are packed into a small array (padded with -inf) and
+    partitioned. The result is exactly the row's ``k``-th largest.
+    """
+    rows, n = sims.shape
+    stride = max(1, int(np.sqrt(n / k)))        # balances the sample's and the packed partition
+    sample = sims[:, ::stride]
+    if sample.shape[1] <= k:
+        sample, stride = sims, 1
+    m = sample.shape[1]
+    bound = np.partition(sample, m - k, axis=1)[:, m - k]
+    flat = np.flatnonzero(sims >= bound[:, None])
+    row_of = flat // n
+    per_row = np.bincount(row_of, minlength=rows)
+    width = int(per_row.max())
+    packed = np.full((rows, width), -np.inf, dtype=sims.dtype)
+    packed[row_of, np.arange(flat.size) - np.repeat(np.cumsum(per_row) - per_row, per_row)] = sims.ravel()[flat]
+    kth = np.partition(packed, width - k, axis=1)[:, width - k]
+    return kth, np.count_nonzero(packed >= kth[:, None], axis=1)
+
+
+def _count_top(sims: np.ndarray, k: int, n_marked: int) -> np.ndarray:
     """How many of each row's ``k`` largest values lie in its first ``n_marked`` columns.
 
     Values tied with the ``k``-th largest share the places left at the boundary in
     proportion, so the count does not depend on the column order within a tie.
     """
-    n = sims.shape[1]
-    np.copyto(scratch, sims)
-    scratch.partition(n - k, axis=1)
-    kth = scratch[:, n - k:n - k + 1]
+    kth, n_at_least = _kth_largest(sims, k)
+    kth = kth[:, None]
     count = np.count_nonzero(sims[:, :n_marked] >= kth, axis=1).astype(np.float64)
-    # A tie crosses the boundary iff a value left below it equals the k-th largest.
-    tied = np.flatnonzero(scratch[:, :n - k].max(axis=1) == kth[:, 0]) if n > k else np.zeros(0, np.int64)
+    # A tie crosses the boundary iff more than k values reach the k-th largest.
+    tied = np.flatnonzero(n_at_least > k)
     if tied.size:
         rows, edge = sims[tied], kth[tied]
         above, equal = (rows > edge).sum(axis=1), (rows == edge).sum(axis=1)
@@ -307,8 +333,9 @@ def neighbour_fractions(candidates: np.ndarray, queries: np.ndarray, marked: np.
     The candidate columns are reordered so that the marked ones come first, each
     block of cosines is one matrix product into a reused buffer, the query's own
     column is set to ``-inf``, and the ``k``-th largest cosine of every row is found
-    by :meth:`numpy.ndarray.partition` in a second reused buffer; memory is two
-    ``(block_rows, n)`` float32 buffers whatever the number of queries.
+    by partitioning only the values above a lower bound taken from a sample of the
+    columns (see :func:`_kth_largest`); memory is about one ``(block_rows, n)``
+    float32 buffer whatever the number of queries.
     """
     n = candidates.shape[0]
     if not 1 <= k < n:
@@ -321,14 +348,13 @@ def neighbour_fractions(candidates: np.ndarray, queries: np.ndarray, marked: np.
     queries = np.asarray(queries, dtype=np.int64)
     rows = block_rows_for(n, block_rows)
     buf = np.empty((min(rows, queries.size), n), dtype=np.float32)
-    scratch = np.empty_like(buf)
     out = np.empty(queries.size, dtype=np.float64)
     for start in range(0, queries.size, rows):
         q = queries[start:start + rows]
-        sims, work = buf[:q.size], scratch[:q.size]
+        sims = buf[:q.size]
         np.dot(candidates[q].astype(np.float32, copy=False), cand.T, out=sims)
         sims[np.arange(q.size), position[q]] = -np.inf
-        out[start:start + q.size] = _count_top(sims, k, n_marked, work) / k
+        out[start:start + q.size] = _count_top(sims, k, n_marked) / k
     return out
 
 
@@ -662,6 +688,22 @@ def _pair_indices(pairs_or_words) -> tuple[list[str], np.ndarray, np.ndarray]:
     return words, index[:, 0], index[:, 1]
 
 
+def _pair_dots(x: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``x[left[i]] . x[right[i]]`` for every pair.
+
+    Every pair of a few hundred words is tens of thousands of pairs: then the entries of
+    the words' Gram matrix (one small matrix product) beat gathering two vectors per
+    pair. Sparse explicit pairs, whose Gram matrix would dwarf them, go chunk by chunk.
+    """
+    if x.shape[0] ** 2 <= 4 * left.size:
+        return (x @ x.T)[left, right]
+    out = np.empty(left.size)
+    for start in range(0, left.size, _CHUNK_ROWS):
+        a, b = left[start:start + _CHUNK_ROWS], right[start:start + _CHUNK_ROWS]
+        out[start:start + a.size] = np.einsum("ij,ij->i", x[a], x[b])
+    return out
+
+
 def indirect_bias(embedding, pairs_or_words, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,
                   min_similarity: float = 1e-3, max_missing: float = DEFAULT_MAX_MISSING,
                   lowercase: bool = True) -> IndirectBiasResult:
@@ -726,19 +768,14 @@ def indirect_bias(embedding, pairs_or_words, *, subspace=None, lists: str = word
     perp = unit - (unit @ sub.components_.T) @ sub.components_
     norms = row_norms(perp)
     perp_unit = unit_rows(perp.copy())
-    sim = np.empty(left.size)
-    sim_perp = np.empty(left.size)
-    for start in range(0, left.size, _CHUNK_ROWS):
-        a, b = left[start:start + _CHUNK_ROWS], right[start:start + _CHUNK_ROWS]
-        sim[start:start + a.size] = np.einsum("ij,ij->i", unit[a], unit[b])
-        sim_perp[start:start + a.size] = np.einsum("ij,ij->i", perp_unit[a], perp_unit[b])
+    sim, sim_perp = _pair_dots(unit, left, right), _pair_dots(perp_unit, left, right)
     tiny = 1e-12
     defined = (np.abs(sim) >= min_similarity) & (norms[left] > tiny) & (norms[right] > tiny)
     beta = np.full(left.size, np.nan)
     beta[defined] = (sim[defined] - sim_perp[defined]) / sim[defined]
     return IndirectBiasResult(
-        pairs=[(lk.words[a], lk.words[b]) for a, b in zip(left, right)], beta=beta.tolist(), similarity=sim.tolist(),
-        similarity_without_gender=sim_perp.tolist(),
+        pairs=[(lk.words[a], lk.words[b]) for a, b in zip(left.tolist(), right.tolist(), strict=True)],
+        beta=beta.tolist(), similarity=sim.tolist(), similarity_without_gender=sim_perp.tolist(),
         mean_beta=float(np.mean(beta[defined])) if defined.any() else float("nan"),
         n_undefined=int((~defined).sum()), missing={"words": list(lk.missing)},
         lowercased={"words": dict(lk.lowercased)} if lk.lowercased else {},

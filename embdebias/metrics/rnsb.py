@@ -19,7 +19,8 @@ Choices made here:
 * **Features**: unit-normalized vectors (the other metrics are cosine-based; pass
   ``normalize=False`` for raw vectors).
 * **Classifier**: scikit-learn ``LogisticRegression`` with an L2 penalty (``C``), trained on
-  a stratified, seeded split (``test_size`` held out, whose accuracy is reported).
+  a stratified, seeded split (``test_size`` held out, whose accuracy is reported), on one
+  thread (many small products; see :mod:`embdebias._threads`).
 * **Runs**: ``n_runs`` splits with seeds derived from ``random_state``; RNSB and
   accuracy are reported as mean and sample standard deviation (``ddof=1``) over runs.
 """
@@ -32,8 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import EmbdebiasError, WordListError
 from .._rows import unit_rows
+from .._threads import one_thread
+from ..errors import EmbdebiasError, WordListError
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, spawn_seeds
 
 
@@ -233,16 +235,17 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
     if n_runs < 1:
         raise EmbdebiasError(f"n_runs must be >= 1, got {n_runs}")
     scores, accs, probs = [], [], []
-    for seed in spawn_seeds(random_state, n_runs):
-        x_tr, x_te, y_tr, y_te = train_test_split(feats, labels, test_size=test_size,
-                                                  random_state=seed, stratify=labels)
-        clf = LogisticRegression(C=C, l1_ratio=0, max_iter=max_iter) if _has_l1_ratio_default() \
-            else LogisticRegression(C=C, penalty="l2", max_iter=max_iter)
-        clf.fit(x_tr, y_tr)
-        accs.append(float(clf.score(x_te, y_te)))
-        p_neg = clf.predict_proba(ident_feats)[:, list(clf.classes_).index(1)]
-        probs.append(p_neg)
-        scores.append(kl_from_uniform(p_neg))
+    with one_thread():
+        for seed in spawn_seeds(random_state, n_runs):
+            x_tr, x_te, y_tr, y_te = train_test_split(feats, labels, test_size=test_size,
+                                                      random_state=seed, stratify=labels)
+            clf = LogisticRegression(C=C, l1_ratio=0, max_iter=max_iter) if _has_l1_ratio_default() \
+                else LogisticRegression(C=C, penalty="l2", max_iter=max_iter)
+            clf.fit(x_tr, y_tr)
+            accs.append(float(clf.score(x_te, y_te)))
+            p_neg = clf.predict_proba(ident_feats)[:, list(clf.classes_).index(1)]
+            probs.append(p_neg)
+            scores.append(kl_from_uniform(p_neg))
     probs_arr = np.vstack(probs)
     dist = probs_arr / probs_arr.sum(axis=1, keepdims=True)
     ddof = 1 if n_runs > 1 else 0

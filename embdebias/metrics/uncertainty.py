@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._extrinsic_grid import counts
+
 #: How a statistic's bias is read: "lower" (smaller is fairer), "higher" (larger is
 #: fairer), "zero" (closer to 0 is fairer: the bias is the absolute value).
 FAIRER = ("lower", "higher", "zero")
@@ -126,15 +128,19 @@ def weat_effect_sizes(cos: dict, ddof: int = 1) -> Callable[[dict], np.ndarray]:
     """``stat`` of WEAT's effect size from the cosine matrices ``{"XA", "XB", "YA", "YB"}``.
 
     Each of X, Y, A and B is resampled: ``s(w) = mean_A cos - mean_B cos`` over the
-    resampled attribute columns, then d over the resampled targets.
+    resampled attribute columns, then d over the resampled targets. A target's mean
+    over the resampled attributes is its cosines weighted by how often each attribute
+    was drawn, for every resample at once (one small matrix product, no gather of
+    ``(B, targets, attributes)``).
     """
     def stat(idx):
         ix, iy, ia, ib = idx["X"], idx["Y"], idx["A"], idx["B"]
+        wa = counts(ia, cos["XA"].shape[1]) / ia.shape[1]      # (B, A): weight of each attribute
+        wb = counts(ib, cos["XB"].shape[1]) / ib.shape[1]
 
         def assoc(t_idx, m_a, m_b):
-            a = cos[m_a][t_idx[:, :, None], ia[:, None, :]].mean(axis=2)
-            b = cos[m_b][t_idx[:, :, None], ib[:, None, :]].mean(axis=2)
-            return a - b
+            s = cos[m_a] @ wa.T - cos[m_b] @ wb.T                # (targets, B)
+            return np.take_along_axis(s.T, t_idx, axis=1)        # (B, resampled targets)
 
         s_x, s_y = assoc(ix, "XA", "XB"), assoc(iy, "YA", "YB")
         pooled = np.concatenate([s_x, s_y], axis=1)
@@ -143,17 +149,23 @@ def weat_effect_sizes(cos: dict, ddof: int = 1) -> Callable[[dict], np.ndarray]:
 
 
 def ect_correlations(unit_x: np.ndarray, unit_y: np.ndarray, attr: np.ndarray) -> Callable[[dict], np.ndarray]:
-    """``stat`` of ECT's Spearman rho with X, Y and the attributes resampled."""
+    """``stat`` of ECT's Spearman rho with X, Y and the attributes resampled.
+
+    An attribute's similarity to the (normalized) mean of the resampled X vectors is,
+    up to a positive factor per resample that leaves the ranks unchanged, its summed
+    dot product with them: the attribute-by-X dot products weighted by how often each
+    X word was drawn. So no resample gathers vectors, only numbers.
+    """
     from scipy.stats import rankdata
 
+    dots_x, dots_y = attr @ unit_x.T, attr @ unit_y.T        # (attributes, X), (attributes, Y)
+
     def stat(idx):
-        mx = unit_x[idx["X"]].mean(axis=1)
-        my = unit_y[idx["Y"]].mean(axis=1)
-        mx /= np.linalg.norm(mx, axis=1, keepdims=True)
-        my /= np.linalg.norm(my, axis=1, keepdims=True)
-        a = attr[idx["attributes"]]
-        rx = rankdata(np.einsum("bad,bd->ba", a, mx), axis=1)
-        ry = rankdata(np.einsum("bad,bd->ba", a, my), axis=1)
+        sim_x = counts(idx["X"], dots_x.shape[1]) @ dots_x.T    # (B, attributes)
+        sim_y = counts(idx["Y"], dots_y.shape[1]) @ dots_y.T
+        a = idx["attributes"]
+        rx = rankdata(np.take_along_axis(sim_x, a, axis=1), axis=1)
+        ry = rankdata(np.take_along_axis(sim_y, a, axis=1), axis=1)
         rx -= rx.mean(axis=1, keepdims=True)
         ry -= ry.mean(axis=1, keepdims=True)
         return (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))

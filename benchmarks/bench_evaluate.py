@@ -1,0 +1,251 @@
+"""``evaluate()`` on an original + soft + hard trio: seconds per metric, against a baseline
+revision run alternately in the same invocation, and against the GEMM floor.
+
+The trio is what ``embdebias run`` evaluates: the original (any readable file, e.g. the
+3,000,000 x 300 word2vec binary of ``benchmarks/scale.py``) and the soft- and
+hard-debiased native-format directories it wrote. ``--rows N`` builds one: the
+``scale.py`` input of that size, then ``embdebias run`` on it (once; cached in
+``~/.cache/embdebias-bench/evaluate``).
+
+Every measurement runs in a fresh subprocess (load the trio, fit the original's
+direction, then ``evaluate(..., progress=...)`` with the run's defaults), timing each
+(embedding, metric) and the bootstrap (intervals and paired comparisons) separately,
+then ``Report.to_dict()``. With ``--baseline REV`` the same subprocess is run on the
+package as it was at git revision ``REV`` (exported with ``git archive``), alternating
+with the current code ``--rounds`` times, so that both see the same machine load; the
+table gives the best round of each, their ratio, and whether every report cell is the
+same (exactly, or the largest difference).
+
+The floor: the two metrics bound by matrix products, counted here and divided by the
+float32 GEMM speed measured here (a ``1024 x dim`` by ``dim x 45,000`` product, best of
+three): residual bias's neighbour step (``2 x queries x candidates x dim`` flops per
+column) and the analogy test (``2 x distinct question words x restrict_vocab x dim``).
+
+Usage::
+
+    python benchmarks/bench_evaluate.py --original scale.bin --soft out/soft.embd --hard out/hard.embd
+    python benchmarks/bench_evaluate.py --rows 500000 --baseline ac4c8ed --rounds 2
+    python benchmarks/bench_evaluate.py --rows 20000 --json evaluate.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+CACHE = Path(os.environ.get("EMBDEBIAS_BENCH_CACHE", Path.home() / ".cache" / "embdebias-bench")) / "evaluate"
+
+# The measuring subprocess: argv = repo, original, soft, hard, output json.
+WORKER = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from embdebias import evaluation, io
+from embdebias.subspace import BiasSubspace
+
+t0 = time.perf_counter()
+original = io.load(sys.argv[2])
+embeddings = {"original": original, "soft": io.load(sys.argv[3]), "hard": io.load(sys.argv[4])}
+load = time.perf_counter() - t0
+subspace = BiasSubspace().fit(original)
+times, current = {}, [None, 0.0]
+
+def lap(key):
+    now = time.perf_counter()
+    if current[0] is not None:
+        times[current[0]] = times.get(current[0], 0.0) + now - current[1]
+    current[:] = [key, now]
+
+bootstrap = evaluation._add_uncertainty
+def timed_bootstrap(*args, **kwargs):
+    lap("bootstrap")
+    bootstrap(*args, **kwargs)
+    lap(None)
+evaluation._add_uncertainty = timed_bootstrap
+
+t0 = time.perf_counter()
+report = evaluation.evaluate(embeddings, subspace=subspace, progress=lambda e, m: lap(f"{e}/{m}"))
+lap(None)
+total = time.perf_counter() - t0
+t0 = time.perf_counter()
+data = report.to_dict()
+times["to_dict"] = time.perf_counter() - t0
+cells = {"|".join((r["metric"], r["test"], r["statistic"], e)): v for r in data["rows"] for e, v in r["values"].items()}
+
+# The floor's flops: residual bias's neighbour queries x candidates, the analogy test's
+# distinct question words x candidates (both x dim x 2), per column.
+import numpy as np
+from embdebias.metrics.quality import _word_rows, dataset_path, read_analogies
+questions = [list(q) for _, qs in read_analogies(dataset_path("google_analogy")) for q in qs]
+flops = {"residual": 0.0, "analogy": 0.0}
+for name, emb in embeddings.items():
+    res = data["details"].get(name, {}).get("residual/gender")
+    if res:
+        queries = sum(len(v) for v in res["classify_words"].values())
+        flops["residual"] += 2.0 * queries * res["n_candidates"] * emb.dim
+    head = emb.head(30_000)
+    quads = _word_rows(head.words, questions, True).reshape(-1, 4)
+    flops["analogy"] += 2.0 * np.unique(quads[(quads >= 0).all(axis=1), :3]).size * len(head) * emb.dim
+with open(sys.argv[5], "w") as fh:
+    json.dump({"load": load, "evaluate": total, "times": times, "cells": cells, "flops": flops}, fh)
+"""
+
+
+# -- the trio ------------------------------------------------------------------------------------
+
+
+def build_trio(rows: int, dim: int, seed: int, log=print) -> tuple[Path, Path, Path]:
+    """``(original, soft, hard)``: scale.py's input of ``rows x dim``, then ``embdebias run`` on it."""
+    sys.path.insert(0, str(HERE))
+    from scale import input_file
+
+    original = input_file(rows, dim, seed, log)
+    out = CACHE / f"run-{rows}x{dim}-s{seed}"
+    if not (out / "soft.embd").is_dir() or not (out / "hard.embd").is_dir():
+        log(f"embdebias run {original} -> {out} (once)")
+        subprocess.run([sys.executable, "-m", "embdebias", "run", "-q", "--out-dir", str(out), str(original)],
+                       check=True, cwd=REPO)
+    return original, out / "soft.embd", out / "hard.embd"
+
+
+def export_revision(rev: str, into: Path) -> Path:
+    """The package and its word lists as they were at git revision ``rev``."""
+    into.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "embdebias", "wordlists"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def measure(repo: Path, trio, out: Path) -> dict:
+    subprocess.run([sys.executable, "-c", WORKER, str(repo), *map(str, trio), str(out)], check=True, cwd=repo)
+    return json.loads(out.read_text())
+
+
+# -- the floor -------------------------------------------------------------------------------------
+
+
+def sgemm_gflops(dim: int, repeat: int = 3) -> float:
+    """Best of ``repeat`` float32 products of residual bias's block shape, in GFLOP/s."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((1024, dim), dtype=np.float32)
+    b = rng.standard_normal((45_000, dim), dtype=np.float32)
+    out = np.empty((1024, 45_000), dtype=np.float32)
+    best = np.inf
+    for _ in range(repeat + 1):                      # the first one warms up threads and pages
+        t0 = time.perf_counter()
+        np.dot(a, b.T, out=out)
+        best = min(best, time.perf_counter() - t0)
+    return 2.0 * a.size * b.shape[0] / best / 1e9
+
+
+# -- the table ---------------------------------------------------------------------------------------
+
+
+def per_metric(times: dict) -> dict:
+    """Seconds per metric (summed over the columns), then the bootstrap and to_dict."""
+    out: dict = {}
+    for key, seconds in times.items():
+        metric = key.split("/", 1)[1] if "/" in key else key
+        out[metric] = out.get(metric, 0.0) + seconds
+    return out
+
+
+def compare_cells(ours: dict, base: dict) -> str:
+    keys = set(ours) | set(base)
+    differ = [k for k in keys if ours.get(k) != base.get(k)]
+    if not differ:
+        return f"all {len(keys):,} report cells identical"
+    numeric = [abs(ours[k] - base[k]) for k in differ
+               if isinstance(ours.get(k), float) and isinstance(base.get(k), float)]
+    largest = f"; largest difference {max(numeric):.2g}" if numeric else ""
+    return f"{len(differ):,} of {len(keys):,} report cells differ{largest}: {', '.join(sorted(differ)[:5])}"
+
+
+def _row(metric: str, seconds: float, base: float | None, compared: bool, floor: float | None) -> str:
+    cells = [metric, f"{seconds:.2f} s"]
+    if compared:
+        cells += [f"{base:.2f} s" if base is not None else "-", f"{base / seconds:.1f}x" if base and seconds else "-"]
+    cells += [f"{floor:.2f} s" if floor else "-", f"GEMM-bound: {seconds / floor:.1f}x its floor" if floor else ""]
+    return "| " + " | ".join(cells) + " |"
+
+
+def table(ours: dict, base: dict | None, floors: dict, rev: str | None) -> list[str]:
+    """Markdown rows: per metric (summed over the columns) ours, the baseline, their ratio, the floor."""
+    ours_m, base_m = per_metric(ours["times"]), per_metric(base["times"]) if base else {}
+    head = "| metric (3 columns) | ours | " + (f"baseline {rev} | ratio | " if base else "") + "floor | note |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    lines += [_row(m, s, base_m.get(m), base is not None, floors.get(m))
+              for m, s in sorted(ours_m.items(), key=lambda kv: -kv[1])]
+    total = _row("**evaluate()**", ours["evaluate"], base["evaluate"] if base else None, base is not None,
+                 sum(floors.values()))
+    return lines + [total.replace("GEMM-bound:", "whole evaluation:")]
+
+
+def run_rounds(trio, rounds: int, baseline: str | None) -> tuple[list, list]:
+    """``(ours, baseline)`` measurements, alternating, each in a fresh subprocess."""
+    ours, base = [], []
+    with tempfile.TemporaryDirectory(prefix="bench-evaluate-") as tmp:
+        tmp = Path(tmp)
+        base_repo = export_revision(baseline, tmp / "baseline") if baseline else None
+        for r in range(rounds):
+            if base_repo is not None:
+                base.append(measure(base_repo, trio, tmp / f"base{r}.json"))
+                print(f"round {r + 1}: baseline evaluate {base[-1]['evaluate']:.1f} s", flush=True)
+            ours.append(measure(REPO, trio, tmp / f"ours{r}.json"))
+            print(f"round {r + 1}: ours evaluate {ours[-1]['evaluate']:.1f} s", flush=True)
+    return ours, base
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--original", type=Path)
+    ap.add_argument("--soft", type=Path)
+    ap.add_argument("--hard", type=Path)
+    ap.add_argument("--rows", type=int, help="build the trio from scale.py's input of this many rows")
+    ap.add_argument("--dim", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--baseline", help="git revision to compare with (run alternately)")
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--json", type=Path)
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = _parser()
+    args = ap.parse_args(argv)
+    if not args.rows and not (args.original and args.soft and args.hard):
+        ap.error("give --original, --soft and --hard, or --rows")
+    trio = build_trio(args.rows, args.dim, args.seed) if args.rows else (args.original, args.soft, args.hard)
+    ours, base = run_rounds(trio, args.rounds, args.baseline)
+    gflops = sgemm_gflops(args.dim)
+    text, floors = summary(ours, base, gflops, args.baseline)
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps({"ours": ours, "baseline": base, "floors": floors, "sgemm_gflops": gflops,
+                                         "trio": [str(p) for p in trio], "summary": text}, indent=1))
+    return 0
+
+
+def summary(ours: list, base: list, gflops: float, rev: str | None) -> tuple[str, dict]:
+    """The table of the best round of each, with its note, and the floors (seconds per metric)."""
+    best = min(ours, key=lambda m: m["evaluate"])
+    best_base = min(base, key=lambda m: m["evaluate"]) if base else None
+    floors = {k: v / (gflops * 1e9) for k, v in best["flops"].items() if v}
+    note = f"float32 GEMM measured here: {gflops:.0f} GFLOP/s; best of {len(ours)} round(s)"
+    if best_base:
+        note += "; " + compare_cells(best["cells"], best_base["cells"])
+    return "\n".join(table(best, best_base, floors, rev)) + "\n\n" + note, floors
+
+
+if __name__ == "__main__":
+    sys.exit(main())
