@@ -79,7 +79,7 @@ def test_moments_match_dense_products():
 
 
 def test_moments_precision_on_many_rows():
-    """The float32 rank-k updates stay within 3e-7 of the largest entry over 50,000 rows (float64 reference)."""
+    """The float32 block products stay within 3e-7 of the largest entry over 50,000 rows (float64 reference)."""
     rng = np.random.default_rng(4)
     vectors = (rng.standard_normal((50_000, 40)) + 0.3).astype(np.float32)
     emb = Embedding([f"w{i}" for i in range(len(vectors))], vectors)
@@ -237,7 +237,7 @@ def test_fit_objective_matches_brute_force():
     B = sd.components_.T
     t1, t2 = brute_force_terms(emb, gs, B, sd.X_, "mean")
     after = sd.solve_info_["objective_after"]
-    # the fit's moments are float32 rank-k updates summed in float64 (GramAccumulator)
+    # the fit's moments are float32 block products summed in float64 (GramAccumulator)
     assert after["inner_products"] == pytest.approx(t1, rel=1e-6)
     assert after["bias"] == pytest.approx(0.4 * t2, rel=1e-6)
 
@@ -291,7 +291,7 @@ def test_zero_vectors_stay_zero_and_rank_deficient_input():
     sd = SoftDebias(0.5, subspace=v[:1] / np.linalg.norm(v[:1]), gender_specific=["w0"]).fit(emb)
     assert sd.solve_info_["rank"] == 7
     null = np.linalg.svd(unit(v), full_matrices=True)[2][7:].T   # basis of the null space
-    np.testing.assert_allclose(sd.X_ @ null, null, atol=1e-6)  # C: float32 rank-k updates
+    np.testing.assert_allclose(sd.X_ @ null, null, atol=1e-6)  # C: float32 block products
     out = sd.transform(emb)
     assert np.all(out.vectors[5] == 0)
     np.testing.assert_allclose(np.linalg.norm(out.vectors[[0, 1, 2, 3, 4, 6, 7]], axis=1), 1, atol=1e-5)
@@ -429,7 +429,7 @@ def test_gram_shared_with_another_pass_gives_the_same_fit():
     assert acc.rows_seen == len(emb)
     own = SoftDebias(0.5, definitional=pairs, gender_specific=gs).fit(emb)
     given = SoftDebias(0.5, definitional=pairs, gender_specific=gs).fit(emb, gram=acc.result())
-    # blocks cut at other rows round differently (float32 rank-k updates): equal to float32 precision
+    # blocks cut at other rows round differently (float32 block products): equal to float32 precision
     np.testing.assert_allclose(given.transform_matrix_, own.transform_matrix_, atol=1e-6)
 
 

@@ -63,7 +63,7 @@ import numpy as np
 from ..errors import SolverError
 
 #: Eigenvalues of C below this fraction of the largest are treated as zero. ``C`` sums
-#: float32 rank-k updates (``soft.GramAccumulator``), so an exact zero comes out near
+#: float32 block products (``soft.GramAccumulator``), so an exact zero comes out near
 #: 1e-8 of the largest; real embeddings' smallest eigenvalues sit far above 1e-6.
 RANK_RTOL = 1e-6
 #: ADMM over-relaxation parameter (1 = plain ADMM; 1.5-1.8 is the usual advice).

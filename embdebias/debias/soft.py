@@ -58,7 +58,7 @@ from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_speci
 
 NORMALIZATIONS = ("mean", "sum")
 SOLVERS = ("fast", "cvxpy")
-#: Rows per float32 rank-k update of :class:`GramAccumulator` (sums of blocks are float64).
+#: Rows per float32 product of :class:`GramAccumulator` (sums of blocks are float64).
 GRAM_BLOCK_ROWS = 1 << 12
 
 
@@ -329,11 +329,17 @@ class GramAccumulator:
     accumulates it while hard debias writes its output, so soft debias needs one pass
     of its own, not two). Zero rows contribute nothing.
 
-    Precision: each block of :data:`GRAM_BLOCK_ROWS` unit rows goes through one float32
-    symmetric rank-k update (BLAS ``ssyrk``: half the flops of a product, twice the
-    speed of float64), and the blocks' sums are added in float64. Against an all-float64
-    sum, the largest entry error measured on 100,000 x 300 GloVe-derived vectors is
-    5e-8 of the largest entry (3e-7 with 65,536-row blocks); the test bounds it.
+    Precision: each block of :data:`GRAM_BLOCK_ROWS` unit rows gives one float32 product
+    ``x^T x`` (twice the speed of float64), and the blocks' sums are added in float64.
+    Against an all-float64 sum, the largest entry error measured on 100,000 x 300
+    GloVe-derived vectors is 5e-8 of the largest entry (3e-7 with 65,536-row blocks);
+    the test bounds it.
+
+    Speed: the products run on one BLAS thread. This shape (300 x 4,096 by 4,096 x 300:
+    a long inner dimension, a small result) split over two threads ran 5x slower than
+    on one on this 2-core machine with another process busy (20 against 102 GFLOP/s,
+    measured side by side), and a symmetric rank-k update (``ssyrk``) at 80 GFLOP/s
+    one-threaded did no better than the plain product.
 
     Parameters
     ----------
@@ -352,8 +358,13 @@ class GramAccumulator:
 
     def add(self, start: int, block: np.ndarray) -> None:
         """Add the rows ``block`` (rows ``start`` on of the embedding; the row numbers name a bad row)."""
-        from scipy.linalg.blas import ssyrk
+        from .._threads import one_thread
 
+        with one_thread():
+            self._add(start, block)
+        self.rows_seen += block.shape[0]
+
+    def _add(self, start: int, block: np.ndarray) -> None:
         for at in range(0, block.shape[0], GRAM_BLOCK_ROWS):
             x = np.array(block[at:at + GRAM_BLOCK_ROWS], dtype=np.float32, order="C")
             norms = np.sqrt(np.einsum("ij,ij->i", x, x))
@@ -362,14 +373,11 @@ class GramAccumulator:
                 word = "" if self.words is None else f" of {self.words[bad]!r}"
                 raise NonFiniteError(f"{self.name}: the vector{word} (row {bad}) has non-finite entries")
             np.divide(x, norms[:, None], out=x, where=norms[:, None] > 0)
-            # x.T is Fortran-ordered (d, m): BLAS reads it in place; the upper triangle is filled.
-            self.gram += ssyrk(1.0, x.T, trans=0)
-        self.rows_seen += block.shape[0]
+            self.gram += x.T @ x
 
     def result(self) -> np.ndarray:
         """The symmetric ``(d, d)`` sum (float64)."""
-        upper = np.triu(self.gram)
-        return upper + np.triu(upper, 1).T
+        return (self.gram + self.gram.T) / 2.0
 
 
 def unit_moments(emb: Embedding, special_rows=None, *, chunk_rows: int = DEFAULT_CHUNK_ROWS,
