@@ -328,17 +328,27 @@ def _check_fits(path, fmt: str) -> None:
         return
     if fmt not in ("gensim-kv", "fasttext-bin") or path.is_dir():
         return
-    with open(path, "rb") as fh:
-        head = fh.read(64)
-    if fmt == "gensim-kv" and head[:2] == GZIP_MAGIC:  # gensim gzips the pickle of a NAME.gz
-        with gzip.open(path, "rb") as fh, gzip_errors(path):
-            head = fh.read(64)
+    head = _pickle_head(path) if fmt == "gensim-kv" else _head(path)
     if fmt == "gensim-kv" and not _looks_like_pickle(head):
         raise VectorFileError(path, f"expected a gensim KeyedVectors file (a pickle: byte 0x80 and a protocol "
                                     f"number 2-5), found {head[:24]!r}", offset=0)
     if fmt == "fasttext-bin" and not _looks_like_fasttext(head):
         raise VectorFileError(path, f"expected a fastText .bin model (its magic number "
                                     f"{_FASTTEXT_MAGIC!r}), found {head[:24]!r}", offset=0)
+
+
+def _head(path, size: int = 64) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(size)
+
+
+def _pickle_head(path) -> bytes:
+    """The first bytes of a pickle, looked for inside gzip (gensim gzips the pickle of a ``NAME.gz``)."""
+    head = _head(path)
+    if head[:2] == GZIP_MAGIC:
+        with gzip.open(path, "rb") as fh, gzip_errors(path):
+            head = fh.read(64)
+    return head
 
 
 def _read(path, fmt: str, limit, mmap: bool, name, unicode_errors: str = "strict",

@@ -27,6 +27,7 @@ NEWOBJ and NEWOBJ_EX can only call what ``find_class`` returned; BUILD calls
 
 from __future__ import annotations
 
+import copyreg
 import pickle
 import re
 
@@ -39,7 +40,7 @@ class PickleRefused(EmbdebiasError):
     """The pickle names a global outside :data:`ADMITTED`, or feeds one something numpy never writes."""
 
     def __init__(self, what: str, detail: str = ""):
-        self.what = what
+        self.what, self.detail = what, detail
         super().__init__(f"{what}{detail}")
 
 
@@ -87,6 +88,26 @@ class Inert:
 class _NdarrayMarker:
     """``numpy.ndarray`` in a pickle: only ever the first argument of ``_reconstruct``, never called."""
 
+    __slots__ = ()
+
+    def __setstate__(self, state):
+        raise PickleRefused("numpy.ndarray", " given a state of its own")
+
+
+class _Function:
+    """An admitted function: callable, but not open to BUILD (which could set its ``__defaults__``)."""
+
+    __slots__ = ("_func",)
+
+    def __init__(self, func):
+        self._func = func
+
+    def __call__(self, *args):
+        return self._func(*args)
+
+    def __setstate__(self, state):
+        raise PickleRefused(self._func.__name__, " given a state")
+
 
 _NDARRAY = _NdarrayMarker()
 #: The numeric dtypes numpy pickles as ``dtype(code, False, True)``: bool, ints, floats, complex.
@@ -110,13 +131,16 @@ class DtypeSpec:
             self.dtype = self.dtype.newbyteorder(state[1])
 
 
+def _array_arguments_ok(buffer, dtype, shape, order) -> bool:
+    return (isinstance(dtype, DtypeSpec) and isinstance(buffer, (bytes, bytearray)) and isinstance(shape, tuple)
+            and all(type(s) is int and s >= 0 for s in shape) and order in ("C", "F"))
+
+
 def _checked_array(buffer, dtype, shape, order: str = "C") -> np.ndarray:
     """``buffer`` as an array of ``dtype`` and ``shape`` after checking that the sizes agree."""
     if isinstance(buffer, str):  # a Python 2 pickle's str, decoded as latin-1
         buffer = buffer.encode("latin-1")
-    if not isinstance(dtype, DtypeSpec) or not isinstance(buffer, (bytes, bytearray)) \
-            or not isinstance(shape, tuple) or not all(type(s) is int and s >= 0 for s in shape) \
-            or order not in ("C", "F"):
+    if not _array_arguments_ok(buffer, dtype, shape, order):
         raise PickleRefused("numpy array", " whose shape, dtype or data is not what numpy writes")
     count = 1
     for s in shape:
@@ -172,11 +196,11 @@ ADMITTED = {
     "gensim.models.word2vec.Word2Vec": WORD2VEC,
     "numpy.ndarray": _NDARRAY,
     "numpy.dtype": DtypeSpec,
-    **_numpy_names({"multiarray._reconstruct": _reconstruct, "numeric._frombuffer": _frombuffer,
-                    "multiarray.scalar": _scalar}),
+    **_numpy_names({"multiarray._reconstruct": _Function(_reconstruct), "numeric._frombuffer": _Function(_frombuffer),
+                    "multiarray.scalar": _Function(_scalar)}),
     "builtins.frozenset": frozenset,
     "__builtin__.frozenset": frozenset,
-    "_codecs.encode": _latin1_encode,
+    "_codecs.encode": _Function(_latin1_encode),
     # the rest of a full Word2Vec model: inert
     **{name: Inert() for name in ("numpy.random._pickle.__randomstate_ctor",
                                   "numpy.random._pickle.__bit_generator_ctor", "numpy.random._mt19937.MT19937",
@@ -185,11 +209,8 @@ ADMITTED = {
 }
 
 
-class RestrictedUnpickler(pickle.Unpickler):
-    """An unpickler that answers globals from :data:`ADMITTED` only (see the module docstring)."""
-
-    def __init__(self, file):
-        super().__init__(file, encoding="latin1")  # gensim's choice, for Python 2 pickles
+class _Restricted:
+    """What both unpicklers below share: globals from :data:`ADMITTED` only, no persistent ids."""
 
     def find_class(self, module, name):
         what = f"{module}.{name}"
@@ -199,4 +220,30 @@ class RestrictedUnpickler(pickle.Unpickler):
             raise PickleRefused(what) from None
 
     def persistent_load(self, pid):
-        raise PickleRefused("a persistent id")
+        raise PickleRefused("a persistent id", " (an object from outside the file)")
+
+
+class _FastUnpickler(_Restricted, pickle.Unpickler):
+    """The C unpickler, restricted."""
+
+
+def _refuse_extension(self):
+    raise PickleRefused("an extension code", " (copyreg's registry, which this process has filled)")
+
+
+class _PythonUnpickler(_Restricted, pickle._Unpickler):
+    """The pure-Python unpickler, restricted, with the EXT opcodes refused.
+
+    The C unpickler answers an EXT opcode from ``copyreg``'s cache without calling
+    ``find_class``; this one is used when the cache or the registry is not empty.
+    """
+
+    dispatch = {**pickle._Unpickler.dispatch,
+                **{op[0]: _refuse_extension for op in (pickle.EXT1, pickle.EXT2, pickle.EXT4)}}
+
+
+def RestrictedUnpickler(file) -> pickle.Unpickler:
+    """An unpickler that admits only :data:`ADMITTED` (see the module docstring); ``.load()`` it."""
+    if copyreg._extension_cache or copyreg._inverted_registry:  # empty unless some code registered codes
+        return _PythonUnpickler(file, encoding="latin1")
+    return _FastUnpickler(file, encoding="latin1")  # latin-1: gensim's choice, for Python 2 pickles

@@ -99,7 +99,7 @@ def read_gensim_kv(path, *, limit: int | None = None, mmap: bool = True, name: s
     limit = check_limit(limit)
     fields = _trusted_fields(path, mmap) if trust_pickle else _restricted_fields(path, mmap)
     words = _check_words(fields, path)
-    vectors = _check_vectors(fields["vectors"], fields.get("vector_size"), len(words), path)
+    vectors = _check_vectors(fields.get("vectors"), fields.get("vector_size"), len(words), path)
     _check_fingerprint(fields, vectors, path)
     n = len(words) if limit is None else min(limit, len(words))
     _check_rows_finite(vectors, words, n, path)
@@ -131,9 +131,10 @@ def _restricted_fields(path: Path, mmap: bool) -> dict:
 
 
 def _refusal_message(exc: PickleRefused) -> str:
-    return (f"the pickle names {quote(exc, 80)}, which a gensim KeyedVectors file does not need; refusing to "
-            f"load it, since unpickling runs the code a file names. If you trust this file, load it with "
-            f"gensim's own unpickler: --trust-pickle (API: trust_pickle=True)")
+    what = (f"gives {exc.what}{exc.detail}" if exc.detail
+            else f"names {quote(exc.what, 80)}, which a gensim KeyedVectors file does not need")
+    return (f"the pickle {what}; refusing to load it, since unpickling runs the code a file names. If you "
+            f"trust this file, load it with gensim's own unpickler: --trust-pickle (API: trust_pickle=True)")
 
 
 def _keyed_vectors_record(root, path: Path) -> tuple[GensimRecord, str]:
@@ -142,7 +143,7 @@ def _keyed_vectors_record(root, path: Path) -> tuple[GensimRecord, str]:
     if isinstance(root, WORD2VEC) and hasattr(root, "state"):
         recursive = root.state.get("__recursive_saveloads", [])
         root = root.state.get("wv")
-        if isinstance(recursive, list) and "wv" in recursive:
+        if isinstance(recursive, list) and any(type(r) is str and r == "wv" for r in recursive):
             prefix += ".wv"  # gensim saves the model's wv arrays as NAME.wv.ATTRIBUTE.npy
     if not isinstance(root, KEYED_VECTORS) or not hasattr(root, "state"):
         found = root.gensim_class if isinstance(root, GensimRecord) else type(root).__name__
@@ -202,13 +203,19 @@ def _expected_shape(fields: dict, path: Path) -> tuple[int, int | None]:
     return len(words), size if type(size) is int else None
 
 
-def _check_npy_header(fh, file_size: int, expected: tuple[int, int | None], companion: Path) -> None:
-    """Refuse a ``.npy`` whose header is not a 2-d float array of the expected shape filling the file."""
+def _read_npy_header(fh, companion: Path) -> tuple[tuple, np.dtype]:
+    """``(shape, dtype)`` from a ``.npy`` header (numpy's parser: bounded, no code runs)."""
     version = np.lib.format.read_magic(fh)
     if version not in ((1, 0), (2, 0), (3, 0)):
         raise VectorFileError(companion, f"unknown .npy format version {version}")
     read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape, _fortran, dtype = read_header(fh)
+    return shape, dtype
+
+
+def _check_npy_header(fh, file_size: int, expected: tuple[int, int | None], companion: Path) -> None:
+    """Refuse a ``.npy`` whose header is not a 2-d float array of the expected shape filling the file."""
+    shape, dtype = _read_npy_header(fh, companion)
     rows, cols = expected
     if dtype.kind != "f" or dtype.fields is not None or len(shape) != 2 or shape[0] < rows \
             or (cols is not None and shape[1] != cols):
@@ -250,8 +257,7 @@ def _check_words(fields: dict, path: Path) -> list[str]:
         raise VectorFileError(path, f"index_to_key is a {type(words).__name__}, expected a list of words")
     if not set(map(type, words)) <= {str}:
         r = next(i for i, w in enumerate(words) if type(w) is not str)
-        raise VectorFileError(path, f"word {r} of index_to_key is a {type(words[r]).__name__} "
-                                    f"({quote(repr(words[r]), 40)}); expected str")
+        raise VectorFileError(path, f"word {r} of index_to_key is a {type(words[r]).__name__}; expected str")
     try:
         "".join(words).encode("utf-8")
     except UnicodeEncodeError:
@@ -272,19 +278,27 @@ def _encodable(word: str) -> bool:
     return True
 
 
+def _first_misplaced(words: list[str], index: dict) -> int | None:
+    """The first row ``i`` with ``index[words[i]] != i`` (None: there is none)."""
+    if not set(map(type, index.values())) <= {int}:
+        return next((i for i, w in enumerate(words) if type(index.get(w)) is not int), None)
+    try:
+        found = np.fromiter(map(index.get, words, itertools.repeat(-1)), dtype=np.int64, count=len(words))
+    except OverflowError:  # a row number beyond int64
+        return next(i for i, w in enumerate(words) if index.get(w) != i)
+    rows = np.flatnonzero(found != np.arange(len(words)))
+    return int(rows[0]) if len(rows) else None
+
+
 def _check_inverse(words: list[str], index: dict, path: Path) -> None:
     """``index[words[i]] == i`` for every row and nothing else in ``index`` (so the words are distinct)."""
     n = len(words)
-    try:
-        found = np.fromiter(map(index.get, words, itertools.repeat(-1)), dtype=np.int64, count=n)
-        bad = np.flatnonzero(found != np.arange(n))
-    except (TypeError, ValueError, OverflowError):  # a value that is not a row number
-        bad = [next((i for i, w in enumerate(words) if type(index.get(w)) is not int or not 0 <= index.get(w) < n),
-                    0)]
-    if len(bad) or len(index) != n:
-        r = int(bad[0]) if len(bad) else None
-        where = (f"maps {quote(words[r], 40)} (row {r}) to {quote(repr(index.get(words[r])), 20)}"
-                 if r is not None and r < n else f"has {len(index)} keys for {n} words")
+    bad = _first_misplaced(words, index)
+    if bad is not None or len(index) != n:
+        value = index.get(words[bad]) if bad is not None else None
+        shown = repr(value)[:20] if isinstance(value, (int, str, type(None))) else f"a {type(value).__name__}"
+        where = (f"maps {quote(words[bad], 40)} (row {bad}) to {shown}"
+                 if bad is not None else f"has {len(index)} keys for {n} words")
         raise VectorFileError(path, f"key_to_index {where}; expected each word of index_to_key mapped to its "
                                     f"row (a repeated word or a hand-edited file?)")
 
@@ -299,11 +313,17 @@ def _check_vectors(vectors, vector_size, n: int, path: Path) -> np.ndarray:
     if vectors.shape[0] < n or vectors.shape[1] < 1:
         raise VectorFileError(path, f"the vectors have shape {vectors.shape}; expected at least {n} rows "
                                     f"(one per word) and at least one column")
-    if vector_size is not None and (not isinstance(vector_size, (int, np.integer)) or isinstance(vector_size, bool)
-                                    or vector_size != vectors.shape[1]):
-        raise VectorFileError(path, f"vector_size is {quote(repr(vector_size), 20)} but the vectors have "
-                                    f"{vectors.shape[1]} columns")
+    _check_vector_size(vector_size, vectors.shape[1], path)
     return vectors
+
+
+def _check_vector_size(vector_size, columns: int, path: Path) -> None:
+    """gensim's ``vector_size`` (when given) must be the number of columns."""
+    if vector_size is None or (isinstance(vector_size, (int, np.integer)) and not isinstance(vector_size, bool)
+                               and vector_size == columns):
+        return
+    shown = repr(vector_size)[:20] if isinstance(vector_size, (int, str, float)) else type(vector_size).__name__
+    raise VectorFileError(path, f"vector_size is {shown} but the vectors have {columns} columns")
 
 
 def _check_rows_finite(vectors: np.ndarray, words: list[str], n: int, path: Path) -> None:
@@ -335,7 +355,14 @@ def _saving_events(fields: dict) -> int:
     events = fields.get("lifecycle_events")
     if not isinstance(events, list):
         return 0
-    return sum(1 for e in events if isinstance(e, dict) and e.get("event") == "saving")
+    return sum(1 for e in events if isinstance(e, dict) and type(e.get("event")) is str and e["event"] == "saving")
+
+
+def _is_fingerprint(value) -> bool:
+    """Whether ``value`` has the form :func:`vectors_fingerprint` returns (so comparing it is safe)."""
+    return (type(value) is dict and set(value) == {"shape", "dtype", "sample_blake2b", "saves"}
+            and type(value["shape"]) is list and all(type(s) is int for s in value["shape"])
+            and type(value["dtype"]) is str and type(value["sample_blake2b"]) is str and type(value["saves"]) is int)
 
 
 def _check_fingerprint(fields: dict, vectors: np.ndarray, path: Path) -> None:
@@ -343,8 +370,8 @@ def _check_fingerprint(fields: dict, vectors: np.ndarray, path: Path) -> None:
     recorded = fields.get(FINGERPRINT)
     if recorded is None:
         return  # written by gensim or an older embdebias
-    if not isinstance(recorded, dict) or type(recorded.get("saves")) is not int:
-        raise VectorFileError(path, f"damaged {FINGERPRINT} attribute ({type(recorded).__name__})")
+    if not _is_fingerprint(recorded):
+        raise VectorFileError(path, f"damaged {FINGERPRINT} attribute; expected the dict embdebias writes")
     if recorded["saves"] != _saving_events(fields):
         return  # re-saved by another program since: the fingerprint describes an older array
     if vectors_fingerprint(vectors, recorded["saves"]) != recorded:
