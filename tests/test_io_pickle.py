@@ -528,3 +528,52 @@ def test_gzip_pickle_with_unreadable_gzip_is_a_clean_error(tmp_path):
     path.write_bytes(gzip.compress(pickle.dumps(_gensim_kv(), protocol=4))[:-12])
     with pytest.raises(VectorFileError, match="d.kv.gz"):
         load(path)
+
+
+# -- a small seeded mutation fuzz: clean errors only ------------------------------------------------
+def _mutate(rng, data: bytes) -> bytes:
+    data = bytearray(data)
+    for _ in range(rng.integers(1, 4)):
+        if not data:
+            break
+        i, op = int(rng.integers(len(data))), rng.random()
+        if op < 0.5:
+            data[i] = int(rng.integers(256))
+        elif op < 0.7:
+            del data[i:i + int(rng.integers(1, 16))]
+        elif op < 0.9:
+            data[i:i] = rng.bytes(int(rng.integers(1, 8)))
+        else:
+            del data[i:]
+    return bytes(data)
+
+
+def test_mutated_pickles_and_companions_give_clean_errors(tmp_path):
+    """Every mutant either loads or raises a project error: no traceback, no hang, nothing runs."""
+    kv = _gensim_kv(n=30, d=4)
+    seeds = {}
+    for protocol in (2, 4, 5):
+        kv.save(str(tmp_path / "seed.kv"), pickle_protocol=protocol)
+        seeds[protocol] = (tmp_path / "seed.kv").read_bytes()
+    save(_emb(n=30), tmp_path / "pair.kv")
+    pair = (tmp_path / "pair.kv").read_bytes(), (tmp_path / "pair.kv.vectors.npy").read_bytes()
+    rng = np.random.default_rng(13)
+    outcomes = {"loaded": 0, "refused": 0}
+    for i in range(240):
+        path = tmp_path / "m.kv"
+        if i % 3 == 2:  # the separately stored pair: mutate either file
+            pickled, npy = pair
+            if rng.random() < 0.5:
+                pickled = _mutate(rng, pickled)
+            else:
+                npy = _mutate(rng, npy[:160]) + npy[160:]
+            (tmp_path / "m.kv.vectors.npy").write_bytes(npy)
+        else:
+            pickled = _mutate(rng, seeds[(2, 4, 5)[i % 3]])
+        path.write_bytes(pickled)
+        try:
+            load(path, mmap=bool(i % 2)).norms()
+            outcomes["loaded"] += 1
+        except EmbdebiasError:
+            outcomes["refused"] += 1
+    assert outcomes["refused"] > 150 and sum(outcomes.values()) == 240

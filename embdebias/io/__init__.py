@@ -320,12 +320,10 @@ def _check_fits(path, fmt: str) -> None:
     the text and word2vec binary readers check their own content line by line.
     """
     path = Path(path)
-    if fmt == "native":
-        if not is_native(path):
-            found = "a directory without embdebias.json" if path.is_dir() else "a file"
-            raise VectorFileError(path, f"expected a native-format directory (embdebias.json, vectors.npy and "
-                                        f"the vocabulary files), found {found}")
-        return
+    if fmt == "native" and not is_native(path):
+        found = "a directory without embdebias.json" if path.is_dir() else "a file"
+        raise VectorFileError(path, f"expected a native-format directory (embdebias.json, vectors.npy and "
+                                    f"the vocabulary files), found {found}")
     if fmt not in ("gensim-kv", "fasttext-bin") or path.is_dir():
         return
     head = _pickle_head(path) if fmt == "gensim-kv" else _head(path)
