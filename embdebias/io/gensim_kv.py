@@ -44,9 +44,10 @@ from pathlib import Path
 import numpy as np
 
 from .._atomic import atomic_file, check_output
-from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, owned
 from ..errors import EmbdebiasError, VectorFileError, quote
-from ._common import GZIP_MAGIC, check_finite, check_limit, make_embedding, require_file
+from ..vocab import Vocabulary
+from ._common import GZIP_MAGIC, check_finite, check_limit, require_file
 from ._pickle import KEYED_VECTORS, WORD2VEC, ArraySpec, GensimRecord, PickleRefused, RestrictedUnpickler
 
 #: The attribute of the pickle that holds the fingerprint of its vectors file.
@@ -105,7 +106,10 @@ def read_gensim_kv(path, *, limit: int | None = None, mmap: bool = True, name: s
     _check_fingerprint(fields, vectors, path)
     n = len(words) if limit is None else min(limit, len(words))
     _check_rows_finite(vectors, words, n, path)
-    return make_embedding(words[:n], vectors[:n], path, name).assume_finite()
+    vectors = vectors[:n] if vectors.dtype == np.float32 else vectors[:n].astype(np.float32)
+    # The words are distinct (key_to_index is their inverse): no second duplicate scan.
+    return Embedding(Vocabulary._from_unique(words[:n]), owned(vectors), name=name or path.name,
+                     path=os.fspath(path)).assume_finite()
 
 
 @contextlib.contextmanager
@@ -317,6 +321,10 @@ def _first_misplaced(words: list[str], index: dict) -> int | None:
 def _check_inverse(words: list[str], index: dict, path: Path) -> None:
     """``index[words[i]] == i`` for every row and nothing else in ``index`` (so the words are distinct)."""
     n = len(words)
+    # gensim fills key_to_index in row order: then two list comparisons prove it (the keys
+    # are the very str objects of index_to_key, compared by identity first).
+    if len(index) == n and list(index) == words and list(index.values()) == list(range(n)):
+        return
     bad = _first_misplaced(words, index)
     if bad is not None or len(index) != n:
         value = index.get(words[bad]) if bad is not None else None
