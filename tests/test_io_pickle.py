@@ -185,6 +185,11 @@ def _kv_pickle_with(vectors_ops: bytes) -> bytes:
      b"cnumpy\ndtype\n" + _unicode_op("f4") + b"\x89\x88\x87R\x89C\x04\x00\x00\x00\x00tb", "bytes of data"),
     # a persistent id
     (b"P1\n", "persistent id"),
+    # BUILD on an admitted function (a state could set its __defaults__) or on numpy.ndarray
+    (b"cnumpy._core.multiarray\n_reconstruct\n}b", "given a state"),
+    (b"cnumpy\nndarray\nN}\x86b", "given a state of its own"),
+    # a gensim object given a (dict, slots) state instead of its attribute dict
+    (b"cgensim.models.keyedvectors\nKeyedVectors\n)\x81N}\x86b", "not a dict of attribute names"),
 ])
 def test_calls_and_states_numpy_never_writes_are_refused(tmp_path, ops, match):
     path = tmp_path / "crafted.kv"
