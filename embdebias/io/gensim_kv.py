@@ -16,7 +16,8 @@ such as fastText ``KeyedVectors`` (gensim recomputes their vectors from n-grams)
 gensim 3 files.
 
 Either way the content is validated before use: ``index_to_key`` a list of distinct
-``str`` (valid Unicode), ``key_to_index`` its exact inverse, ``vectors`` a 2-d float
+``str`` (any Python text: gensim-kv is the one format that stores a lone surrogate, which
+the other writers refuse), ``key_to_index`` its exact inverse, ``vectors`` a 2-d float
 array with a row for every word and ``vector_size`` columns, all finite.
 
 **Writing.** :func:`write_gensim_kv` writes ``NAME`` and ``NAME.vectors.npy`` (always
@@ -286,24 +287,10 @@ def _check_words(fields: dict, path: Path) -> list[str]:
     if not set(map(type, words)) <= {str}:
         r = next(i for i, w in enumerate(words) if type(w) is not str)
         raise VectorFileError(path, f"word {r} of index_to_key is a {type(words[r]).__name__}; expected str")
-    try:
-        "".join(words).encode("utf-8")
-    except UnicodeEncodeError:
-        r = next(i for i, w in enumerate(words) if not _encodable(w))
-        raise VectorFileError(path, f"word {r} of index_to_key ({quote(ascii(words[r]), 40)}) is not valid "
-                                    f"Unicode text (a lone surrogate); expected UTF-8 encodable words") from None
     if not isinstance(index, dict):
         raise VectorFileError(path, f"key_to_index is a {type(index).__name__}, expected a dict of the words")
     _check_inverse(words, index, path)
     return words
-
-
-def _encodable(word: str) -> bool:
-    try:
-        word.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _first_misplaced(words: list[str], index: dict) -> int | None:
