@@ -51,19 +51,21 @@ def check_output(target, inputs=()) -> None:
         src = Path(src)
         if not src.exists():
             continue
+        named = src.absolute()  # gensim finds companions by the name given (a symlink's), not its target's
+        named = named.parent.resolve() / named.name
         src = src.resolve()
         if where == src or where.is_relative_to(src) or src.is_relative_to(where):
             raise EmbdebiasError(f"{target}: refusing to write over the input {src}; choose another output path")
-        if _is_companion(where, src):
+        if _is_companion(where, src) or _is_companion(where, named):
             raise EmbdebiasError(f"{target}: refusing to write over a companion file of the input {src} "
                                  f"(it is read with it); choose another output path")
 
 
 def _is_companion(where: Path, src: Path) -> bool:
     """True if ``where`` is ``src``'s companion array: ``SRC.ATTRIBUTE.npy`` next to it (gensim's
-    ``SaveLoad`` naming)."""
+    ``SaveLoad`` naming; ``.npz`` beside a compressed ``SRC.gz``)."""
     return (where.parent == src.parent and where.name.startswith(src.name + ".")
-            and where.name.endswith(".npy") and len(where.name) > len(src.name) + len(".npy") + 1)
+            and where.suffix in (".npy", ".npz") and len(where.name) > len(src.name) + len(".npy") + 1)
 
 
 def temp_prefix(target) -> str:

@@ -150,7 +150,8 @@ def cmd_debias(args, say) -> int:
                                                                random_state=params["random_state"])
     result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
                                    input_format=args.input_format, limit=args.limit,
-                                   unicode_errors=args.unicode_errors, progress=not args.quiet, **params)
+                                   unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle,
+                                   progress=not args.quiet, **params)
     sub = debiaser.subspace_
     say(f"bias subspace: {len(sub.pairs_used_)} definitional pairs, k={sub.components_.shape[0]}, "
         f"explained variance {', '.join(f'{r:.3f}' for r in sub.explained_variance_ratio_[:sub.components_.shape[0]])}")
@@ -167,7 +168,7 @@ def cmd_convert(args, say) -> int:
     _prepare_output(args, args.output, say, vectors=True, inputs=(args.input,))
     t0 = time.perf_counter()
     io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit,
-               unicode_errors=args.unicode_errors)
+               unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle)
     say(f"wrote {args.output} ({time.perf_counter() - t0:.1f} s)")
     return 0
 
@@ -176,7 +177,7 @@ def cmd_info(args, say) -> int:
     from . import io
 
     desc = io.describe(args.input, format=args.input_format, limit=args.limit,
-                       unicode_errors=args.unicode_errors)
+                       unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle)
     if args.json:
         print(json.dumps(desc, indent=2, default=str))
     else:
@@ -193,7 +194,8 @@ def cmd_expand(args, say) -> int:
     from .debias.expand import expand_gender_specific
 
     _prepare_output(args, args.out, say, inputs=(args.input,))
-    emb = io.load(args.input, format=args.input_format, limit=args.limit, unicode_errors=args.unicode_errors)
+    emb = io.load(args.input, format=args.input_format, limit=args.limit, unicode_errors=args.unicode_errors,
+                  trust_pickle=args.trust_pickle)
     result = expand_gender_specific(emb, seed=args.seeds, lists=args.lists, n_train=args.n_train,
                                     target_precision=args.target_precision,
                                     max_rank=args.max_rank, random_state=args.seed)
@@ -245,7 +247,8 @@ def cmd_run(args, say) -> int:
                           n_train=args.n_train, random_state=args.seed, lists=args.lists,
                           definitional=args.definitional, equalize=args.equalize,
                           gender_specific=args.specific, expand=args.expand, seeds=args.seeds,
-                          unicode_errors=args.unicode_errors, force=args.force, log=say,
+                          unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle,
+                          force=args.force, log=say,
                           progress=not args.quiet,
                           evaluate_kwargs={"max_missing": args.max_missing, "sembias": args.sembias,
                                            "strict": args.strict})
@@ -390,7 +393,8 @@ def _load_many(args) -> dict:
 
     embeddings = {}
     for src in args.inputs or [DEFAULT]:
-        emb = io.load(src, format=args.input_format, limit=args.limit, unicode_errors=args.unicode_errors)
+        emb = io.load(src, format=args.input_format, limit=args.limit, unicode_errors=args.unicode_errors,
+                      trust_pickle=args.trust_pickle)
         name, i = emb.name, 2
         while name in embeddings:
             name, i = f"{emb.name} ({i})", i + 1
@@ -410,6 +414,10 @@ def _input_opts(p):
                    help="undecodable UTF-8 in the words of a word2vec, fastText or GloVe file: an error "
                         "naming the byte offset (strict, default), drop the bytes (ignore) or put U+FFFD "
                         "in their place (replace), as gensim's unicode_errors")
+    p.add_argument("--trust-pickle", action="store_true",
+                   help="load gensim .kv/.model pickles with gensim's own unpickler, which runs any code the "
+                        "file names: only for files you trust (default: a restricted reader that admits only "
+                        "what a KeyedVectors file needs; fastText KeyedVectors and gensim 3 files need this)")
 
 
 def _force_opt(p):

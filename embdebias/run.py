@@ -395,7 +395,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
                  limit: int | None = None, lam: float = 0.2, n_components: int = 1, n_train: int = 50_000,
                  random_state: int = 0, lists: str = "published", definitional=None, equalize=None,
                  gender_specific=None, expand: bool = False, seeds=None, unicode_errors: str = "strict",
-                 force: bool = False, log=print, progress: bool = False,
+                 trust_pickle: bool = False, force: bool = False, log=print, progress: bool = False,
                  evaluate_kwargs: dict | None = None) -> Path:
     """Run the main job and return the path of ``report.md``.
 
@@ -424,6 +424,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
         Seed words of the expansion.
     unicode_errors : {"strict", "ignore", "replace"}
         Undecodable bytes in the input's words (:func:`embdebias.io.load`).
+    trust_pickle : bool
+        Load a gensim pickle input with gensim's own unpickler (:func:`embdebias.io.load`).
     force : bool
         Recompute every step even when a finished one could be reused, and write into
         a non-empty directory that is not a run's own (replacing only the files named
@@ -459,7 +461,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
 
     # 1. load: a bad input fails here, before anything is written.
     t0 = time.perf_counter()
-    emb = io.load(source, format=input_format, limit=limit, unicode_errors=unicode_errors)
+    emb = io.load(source, format=input_format, limit=limit, unicode_errors=unicode_errors,
+                  trust_pickle=trust_pickle)
     ident = input_identity(source if source is not None else io.DEFAULT_NAME)
     inputs = (*inputs, emb.path)  # no output may be written over an input (None is skipped)
     timings["load"] = time.perf_counter() - t0

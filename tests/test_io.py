@@ -187,7 +187,7 @@ def test_gensim_sample_word2vec_binary_and_text():
 
 # -- detection from content ------------------------------------------------------------------
 @pytest.mark.parametrize("fmt,name", [("word2vec-bin", "looks.txt"), ("word2vec-text", "looks.bin"),
-                                      ("glove", "looks.vec"), ("gensim-kv", "looks.txt"),
+                                      ("glove", "looks.vec"),  # a pickle named looks.txt: test_io_pickle
                                       ("fasttext-bin", "looks.vec"), ("native", "looks.txt"),
                                       ("word2vec-text", "looks.bin.gz"), ("glove", "looks.kv")])
 def test_detection_ignores_misleading_extension(tmp_path, emb, fmt, name):

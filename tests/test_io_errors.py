@@ -260,9 +260,9 @@ def test_writers_refuse_non_finite_and_unrepresentable_words(tmp_path):
 def test_gensim_kv_non_finite_names_file_word_and_row(tmp_path, monkeypatch, mmap):
     from gensim.models import KeyedVectors
 
-    import embdebias.io.gensim_formats as gensim_formats
+    import embdebias.io.gensim_kv as gensim_kv
 
-    monkeypatch.setattr(gensim_formats, "DEFAULT_CHUNK_ROWS", 4)  # the bad row is in a later chunk
+    monkeypatch.setattr(gensim_kv, "DEFAULT_CHUNK_ROWS", 4)  # the bad row is in a later chunk
     kv = KeyedVectors(3, count=0, dtype=np.float32)
     words = [f"w{i}" for i in range(10)]
     vectors = np.ones((10, 3), np.float32)

@@ -29,7 +29,7 @@ def make_debiaser(method: str = "hard", *, definitional=None, n_components: int 
 
 def debias_file(source=None, out=None, *, method: str = "hard", format: str | None = None,
                 input_format: str = "auto", limit: int | None = None, unicode_errors: str = "strict",
-                progress: bool = False, **params) -> tuple[Embedding, object]:
+                trust_pickle: bool = False, progress: bool = False, **params) -> tuple[Embedding, object]:
     """Load ``source``, debias it with ``method`` and write the result to ``out``.
 
     Parameters
@@ -44,7 +44,7 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
     method : {"hard", "soft"}
     format : str, optional
         Output format (default: guessed from ``out``'s extension, else native).
-    input_format, limit, unicode_errors
+    input_format, limit, unicode_errors, trust_pickle
         How ``source`` is read (:func:`embdebias.io.load`).
     **params
         Passed to :func:`make_debiaser`.
@@ -65,7 +65,8 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
             raise EmbdebiasError(f"unknown output format {fmt!r}; choose one of {', '.join(io.FORMATS)}")
         check_output(out, inputs=(source,))
     debiaser = make_debiaser(method, **params)
-    emb = io.load(source, format=input_format, limit=limit, unicode_errors=unicode_errors)
+    emb = io.load(source, format=input_format, limit=limit, unicode_errors=unicode_errors,
+                  trust_pickle=trust_pickle)
     debiaser.fit(emb)
     if out is None:
         return debiaser.transform(emb, progress=progress), debiaser

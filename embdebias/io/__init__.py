@@ -12,7 +12,8 @@ word2vec-text  header ``"n d"``, then ``word v1 ... vd`` lines (``.txt``)
 fasttext-vec   the same as word2vec-text (``.vec``)
 glove          ``word v1 ... vd`` lines without header; words may contain spaces
 fasttext-bin   Facebook fastText model (read through gensim; in-vocabulary words only)
-gensim-kv      gensim ``KeyedVectors.save`` pickle (``.kv``), memory-mapped when possible
+gensim-kv      gensim ``KeyedVectors.save`` pickle (``.kv``), memory-mapped when possible; read
+               without running code from the file (:mod:`embdebias.io.gensim_kv`)
 ============== ==========================================================================
 
 :func:`detect_format` looks at the content, not the extension.  Text and binary
@@ -168,7 +169,7 @@ def _looks_like_glove(text: bytes, complete: bool, path) -> bool:
 
 def _detect_bytes(head: bytes, path: Path, compressed: bool) -> str:
     if _looks_like_pickle(head):
-        return "gensim-kv"
+        return _detect_pickle(path)
     if head[:4] == _FASTTEXT_MAGIC:
         return "fasttext-bin"
     complete = len(head) < _SNIFF_BYTES
@@ -188,12 +189,27 @@ def _detect_bytes(head: bytes, path: Path, compressed: bool) -> str:
         f"first bytes {head[:24]!r}")
 
 
+def _detect_pickle(path: Path) -> str:
+    """A pickle is gensim-kv only under a gensim-like name: content alone never leads to unpickling."""
+    from .gensim_kv import PICKLE_ENDINGS, is_pickle_name
+
+    if is_pickle_name(path):
+        return "gensim-kv"
+    raise VectorFileError(path, f"a pickle (a gensim KeyedVectors file?) whose name does not end in "
+                                f"{', '.join(PICKLE_ENDINGS)}: not unpickled on content alone; rename it, or "
+                                f"name the format (--input-format gensim-kv, API: format='gensim-kv')")
+
+
 def detect_format(path) -> str:
     """Detect the format of ``path`` from its content.
 
     Returns one of :data:`FORMATS`.  Gzip-compressed files are looked into (the
     readers decompress transparently).  ``word2vec-text`` and ``fasttext-vec`` are the
-    same format; the latter is returned for a ``.vec`` file.
+    same format; the latter is returned for a ``.vec`` file.  A pickle is ``gensim-kv``
+    only when its name ends like one (``.kv``, ``.wv``, ``.model``, ``.pkl``,
+    ``.pickle``, each optionally ``.gz``); any other pickle is a
+    :class:`VectorFileError`, so that a file named like text is never unpickled on
+    its content alone (it can still be read by naming the format).
 
     Raises
     ------
@@ -202,7 +218,7 @@ def detect_format(path) -> str:
     VectorFileError
         The file does not exist, is empty, is not a regular file (a FIFO, a device, a
         socket), or its first line of numbers only is a damaged ``"count dim"`` header
-        (``40 8 3``, ``-1 8``, ``40.0 8``).
+        (``40 8 3``, ``-1 8``, ``40.0 8``); or it is a pickle not named like one.
     """
     path = Path(path)
     _check_source(path)
@@ -304,16 +320,13 @@ def _check_fits(path, fmt: str) -> None:
     the text and word2vec binary readers check their own content line by line.
     """
     path = Path(path)
-    if fmt == "native":
-        if not is_native(path):
-            found = "a directory without embdebias.json" if path.is_dir() else "a file"
-            raise VectorFileError(path, f"expected a native-format directory (embdebias.json, vectors.npy and "
-                                        f"the vocabulary files), found {found}")
-        return
+    if fmt == "native" and not is_native(path):
+        found = "a directory without embdebias.json" if path.is_dir() else "a file"
+        raise VectorFileError(path, f"expected a native-format directory (embdebias.json, vectors.npy and "
+                                    f"the vocabulary files), found {found}")
     if fmt not in ("gensim-kv", "fasttext-bin") or path.is_dir():
         return
-    with open(path, "rb") as fh:
-        head = fh.read(64)
+    head = _pickle_head(path) if fmt == "gensim-kv" else _head(path)
     if fmt == "gensim-kv" and not _looks_like_pickle(head):
         raise VectorFileError(path, f"expected a gensim KeyedVectors file (a pickle: byte 0x80 and a protocol "
                                     f"number 2-5), found {head[:24]!r}", offset=0)
@@ -322,12 +335,27 @@ def _check_fits(path, fmt: str) -> None:
                                     f"{_FASTTEXT_MAGIC!r}), found {head[:24]!r}", offset=0)
 
 
-def _read(path, fmt: str, limit, mmap: bool, name, unicode_errors: str = "strict") -> Embedding:
+def _head(path, size: int = 64) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(size)
+
+
+def _pickle_head(path) -> bytes:
+    """The first bytes of a pickle, looked for inside gzip (gensim gzips the pickle of a ``NAME.gz``)."""
+    head = _head(path)
+    if head[:2] == GZIP_MAGIC:
+        with gzip.open(path, "rb") as fh, gzip_errors(path):
+            head = fh.read(64)
+    return head
+
+
+def _read(path, fmt: str, limit, mmap: bool, name, unicode_errors: str = "strict",
+          trust_pickle: bool = False) -> Embedding:
     _check_fits(path, fmt)
     # One place for every reader: a truncated or corrupt .gz surfaces as EOFError,
     # zlib.error or BadGzipFile from deep inside the reader's loop.
     with gzip_errors(path):
-        emb = _read_format(path, fmt, limit, mmap, name, unicode_errors)
+        emb = _read_format(path, fmt, limit, mmap, name, unicode_errors, trust_pickle)
     if fmt in _VALIDATING_FORMATS:
         emb.assume_finite()
     return emb
@@ -338,7 +366,7 @@ def _read(path, fmt: str, limit, mmap: bool, name, unicode_errors: str = "strict
 _VALIDATING_FORMATS = frozenset({"word2vec-bin", "word2vec-text", "fasttext-vec", "glove", "gensim-kv"})
 
 
-def _read_format(path, fmt: str, limit, mmap: bool, name, unicode_errors: str) -> Embedding:
+def _read_format(path, fmt: str, limit, mmap: bool, name, unicode_errors: str, trust_pickle: bool) -> Embedding:
     if fmt == "native":
         return read_native(path, limit=limit, mmap=mmap, name=name)
     if fmt == "word2vec-bin":
@@ -352,11 +380,12 @@ def _read_format(path, fmt: str, limit, mmap: bool, name, unicode_errors: str) -
     from . import gensim_formats
     if fmt == "fasttext-bin":
         return gensim_formats.read_fasttext_bin(path, limit=limit, name=name, unicode_errors=unicode_errors)
-    return gensim_formats.read_gensim_kv(path, limit=limit, mmap=mmap, name=name)
+    from .gensim_kv import read_gensim_kv
+    return read_gensim_kv(path, limit=limit, mmap=mmap, name=name, trust_pickle=trust_pickle)
 
 
 def load(source=None, format: str = "auto", limit: int | None = None, mmap: bool = True,
-         name: str | None = None, *, unicode_errors: str = "strict") -> Embedding:
+         name: str | None = None, *, unicode_errors: str = "strict", trust_pickle: bool = False) -> Embedding:
     """Load word embeddings.
 
     Parameters
@@ -383,6 +412,13 @@ def load(source=None, format: str = "auto", limit: int | None = None, mmap: bool
         ``"ignore"`` drops the bytes, ``"replace"`` puts U+FFFD in their place (words
         that become equal are duplicates: the first row is kept, with a warning).
         Native and gensim-kv files hold decoded text and ignore it.
+    trust_pickle : bool
+        gensim-kv files are pickles. By default they are read by a restricted
+        unpickler that admits only what a gensim ``KeyedVectors`` file (or a full
+        ``Word2Vec`` model) needs, and any other content is refused
+        (:mod:`embdebias.io.gensim_kv`). True loads them with gensim's own unpickler,
+        which runs any code the file names: only for files you trust (needed for
+        fastText ``KeyedVectors`` and gensim 3 files).
 
     Returns
     -------
@@ -411,7 +447,7 @@ def load(source=None, format: str = "auto", limit: int | None = None, mmap: bool
         return emb.head(limit) if limit is not None else emb
     _check_source(source)
     fmt = detect_format(source) if format in (None, "auto") else _check_format(format)
-    return _read(source, fmt, limit, mmap, name, unicode_errors)
+    return _read(source, fmt, limit, mmap, name, unicode_errors, trust_pickle)
 
 
 def save(emb, path, format: str | None = None, *, inputs=()) -> str:
@@ -441,7 +477,7 @@ def save(emb, path, format: str | None = None, *, inputs=()) -> str:
         from .gensim_formats import write_fasttext_bin
         write_fasttext_bin(emb, path, inputs=inputs)
     else:
-        from .gensim_formats import write_gensim_kv
+        from .gensim_kv import write_gensim_kv
         write_gensim_kv(emb, path, inputs=inputs)
     return fmt
 
@@ -493,13 +529,13 @@ def output_format(path, format: str | None = None) -> str:
 
 
 def convert(src, dst, format: str | None = None, src_format: str = "auto", limit: int | None = None, *,
-            unicode_errors: str = "strict") -> str:
+            unicode_errors: str = "strict", trust_pickle: bool = False) -> str:
     """Read ``src`` and write it to ``dst`` (format guessed from ``dst`` when None); returns that format.
 
-    ``src_format``, ``limit`` and ``unicode_errors`` are :func:`load`'s ``format``,
-    ``limit`` and ``unicode_errors``.
+    ``src_format``, ``limit``, ``unicode_errors`` and ``trust_pickle`` are :func:`load`'s
+    ``format``, ``limit``, ``unicode_errors`` and ``trust_pickle``.
     """
-    emb = load(src, format=src_format, limit=limit, unicode_errors=unicode_errors)
+    emb = load(src, format=src_format, limit=limit, unicode_errors=unicode_errors, trust_pickle=trust_pickle)
     inputs = (src,) if isinstance(src, (str, os.PathLike)) and src != DEFAULT_NAME else ()
     return save(emb, dst, format=format, inputs=inputs)
 
@@ -513,14 +549,14 @@ def _is_memory_mapped(array) -> bool:
 
 
 def describe(emb_or_path, format: str = "auto", *, limit: int | None = None,
-             unicode_errors: str = "strict") -> dict:
+             unicode_errors: str = "strict", trust_pickle: bool = False) -> dict:
     """Summary of an embedding or a vector file, for ``embdebias info``.
 
     Parameters
     ----------
     emb_or_path : Embedding, KeyedVectors, path-like or None
         What to describe (None: the built-in default embedding).
-    format, limit, unicode_errors
+    format, limit, unicode_errors, trust_pickle
         As in :func:`load` (``limit`` describes the first words only).
 
     Returns
@@ -538,7 +574,7 @@ def describe(emb_or_path, format: str = "auto", *, limit: int | None = None,
             fmt = detect_format(emb_or_path)
         else:
             fmt = _check_format(format)
-        emb = load(emb_or_path, format=fmt, limit=limit, unicode_errors=unicode_errors)
+        emb = load(emb_or_path, format=fmt, limit=limit, unicode_errors=unicode_errors, trust_pickle=trust_pickle)
     else:
         emb = as_embedding(emb_or_path)
         if limit is not None:

@@ -1,4 +1,4 @@
-"""Formats read and written through gensim: fastText ``.bin`` and gensim ``KeyedVectors`` (``.kv``).
+"""fastText ``.bin``, read and written through gensim (gensim ``.kv`` files: :mod:`embdebias.io.gensim_kv`).
 
 gensim is imported inside the functions so that ``import embdebias.io`` stays light.
 """
@@ -6,7 +6,6 @@ gensim is imported inside the functions so that ``import embdebias.io`` stays li
 from __future__ import annotations
 
 import codecs
-import contextlib
 import mmap
 import os
 from pathlib import Path
@@ -209,61 +208,3 @@ def write_fasttext_model(model, path, *, inputs=()) -> None:
                                  f"write an unreadable file")
     with atomic_file(target, inputs=inputs) as tmp:
         save_facebook_model(model, os.fspath(tmp))
-
-
-# -- gensim KeyedVectors ----------------------------------------------------------------------
-def read_gensim_kv(path, *, limit: int | None = None, mmap: bool = True, name: str | None = None) -> Embedding:
-    """Load a gensim ``KeyedVectors.save`` file (memory-mapped vectors when stored separately).
-
-    A saved full model (Word2Vec, FastText, ...) is accepted too: its ``.wv`` is used.
-    This unpickles the file, so only open files you trust (as with gensim itself).
-    The vectors are checked for NaN and infinity in chunks of ``DEFAULT_CHUNK_ROWS``
-    rows (one pass over the memory map; memory stays one chunk).
-    """
-    from gensim import utils
-
-    path = require_file(path)
-    limit = check_limit(limit)
-    try:
-        obj = utils.SaveLoad.load(os.fspath(path), mmap="r" if mmap else None)
-    except Exception as exc:
-        raise VectorFileError(path, f"not a loadable gensim KeyedVectors file ({type(exc).__name__}: {exc})") from None
-    kv = getattr(obj, "wv", obj)
-    if not (hasattr(kv, "index_to_key") and hasattr(kv, "vectors")):
-        raise VectorFileError(path, f"the pickle holds a {type(obj).__name__}, expected gensim KeyedVectors")
-    n = len(kv.index_to_key) if limit is None else min(limit, len(kv.index_to_key))
-    vectors = kv.vectors
-    if not isinstance(vectors, np.ndarray) or vectors.ndim != 2 or vectors.shape[0] < n \
-            or vectors.dtype.kind != "f":
-        raise VectorFileError(path, f"expected a 2-d float array of {n} vectors, found "
-                                    f"{getattr(vectors, 'shape', type(vectors).__name__)}")
-    for start in range(0, n, DEFAULT_CHUNK_ROWS):
-        finite = np.isfinite(vectors[start:min(start + DEFAULT_CHUNK_ROWS, n)]).all(axis=1)
-        if not finite.all():
-            r = start + int(np.flatnonzero(~finite)[0])
-            raise VectorFileError(path, f"the vector of {kv.index_to_key[r]!r} (row {r}) has NaN or infinite "
-                                        f"values; expected finite numbers")
-    return _embedding_of_loaded(kv, path, name, n)
-
-
-def write_gensim_kv(emb: Embedding, path, *, inputs=()) -> None:
-    """Save as gensim ``KeyedVectors`` (``path`` plus ``path.vectors.npy``), loadable with mmap.
-
-    The vectors are always stored in the separate ``.npy`` file so that
-    ``KeyedVectors.load(path, mmap="r")`` maps them.  The ``.npy`` is renamed into
-    place first and the pickle last, so a reader never sees a pickle without its array.
-    """
-    target = Path(path)
-    aux_target = target.with_name(target.name + ".vectors.npy")
-    inputs = (*inputs, emb.path) if emb.path else inputs
-    check_finite(emb, target)
-    kv = emb.to_gensim(copy=False)
-    with atomic_file(target, inputs=inputs) as tmp:
-        aux_tmp = tmp.with_name(tmp.name + ".vectors.npy")
-        try:
-            kv.save(os.fspath(tmp), separately=["vectors"])
-            os.replace(aux_tmp, aux_target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(aux_tmp)
-            raise
