@@ -123,7 +123,6 @@ def test_mutants_are_reproducible(fuzz, seeds):
             {k: v for k, v in b.files.items() if isinstance(v, bytes)}
 
 
-@pytest.mark.xfail(strict=False, reason="temporary: the reader/writer/pickle fixes of issue 13 are not merged yet")
 def test_bounded_campaign_finds_nothing_bad(tmp_path):
     """About 20 s on 2 cores; the full campaign is `python tools/fuzz.py --mutants 3000`."""
     report = tmp_path / "report.md"
