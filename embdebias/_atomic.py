@@ -305,15 +305,18 @@ def atomic_file(target, *, inputs=()):
     target = Path(target)
     check_output(target, inputs)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
+    tmp = None
     try:
+        with signals_deferred():  # a signal between creating and naming it would leave it behind
+            fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
+            os.close(fd)
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
         yield Path(tmp)
         os.replace(tmp, target)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
         raise
 
 
@@ -329,12 +332,15 @@ def atomic_dir(target, *, inputs=(), replaceable: str = "embdebias.json", conten
     target = Path(target)
     check_output(target, inputs)
     check_replaceable(target, directory=True, replaceable=replaceable, contents=contents)
-    tmp = make_temp_dir(target, "tmp")
+    tmp = None
     try:
+        with signals_deferred():  # a signal between creating and naming it would leave it behind
+            tmp = make_temp_dir(target, "tmp")
         yield tmp
         replace_dir(tmp, target)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

@@ -454,3 +454,24 @@ def test_fasttext_word_that_lost_its_nul_is_refused(tmp_path):
     assert io.load(good, format="fasttext-bin").words.tolist()
     with pytest.raises(VectorFileError, match="dictionary"):
         io.load(bad, format="fasttext-bin")
+
+
+def test_fasttext_words_hold_no_whitespace_either_way(tmp_path):
+    """A space inserted into a fastText word is an error (fastText splits tokens there); the writer refuses one."""
+    import numpy as np
+
+    from embdebias import io
+    from embdebias.embedding import Embedding
+    from embdebias.errors import EmbdebiasError, VectorFileError
+
+    good = tmp_path / "good.ft.bin"
+    io.save(Embedding(["he", "she", "it"], np.eye(3, dtype=np.float32)), good, format="fasttext-bin")
+    data = good.read_bytes()
+    at = data.index(b"he\x00") + 2
+    bad = tmp_path / "bad.ft.bin"
+    bad.write_bytes(data[:at] + b" " + data[at:])
+    with pytest.raises(VectorFileError, match="dictionary"):
+        io.load(bad, format="fasttext-bin")
+    for word in ("a b", "a\tb", "a\rb", "a\x0bb"):
+        with pytest.raises(EmbdebiasError, match="whitespace"):
+            io.save(Embedding([word], np.ones((1, 2), np.float32)), tmp_path / "w.ft.bin", format="fasttext-bin")

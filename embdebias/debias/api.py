@@ -83,15 +83,18 @@ def transform_to_file(debiaser, embedding, out, format: str = "native", *, progr
     Returns the written embedding, opened from ``out``.
     """
     from .. import io
-    from .._atomic import make_temp_dir
+    from .._atomic import make_temp_dir, signals_deferred
 
     out = Path(out)
     if format == "native":
         return debiaser.transform(embedding, out=out, progress=progress, also=also)
-    tmp = make_temp_dir(out, "work")  # named so that a killed run's is recognised and removed
+    tmp = None
     try:
+        with signals_deferred():  # named so that a killed run's is recognised and removed
+            tmp = make_temp_dir(out, "work")
         result = debiaser.transform(embedding, out=tmp / "result.embd", progress=progress, also=also)
         io.save(result, out, format=format, inputs=(embedding.path,) if embedding.path else ())
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
     return io.load(out, format=format)

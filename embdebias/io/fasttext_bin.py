@@ -135,19 +135,20 @@ class _Walk:
         return nwords, size
 
     def entries(self, size: int) -> None:
-        """Step over ``size`` entries: a non-empty NUL-terminated word, an int64 count >= 0
-        and a type byte 0 (a word: labels were refused above).
+        """Step over ``size`` entries: a non-empty NUL-terminated word without whitespace
+        (fastText splits tokens there), an int64 count >= 0 and a type byte 0 (a word:
+        labels were refused above).
 
         One possessive regular expression, so the walk runs in C and keeps no
         backtracking state; ``size`` is an int32, below the regex repeat limit (2**32 - 1).
         Requiring the count's sign bit clear and the type 0 catches a word that lost its
         NUL: it would swallow the next bytes and read a count and type out of place.
         """
-        entry = rb"[^\x00]++\x00[\x00-\xff]{7}[\x00-\x7f]\x00"
+        entry = rb"[^\x00 \t\n\x0b\x0c\r]++\x00[\x00-\xff]{7}[\x00-\x7f]\x00"
         found = re.compile(rb"(?:%s){%d}+" % (entry, size)).match(self.data, self.pos)
         if found is None:
-            self.fail(f"truncated or damaged dictionary: {size} entries (a non-empty NUL-terminated word, an int64 "
-                      f"count >= 0 and the word type 0) are not found before the end of the file")
+            self.fail(f"truncated or damaged dictionary: {size} entries (a non-empty NUL-terminated word without "
+                      f"whitespace, an int64 count >= 0 and the word type 0) are not found before the end of the file")
         self.pos = found.end()
 
     def matrix(self, info: dict, what: str, rows_expected: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import mmap
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -152,6 +153,9 @@ def write_fasttext_bin(emb: Embedding, path, *, inputs=()) -> None:
         save_facebook_model(model, os.fspath(tmp))
 
 
+_FASTTEXT_SEPARATORS = re.compile("[\x00 \t\x0b\x0c\r]")
+
+
 def _check_fasttext_words(words: list[str], target: Path) -> None:
     """Refuse words a fastText ``.bin`` model cannot hold (and an empty vocabulary)."""
     if not words:
@@ -161,9 +165,11 @@ def _check_fasttext_words(words: list[str], target: Path) -> None:
     joined = "\n".join(words)
     if "" in words:
         raise EmbdebiasError(f"{target}: fastText .bin cannot store an empty word (row {words.index('')})")
-    if " " in joined or "\x00" in joined or joined.count("\n") != max(len(words) - 1, 0):  # fastText tokens
-        bad = [w for w in words if "\x00" in w or " " in w or "\n" in w][:5]
-        raise EmbdebiasError(f"{target}: fastText .bin cannot store words containing whitespace or NUL: {bad!r}")
+    # fastText splits tokens at these bytes, and the reader refuses words holding one
+    if _FASTTEXT_SEPARATORS.search(joined) or joined.count("\n") != max(len(words) - 1, 0):
+        bad = [quote(w, 30) for w in words if _FASTTEXT_SEPARATORS.search(w) or "\n" in w][:5]
+        raise EmbdebiasError(f"{target}: fastText .bin cannot store words containing whitespace or NUL: "
+                             f"{', '.join(bad)}")
     _check_encodable(words, joined, target)
 
 
