@@ -295,3 +295,23 @@ def test_fit_and_transform_look_words_up_in_one_call_each(toy, monkeypatch):
     calls.clear()
     hd.transform(emb)
     assert calls == [len(SPECIFIC) + 2 * len(hd.equalize_pairs_)]
+
+
+def test_native_to_native_copies_the_vocabulary_files(toy, tmp_path, monkeypatch):
+    """A native input's checked vocabulary is written as it is: no decoding, encoding or sorting."""
+    from embdebias.io import native
+
+    emb, _ = toy
+    native.write_native(emb, tmp_path / "in.embd")
+    source = native.read_native(tmp_path / "in.embd")
+    expected = fitted(emb).transform(emb)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the vocabulary was encoded again")
+
+    monkeypatch.setattr(native, "encode_vocabulary", refuse)
+    out = fitted(source).transform(source, out=tmp_path / "out.embd")
+    for name in (native.VOCAB_TEXT, native.VOCAB_OFFSETS, native.VOCAB_SORTED):
+        assert (tmp_path / "out.embd" / name).read_bytes() == (tmp_path / "in.embd" / name).read_bytes()
+    assert out.words.tolist() == emb.words.tolist() and out.index("Queen") == emb.index("Queen")
+    assert np.array_equal(out.vectors, expected.vectors)
