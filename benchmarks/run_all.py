@@ -11,7 +11,11 @@ table is a stored number:
 ``hard``
     ``bench_hard.run``: hard debias of ``--rows`` x ``--dim`` random vectors, vectorized
     against a per-word Python loop (timed on a prefix, scaled), and native file ->
-    native file in a subprocess with its peak memory.
+    native file in a subprocess with its peak memory. Then ``bench_hard_wefe.run``:
+    fit + transform on GloVe 6B 50d (``--hard-glove-limit`` words, all 400,000 by
+    default) with the published lists against WEFE's ``HardDebias`` (skipped, and
+    said so, when WEFE is not installed), interleaved, with the copy floor and the
+    largest differences between the two results.
 ``soft``
     ``bench_soft.run``: the soft-debias problem on GloVe 6B 50d (``--soft-glove-rows``
     words, d = 50) solved by the naive dense cvxpy formulation, the elementwise cvxpy
@@ -66,7 +70,7 @@ from _table import Row  # noqa: E402
 BENCHMARKS = ("load", "hard", "soft", "weat", "run", "scale")
 
 QUICK = {"rows": 20_000, "dim": 50, "soft_rows": 20_000, "soft_glove_rows": 20_000,
-         "hard_baseline_rows": 5_000, "scale_rows": 100_000}
+         "hard_baseline_rows": 5_000, "hard_glove_limit": 20_000, "scale_rows": 100_000}
 
 
 # -- the full `embdebias run` ------------------------------------------------------------------
@@ -135,7 +139,7 @@ def run_full_pipeline(workdir=None, limit=None) -> list[dict]:
 
 
 def collect(only=BENCHMARKS, *, rows=500_000, dim=300, soft_rows=400_000, soft_glove_rows=50_000,
-            hard_baseline_rows=100_000, weat_suite=True, run_limit=None, workdir=None,
+            hard_baseline_rows=100_000, hard_glove_limit=None, weat_suite=True, run_limit=None, workdir=None,
             scale_rows=3_000_000, log=print) -> list[Row]:
     """Run the selected benchmarks and return their normalised rows.
 
@@ -153,8 +157,10 @@ def collect(only=BENCHMARKS, *, rows=500_000, dim=300, soft_rows=400_000, soft_g
                     got = bench_load.run(rows, dim, tmp)
             elif name == "hard":
                 import bench_hard
+                import bench_hard_wefe
 
                 got = bench_hard.run(rows, dim, workdir, baseline_rows=min(hard_baseline_rows, rows))
+                got += bench_hard_wefe.run(limit=hard_glove_limit, workdir=workdir, log=log)
             elif name == "soft":
                 import bench_soft
 
@@ -196,6 +202,8 @@ def main(argv=None) -> int:
                     help="GloVe 6B 50d words for the d = 50 solver comparison (default 50,000)")
     ap.add_argument("--hard-baseline-rows", type=int, default=100_000,
                     help="rows the per-word hard-debias loop runs on (its time is scaled to --rows)")
+    ap.add_argument("--hard-glove-limit", type=int, default=None,
+                    help="GloVe 6B 50d words for hard debias against WEFE (default all 400,000)")
     ap.add_argument("--scale-rows", type=int, default=3_000_000,
                     help="words of the GoogleNews-shaped word2vec binary (x 300) of the scale run (default 3,000,000)")
     ap.add_argument("--run-limit", type=int, default=None,
@@ -211,7 +219,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     sizes = dict(rows=args.rows, dim=args.dim, soft_rows=args.soft_rows, soft_glove_rows=args.soft_glove_rows,
-                 hard_baseline_rows=args.hard_baseline_rows, run_limit=args.run_limit,
+                 hard_baseline_rows=args.hard_baseline_rows, hard_glove_limit=args.hard_glove_limit,
+                 run_limit=args.run_limit,
                  scale_rows=args.scale_rows)
     if args.quick:
         sizes.update(QUICK)

@@ -206,3 +206,39 @@ def test_bench_evaluate_times_every_metric_and_compares_cells(tmp_path, capsys):
         {"a": 1.0, "b": 2.5}, {"a": 1.0, "b": 2.0})
     exported = bench_evaluate.export_revision("HEAD", tmp_path / "rev")
     assert (exported / "embdebias" / "evaluation.py").is_file() and (exported / "wordlists").is_dir()
+
+
+def test_bench_hard_wefe_without_wefe_and_its_comparison(tmp_path, monkeypatch):
+    """The WEFE row is skipped, and says so, when WEFE is missing; the comparison reads kinds of rows."""
+    from types import SimpleNamespace
+
+    import bench_hard_wefe
+
+    from embdebias.embedding import Embedding
+
+    words = _tiny_vocabulary(3000)
+    rng = np.random.default_rng(0)
+    emb = Embedding(words, rng.normal(size=(len(words), 16)).astype(np.float32), name="tiny")
+    monkeypatch.setattr(bench_hard_wefe, "wefe_model", lambda emb: None)
+    m = bench_hard_wefe.measure(lambda: emb, repeats=2, workdir=tmp_path, log=lambda msg: None)
+    assert set(m["best"]) == {"ours", "ours_native", "copy_warm", "copy_fresh", "neutralize"}
+    assert len(m["times"]["ours"]) == 2 and "agreement" not in m
+    rows = bench_hard_wefe.table_rows(m)
+    assert bench_hard_wefe.WEFE_MISSING in rows[0]["note"] and rows[1]["baseline_s"] is None
+    md = bench_hard_wefe.markdown(rows, "env", "python benchmarks/bench_hard_wefe.py")
+    assert md.startswith("# Hard debias") and "| 3,000 x 16 |" in md and not list(tmp_path.iterdir())
+
+    # compare(): a fake WEFE result equal to ours but for one neutral row and one equalized row
+    _, hd, result = bench_hard_wefe.ours(emb, bench_hard_wefe.published_lists())
+    theirs = np.array(result.vectors)
+    a, b = hd.equalize_pairs_[0]
+    neutral_row = words.index("filler7")
+    theirs[neutral_row, 0] += 0.5
+    theirs[emb.index(a), 1] += 0.25
+    fake_hd = SimpleNamespace(equalize_pairs_embeddings_=[{a: None, b: None}],
+                              bias_direction_=-2 * hd.subspace_.components_[0])
+    got = bench_hard_wefe.compare(emb, hd, result, fake_hd, SimpleNamespace(wv=SimpleNamespace(vectors=theirs)),
+                                  bench_hard_wefe.published_lists())
+    assert got["neutral_max_diff"] == pytest.approx(0.5) and got["equalized_max_diff"] == pytest.approx(0.25)
+    assert got["specific_max_diff"] == 0 and got["direction_cosine"] == pytest.approx(1.0)
+    assert got["neutral_rows"] + got["specific_rows"] + got["equalized_rows"] == len(words)

@@ -351,3 +351,14 @@ def test_repeated_gensim_keys_keep_the_first_row_too():
         with pytest.warns(DuplicateWordWarning, match="'a'"):
             e = Embedding.from_gensim(kv, copy=copy)
         assert list(e) == ["a", "b"] and e["a"].tolist() == [0.0, 1.0]
+
+
+def test_finite_check_after_an_overflowing_sum_still_accepts_finite_rows():
+    """The quick test (a finite sum) can overflow on huge finite values; the row test decides then."""
+    from embdebias.errors import NonFiniteError
+
+    big = Embedding(["a", "b", "c"], np.array([[3e38, 3e38], [3e38, 1.0], [1.0, 2.0]], dtype=np.float32))
+    assert list(big.iter_chunks()) and big.take([0, 1]).shape == (2, 2)
+    bad = Embedding(["a", "b", "c"], np.array([[1.0, 2.0], [np.inf, -np.inf], [np.nan, 0.0]], dtype=np.float32))
+    with pytest.raises(NonFiniteError, match=r"row 1 \('b'\)"):
+        list(bad.iter_chunks())

@@ -251,3 +251,67 @@ def test_default_equals_bolukbasi_on_glove_6b_50d():
     ref, _ = bolukbasi_hard_debias(emb.words.tolist(), emb.vectors, wordlists.definitional_pairs(),
                                    wordlists.gender_specific(), wordlists.equalize_pairs())
     assert np.abs(ours - ref).max() <= 1e-6
+
+
+def test_neutralize_rows_in_cache_blocks_equals_the_two_step_formula(monkeypatch):
+    """Blocks of any size give Bolukbasi's normalize, drop the projection, normalize again."""
+    from embdebias.debias import hard
+
+    rng = np.random.default_rng(5)
+    block = rng.normal(size=(50, 12)).astype(np.float32) * rng.uniform(0.1, 10, size=(50, 1)).astype(np.float32)
+    block[7] = 0.0  # a zero row stays zero
+    basis = np.linalg.qr(rng.normal(size=(12, 2)))[0].T  # k = 2, orthonormal rows
+    keep = np.zeros(50, dtype=bool)
+    keep[[3, 8, 49]] = True
+    unit = block / np.maximum(np.linalg.norm(block.astype(np.float64), axis=1, keepdims=True), 1e-300)
+    expected = unit - np.where(keep[:, None], 0.0, unit @ basis.T) @ basis
+    expected /= np.maximum(np.linalg.norm(expected, axis=1, keepdims=True), 1e-300)
+    for nbytes in (1, 4 * 12 * 7, 1 << 20):  # one row per block, 7 rows, all at once
+        monkeypatch.setattr(hard, "NEUTRALIZE_BYTES", nbytes)
+        out = np.full_like(block, np.nan)
+        hard.neutralize_rows(block, out, keep, basis.astype(np.float32))
+        assert np.abs(out - expected).max() < 1e-6
+        assert not out[7].any()
+        assert np.abs(out[~keep] @ basis.T).max() < 1e-6
+    assert np.array_equal(block[7], np.zeros(12))  # the input is only read
+
+
+def test_fit_and_transform_look_words_up_in_one_call_each(toy, monkeypatch):
+    """Every lookup call has a fixed cost (a binary search per word on a native vocabulary)."""
+    from embdebias.vocab import Vocabulary
+
+    emb, _ = toy
+    calls = []
+    real = Vocabulary._rows
+
+    def counting(self, words):
+        calls.append(len(words))
+        return real(self, words)
+
+    hd = HardDebias(BiasSubspace(DEF_PAIRS).fit(emb), equalize=EQ_PAIRS, gender_specific=SPECIFIC)
+    monkeypatch.setattr(Vocabulary, "_rows", counting)
+    hd.fit(emb)
+    assert len(calls) == 1 and calls[0] == 6 * len(EQ_PAIRS)  # three forms of each pair, both words
+    calls.clear()
+    hd.transform(emb)
+    assert calls == [len(SPECIFIC) + 2 * len(hd.equalize_pairs_)]
+
+
+def test_native_to_native_copies_the_vocabulary_files(toy, tmp_path, monkeypatch):
+    """A native input's checked vocabulary is written as it is: no decoding, encoding or sorting."""
+    from embdebias.io import native
+
+    emb, _ = toy
+    native.write_native(emb, tmp_path / "in.embd")
+    source = native.read_native(tmp_path / "in.embd")
+    expected = fitted(emb).transform(emb)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the vocabulary was encoded again")
+
+    monkeypatch.setattr(native, "encode_vocabulary", refuse)
+    out = fitted(source).transform(source, out=tmp_path / "out.embd")
+    for name in (native.VOCAB_TEXT, native.VOCAB_OFFSETS, native.VOCAB_SORTED):
+        assert (tmp_path / "out.embd" / name).read_bytes() == (tmp_path / "in.embd" / name).read_bytes()
+    assert out.words.tolist() == emb.words.tolist() and out.index("Queen") == emb.index("Queen")
+    assert np.array_equal(out.vectors, expected.vectors)

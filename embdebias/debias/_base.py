@@ -154,20 +154,3 @@ def _map_to_native(embedding: Embedding, func, out, chunks, chunk_rows: int, fin
             finish(writer.vectors)  # the few rows it changes are the only pages mapped
     return writer.open(name=name)
 
-
-def subtract_projection(rows: np.ndarray, coords: np.ndarray, basis: np.ndarray) -> None:
-    """``rows -= coords @ basis`` in place, without an ``(m, d)`` temporary.
-
-    ``rows`` is a C-contiguous float32 ``(m, d)`` array, ``coords`` ``(m, k)`` and
-    ``basis`` ``(k, d)``. BLAS ``sger`` applies each rank-one update to ``rows.T``
-    (Fortran order) in place.
-    """
-    from scipy.linalg.blas import sger
-
-    if rows.shape[0] == 0:
-        return
-    target = rows.T
-    for j in range(basis.shape[0]):
-        updated = sger(-1.0, basis[j], np.ascontiguousarray(coords[:, j]), a=target, overwrite_a=True)
-        if not np.shares_memory(updated, rows):  # BLAS could not work in place
-            rows[...] = updated.T

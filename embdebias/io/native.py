@@ -396,14 +396,29 @@ def encode_vocabulary(words, target) -> tuple[bytes, np.ndarray]:
     return data, offsets
 
 
+def _native_arrays(words) -> tuple | None:
+    """``(text, offsets, order)`` of a vocabulary read from the native format (checked when opened), else None."""
+    return words._native if isinstance(words, Vocabulary) else None
+
+
 def write_vocabulary(words, directory, encoded: tuple[bytes, np.ndarray] | None = None) -> int:
     """Write ``vocab.txt``, ``vocab_offsets.npy`` and ``vocab_sorted.npy``; returns their :func:`vocab_crc32`.
 
     Words are sorted by code point, which is also UTF-8 byte order, so lookups can
     binary-search the sorted permutation.  ``encoded`` is :func:`encode_vocabulary`'s
-    result when the caller has it already.
+    result when the caller has it already.  The vocabulary of a native-format input
+    (a debiased copy's) is written as its three arrays are, with neither decoding nor
+    sorting: a second's work for 400,000 words.
     """
     directory = Path(directory)
+    native = _native_arrays(words)
+    if native is not None and encoded is None:
+        text, offsets, order = native
+        with open(directory / VOCAB_TEXT, "wb") as fh:
+            fh.write(memoryview(np.ascontiguousarray(text)).cast("B") if len(text) else b"")
+        np.save(directory / VOCAB_OFFSETS, np.asarray(offsets, dtype=np.int64))
+        np.save(directory / VOCAB_SORTED, np.asarray(order, dtype=np.int64))
+        return vocab_crc32(text, offsets, order)
     words = words.tolist() if isinstance(words, Vocabulary) else list(words)
     data, offsets = encode_vocabulary(words, directory) if encoded is None else encoded
     with open(directory / VOCAB_TEXT, "wb") as fh:
@@ -452,9 +467,12 @@ class NativeWriter:
         if d < 1:
             raise EmbdebiasError(f"{self.path}: cannot write vectors of dimension {d} (the native format, like "
                                  f"every reader, needs a dimension of at least 1)")
-        # Checked before any vector is copied.
-        self._word_list = self.words.tolist() if isinstance(self.words, Vocabulary) else list(self.words)
-        self._encoded = encode_vocabulary(self._word_list, self.path)
+        # Checked before any vector is copied (a native vocabulary was checked when it was opened).
+        if _native_arrays(self.words) is not None:
+            self._word_list, self._encoded = self.words, None
+        else:
+            self._word_list = self.words.tolist() if isinstance(self.words, Vocabulary) else list(self.words)
+            self._encoded = encode_vocabulary(self._word_list, self.path)
         self._ctx = atomic_dir(self.path, inputs=self.inputs, contents=NATIVE_FILES)
         self._tmp = self._ctx.__enter__()
         try:
