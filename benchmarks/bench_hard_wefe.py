@@ -59,7 +59,8 @@ sys.path.insert(0, str(HERE))
 from embdebias import wordlists  # noqa: E402
 from embdebias.debias import HardDebias  # noqa: E402
 
-WEFE_MISSING = "WEFE not installed: pip install wefe"
+WEFE_MISSING = ("WEFE not installed: pip install wefe, then reinstall numpy and scipy at the project's versions "
+                "(WEFE 1.0.1 pins numpy <= 1.26.4 and scipy < 1.13, which breaks cvxpy)")
 
 
 def published_lists() -> dict:
