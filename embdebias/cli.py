@@ -704,8 +704,10 @@ def _handle_sigterm():
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:  # Ctrl-C while the arguments are parsed ends like one later: one line, no traceback
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
     say = _Printer(args.quiet)
     previous = _handle_sigterm()
     try:
@@ -745,9 +747,14 @@ def _run(args, say) -> int:
         print(f"embdebias: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
-        terminated = isinstance(exc, Terminated)
-        print(f"embdebias: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
-        return 143 if terminated else 130
+        return _interrupted(exc)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """Say how the command was stopped; its exit status (143 for SIGTERM, 130 for Ctrl-C)."""
+    terminated = isinstance(exc, Terminated)
+    print(f"embdebias: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+    return 143 if terminated else 130
 
 
 if __name__ == "__main__":

@@ -353,3 +353,16 @@ def test_run_out_dir_rules(w2v_file, tmp_path, capsys):
     for ok in ("earlier", "empty", "new"):
         assert prepare_output(tmp_path / ok, resumable="run_state.json") == tmp_path / ok
     assert prepare_output(foreign, resumable="run_state.json", force=True) == foreign
+
+
+def test_ctrl_c_while_parsing_arguments_is_one_line(monkeypatch, capsys):
+    """The fuzzer's last traceback: SIGINT landing inside argparse."""
+    from embdebias import cli
+
+    class Parser:
+        def parse_args(self, argv):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", lambda: Parser())
+    assert cli.main(["info", "x"]) == 130
+    assert capsys.readouterr().err == "embdebias: interrupted\n"
