@@ -191,6 +191,22 @@ class Vocabulary(WordLookup, Sequence):
         self._set_words(words)
         return self
 
+    @classmethod
+    def _indexed_if_unique(cls, words: list[str]) -> "Vocabulary | None":
+        """A vocabulary of ``words`` with its lookup dict built, or None if a word repeats.
+
+        One dict does both jobs: its size tells whether the words are unique (the
+        duplicate check a reader needs anyway), and it is the index the first lookup
+        would build, so a 3,000,000-word file pays for one hash table, not a set and then
+        a dict.
+        """
+        index = dict(zip(words, range(len(words))))
+        if len(index) != len(words):
+            return None
+        self = cls._from_unique(words)
+        self._index = index
+        return self
+
     def _set_words(self, words: list[str]) -> None:
         self._words: list[str] | None = words
         self._index: dict[str, int] | None = None

@@ -132,15 +132,16 @@ def make_embedding(words: list[str], vectors: np.ndarray, path, name, line_of=No
     ``vectors`` must be the reader's own array (or a read-only memory map): it is
     marked read-only and shared, not copied.
     """
-    keep = drop_duplicates(words, os.fspath(path), line_of=line_of)
-    if keep is not None:
+    vocab = Vocabulary._indexed_if_unique(words)  # the usual case: the dict checks and indexes at once
+    if vocab is None:
+        keep = drop_duplicates(words, os.fspath(path), line_of=line_of)
         words = [words[i] for i in keep]
         vectors = vectors[keep]
+        vocab = Vocabulary._from_unique(words)
     if vectors.dtype != np.float32:
         vectors = vectors.astype(np.float32)
     # A checked Vocabulary skips the second duplicate scan in Embedding.__init__.
-    return Embedding(Vocabulary._from_unique(words), owned(vectors), name=name or Path(path).name,
-                     path=os.fspath(path))
+    return Embedding(vocab, owned(vectors), name=name or Path(path).name, path=os.fspath(path))
 
 
 def encode_words(words, path, *, allow_space: bool, format_name: str) -> tuple[np.ndarray, np.ndarray]:
