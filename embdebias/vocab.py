@@ -200,7 +200,7 @@ class Vocabulary(WordLookup, Sequence):
         would build, so a 3,000,000-word file pays for one hash table, not a set and then
         a dict.
         """
-        index = dict(zip(words, range(len(words))))
+        index = dict(zip(words, range(len(words)), strict=True))
         if len(index) != len(words):
             return None
         self = cls._from_unique(words)
