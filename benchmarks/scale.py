@@ -171,18 +171,6 @@ def floor_seconds(rows: int, dim: int, file_bytes: int, machine: dict, analogy_w
 
 # -- the run ----------------------------------------------------------------------------------
 
-_CHILD = r"""
-import json, sys, time
-sys.path.insert(0, {repo!r})
-sys.path.insert(0, {repo!r} + "/benchmarks")
-from _measure import peak_kb
-from embdebias.cli import main
-t0 = time.perf_counter()
-rc = main(sys.argv[2:])
-with open(sys.argv[1], "w") as fh:
-    json.dump({{"rc": rc, "seconds": time.perf_counter() - t0, "peak_kb": peak_kb()}}, fh)
-sys.exit(rc)
-"""
 
 
 def run_once(input_path: Path, out_dir: Path) -> dict:
@@ -190,7 +178,9 @@ def run_once(input_path: Path, out_dir: Path) -> dict:
     result = out_dir.parent / f".{out_dir.name}.measure.json"
     argv = ["--quiet", "run", str(input_path), "--out-dir", str(out_dir), "--force"]
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _CHILD.format(repo=str(REPO)), str(result), *argv],
+    from run_all import _RUN_CHILD  # the one child script that runs the CLI and reports its peak memory
+
+    proc = subprocess.run([sys.executable, "-c", _RUN_CHILD.format(repo=str(REPO)), str(result), *argv],
                           capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
