@@ -324,6 +324,8 @@ class Embedding(WordLookup):
         block = np.array(self._vectors[rows], dtype=dtype)
         if not self._finite:
             self._check_finite(block, rows)
+        if not isinstance(rows, slice):
+            _release_mapped_pages(self._vectors)
         return block
 
     def assume_finite(self) -> "Embedding":
@@ -615,6 +617,27 @@ class Embedding(WordLookup):
         from .io import save
 
         return save(self, path, format=format, **kwargs)
+
+
+def _release_mapped_pages(vectors: np.ndarray) -> None:
+    """Unmap the file pages a scattered read of a memory-mapped matrix brought in.
+
+    Each row read through the map faults in the pages around it as well (Linux maps up
+    to 64 KiB around a fault), so a few thousand scattered rows of a 3,000,000 x 300
+    file made some 430 MB of it resident in this process, measured in ``embdebias
+    run`` at that scale. The copy is taken; the pages stay in the page cache, so a
+    later read is as fast, but they no longer count as this process's memory.
+    """
+    import mmap
+
+    base = vectors
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "_mmap", None) or getattr(base, "base", None)
+    if base is not None and hasattr(base, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+        try:
+            base.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError):  # a closed or special map: nothing to release
+            pass
 
 
 def _query_terms(items, sign: float) -> list[tuple[object, float]]:

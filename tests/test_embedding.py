@@ -362,3 +362,23 @@ def test_finite_check_after_an_overflowing_sum_still_accepts_finite_rows():
     bad = Embedding(["a", "b", "c"], np.array([[1.0, 2.0], [np.inf, -np.inf], [np.nan, 0.0]], dtype=np.float32))
     with pytest.raises(NonFiniteError, match=r"row 1 \('b'\)"):
         list(bad.iter_chunks())
+
+
+def test_scattered_take_from_a_memory_map_leaves_no_pages_mapped(tmp_path):
+    """take() of scattered rows from a native file copies them and unmaps the pages it faulted in."""
+    import re
+
+    from embdebias import io
+
+    rng = np.random.default_rng(0)
+    emb = Embedding([f"w{i}" for i in range(60_000)], rng.standard_normal((60_000, 64)).astype(np.float32))
+    io.save(emb, tmp_path / "e.embd")
+    mapped = io.load(tmp_path / "e.embd")
+
+    def rss_file_kb():
+        return int(re.search(r"RssFile:\s+(\d+)", open("/proc/self/status").read()).group(1))
+
+    before = rss_file_kb()
+    rows = np.sort(rng.choice(60_000, 2_000, replace=False))
+    np.testing.assert_array_equal(mapped.take(rows), emb.vectors[rows])
+    assert rss_file_kb() - before < 2_000  # 2,000 rows would map ~15 MB (the whole file) without the release
