@@ -93,12 +93,12 @@ with open(sys.argv[1], "w") as fh:
 """
 
 
-def _run_once(out_dir: Path, limit, force: bool) -> dict:
-    argv = ["--quiet", "run", "--out-dir", str(out_dir)]
-    if limit:
-        argv += ["--limit", str(limit)]
-    if force:
-        argv.append("--force")
+def run_measured(argv: list[str], out_dir: Path) -> dict:
+    """``embdebias ARGV`` (a ``run`` writing into ``out_dir``) in a fresh subprocess.
+
+    Returns the wall time, the seconds inside ``main``, the child's peak resident memory
+    (``peak_kb``, from ``VmHWM``) and the run's ``report.json``; ``scale.py`` uses it too.
+    """
     result_file = out_dir.parent / f".{out_dir.name}.measure.json"
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _RUN_CHILD.format(repo=str(REPO)), str(result_file), *argv],
@@ -107,8 +107,20 @@ def _run_once(out_dir: Path, limit, force: bool) -> dict:
     if proc.returncode != 0:
         raise RuntimeError(f"embdebias run failed (exit {proc.returncode}): {proc.stderr.strip()[-3000:]}")
     child = json.loads(result_file.read_text())
+    result_file.unlink()
     report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
-    return {"wall_s": wall, "in_process_s": child["seconds"], "peak_mb": child["peak_kb"] / 1024,
+    return {"wall_s": wall, "in_process_s": child["seconds"], "peak_kb": child["peak_kb"], "report": report}
+
+
+def _run_once(out_dir: Path, limit, force: bool) -> dict:
+    argv = ["--quiet", "run", "--out-dir", str(out_dir)]
+    if limit:
+        argv += ["--limit", str(limit)]
+    if force:
+        argv.append("--force")
+    got = run_measured(argv, out_dir)
+    report = got["report"]
+    return {"wall_s": got["wall_s"], "in_process_s": got["in_process_s"], "peak_mb": got["peak_kb"] / 1024,
             "timings": report["timings_s"], "reused": report["reused_steps"],
             "size": f"{report['embedding']['words']:,} x {report['embedding']['dim']}"}
 

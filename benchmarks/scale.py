@@ -25,9 +25,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -175,21 +173,11 @@ def floor_seconds(rows: int, dim: int, file_bytes: int, machine: dict, analogy_w
 
 def run_once(input_path: Path, out_dir: Path) -> dict:
     """``embdebias run INPUT --out-dir OUT --force`` in a fresh subprocess: wall time, peak memory, step times."""
-    result = out_dir.parent / f".{out_dir.name}.measure.json"
-    argv = ["--quiet", "run", str(input_path), "--out-dir", str(out_dir), "--force"]
-    t0 = time.perf_counter()
-    from run_all import _RUN_CHILD  # the one child script that runs the CLI and reports its peak memory
+    from run_all import run_measured
 
-    proc = subprocess.run([sys.executable, "-c", _RUN_CHILD.format(repo=str(REPO)), str(result), *argv],
-                          capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"embdebias run failed (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
-    child = json.loads(result.read_text())
-    result.unlink()
-    report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
-    return {"wall_s": wall, "in_process_s": child["seconds"], "peak_bytes": child["peak_kb"] * 1024,
-            "timings": report["timings_s"]}
+    got = run_measured(["--quiet", "run", str(input_path), "--out-dir", str(out_dir), "--force"], out_dir)
+    return {"wall_s": got["wall_s"], "in_process_s": got["in_process_s"], "peak_bytes": got["peak_kb"] * 1024,
+            "timings": got["report"]["timings_s"]}
 
 
 def run(rows: int = 3_000_000, dim: int = 300, seed: int = 0, workdir=None, log=print) -> list[dict]:

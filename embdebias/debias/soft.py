@@ -25,8 +25,8 @@ How it is solved (details in :mod:`embdebias.debias._psd`): ``W^T W`` (``n x n``
 never formed.  One chunked pass over the unit-normalized rows accumulates
 ``C = W W^T`` (float32 blocks summed in float64, :class:`GramAccumulator`); ``N N^T``
 is ``C`` minus the outer products of the gender-specific rows (no copy of the neutral
-rows).  In the eigenbasis of ``C`` the first term is an elementwise weighted sum, and after a diagonal congruence the whole
-problem becomes a well-conditioned ``d x d`` problem whose unconstrained minimiser
+rows).  In the eigenbasis of ``C`` the first term is an elementwise weighted sum, and
+after a diagonal congruence the whole problem becomes a well-conditioned ``d x d`` problem whose unconstrained minimiser
 has a closed form; when that minimiser is PSD (the usual case) it is the exact
 optimum, otherwise ADMM finishes the job.  ``solver="cvxpy"`` solves the same reduced
 problem with cvxpy instead (the reference).  ``T`` is the symmetric square root of
@@ -350,7 +350,7 @@ class GramAccumulator:
         Names the word of a non-finite row in the error.
     """
 
-    def __init__(self, dim: int, *, name: str = "embdebias", words=None):
+    def __init__(self, dim: int, *, name: str = "embedding", words=None):
         self.gram = np.zeros((dim, dim), dtype=np.float64)
         self.name = name
         self.words = words
