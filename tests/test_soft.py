@@ -442,3 +442,22 @@ def test_gram_accumulator_names_the_non_finite_word():
     acc = GramAccumulator(4, name="toy", words=emb.words)
     with pytest.raises(NonFiniteError, match=rf"row 17.*{emb.words[17]}|{emb.words[17]}.*row 17"):
         acc.add(0, block)
+
+
+def test_cvxpy_is_optional(monkeypatch):
+    """Without cvxpy (an extra) the reference path says how to install it; 'fast' needs none."""
+    import builtins
+
+    from embdebias.errors import SolverError
+
+    real_import = builtins.__import__
+
+    def no_cvxpy(name, *args, **kwargs):
+        if name == "cvxpy" or name.startswith("cvxpy."):
+            raise ImportError("No module named 'cvxpy'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_cvxpy)
+    with pytest.raises(SolverError, match=r"embdebias\[reference\]"):
+        _psd.solve_cvxpy(random_problem(1), solver="CLARABEL")
+    _psd.solve_fast(random_problem(1))  # the default solver does not need it

@@ -311,6 +311,20 @@ def _v_system(Q: np.ndarray, Mh: np.ndarray, c: float) -> np.ndarray:
     return A
 
 
+def import_cvxpy():
+    """cvxpy, an optional dependency (``pip install 'embdebias[reference]'``).
+
+    Only the reference solver paths use it; the default ``"fast"`` solver needs numpy
+    and scipy alone, so a default install does not pay for cvxpy and its solvers.
+    """
+    try:
+        import cvxpy
+    except ImportError:
+        raise SolverError("solver='cvxpy' needs the optional dependency cvxpy: "
+                          "pip install 'embdebias[reference]'") from None
+    return cvxpy
+
+
 def _cvxpy_status_ok(status: str) -> bool:
     return status in ("optimal", "optimal_inaccurate")
 
@@ -324,7 +338,7 @@ def solve_cvxpy(prob: SoftProblem, *, solver: str = "SCS", tol: float | None = 1
     ``rho ||Mh^(1/2) Y Q||_F^2``.  ``tol`` is passed as the solver's own tolerance
     keyword (``eps`` for SCS, ``tol_gap_abs``/``tol_gap_rel``/``tol_feas`` for Clarabel).
     """
-    import cvxpy as cp
+    cp = import_cvxpy()
 
     t0 = time.perf_counter()
     r = prob.rank
@@ -352,7 +366,7 @@ def solve_naive_cvxpy(prob: SoftProblem, *, solver: str = "SCS", tol: float | No
     ``min ||C^(1/2) (X - I) C^(1/2)||_F^2 + (b/a) ||M^(1/2) X B||_F^2`` over PSD ``X``,
     scaled by ``1/sigma^2`` so the solver sees numbers of order one.
     """
-    import cvxpy as cp
+    cp = import_cvxpy()
 
     t0 = time.perf_counter()
     d = prob.dim
@@ -372,7 +386,7 @@ def solve_naive_cvxpy(prob: SoftProblem, *, solver: str = "SCS", tol: float | No
 
 
 def _run_cvxpy(problem, var, solver, tol, verbose, solver_kwargs):
-    import cvxpy as cp
+    cp = import_cvxpy()
 
     kwargs = dict(solver_kwargs)
     if tol is not None:
