@@ -1,8 +1,13 @@
-"""Debiasing methods: hard (neutralize + equalize) and soft (Bolukbasi et al., 2016)."""
+"""Debiasing methods: hard (neutralize + equalize) and soft (Bolukbasi et al., 2016).
 
+Which methods exist is the table :data:`DEBIASERS` (:mod:`embdebias.debias._table`).
+"""
+
+from ._table import DEBIASERS, DebiaserSpec, Param, get_debiaser, make_debiaser, register
 from .hard import HardDebias
 
-__all__ = ["HardDebias", "SoftDebias", "expand_gender_specific", "GenderSpecificExpander"]
+__all__ = ["DEBIASERS", "DebiaserSpec", "Param", "get_debiaser", "make_debiaser", "register",
+           "HardDebias", "SoftDebias", "expand_gender_specific", "GenderSpecificExpander"]
 
 
 def __getattr__(name):

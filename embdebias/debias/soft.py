@@ -47,13 +47,14 @@ import warnings
 import numpy as np
 
 from .. import wordlists
+from .._validation import NONNEGATIVE
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from sklearn.base import clone
 
 from ..errors import EmbdebiasError, NonFiniteError
 from ..subspace import resolve_subspace
 from . import _psd
-from ._base import Debiaser, case_variants, unit_rows
+from ._base import Debiaser, case_variants, format_scalar, unit_rows
 from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_specific
 
 NORMALIZATIONS = ("mean", "sum")
@@ -247,9 +248,7 @@ class SoftDebias(Debiaser):
                                  f"got {self.normalization!r}")
         if self.solver not in SOLVERS:
             raise EmbdebiasError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        lam = float(self.lam)
-        if not np.isfinite(lam) or lam < 0:
-            raise EmbdebiasError(f"lam must be a finite number >= 0, got {self.lam!r}")
+        NONNEGATIVE.check(self.lam, "lam")
 
     def _basis(self, emb: Embedding) -> np.ndarray:
         """The ``(d, k)`` orthonormal basis (columns) of the bias subspace."""
@@ -296,6 +295,23 @@ class SoftDebias(Debiaser):
             unit_rows(out)
 
         return apply, None
+
+    def run_info(self, embedding: Embedding) -> dict:
+        """The solve's summary (:attr:`solve_info_`)."""
+        return dict(self.solve_info_)
+
+    @classmethod
+    def report_lines(cls, info: dict) -> list[str]:
+        if not info:
+            return []
+        shown = {k: v for k, v in info.items() if not isinstance(v, (list, dict))}
+        lines = ["- soft debias solve: " + ", ".join(f"{k} = {format_scalar(v)}" for k, v in shown.items())]
+        for when in ("before", "after"):
+            terms = info.get(f"objective_{when}")
+            if isinstance(terms, dict):
+                lines.append(f"  - objective {when}: "
+                             + ", ".join(f"{k} = {format_scalar(v)}" for k, v in terms.items()))
+        return lines
 
     def report(self) -> str:
         """A short human-readable summary of the fit."""
