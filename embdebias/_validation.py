@@ -52,7 +52,7 @@ class Rule:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return False
         if self.kind is int:
-            return isinstance(value, numbers.Integral) or (isinstance(value, numbers.Real) and float(value).is_integer())
+            return isinstance(value, numbers.Integral) or float(value).is_integer()
         return isinstance(value, numbers.Real)
 
     def parse(self, text: str):

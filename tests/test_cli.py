@@ -239,8 +239,8 @@ def test_score_bat_uses_published_sembias_by_default(w2v_file, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--method", "hard", "--expand"], "--expand apply to --method soft only"),
-    (["--method", "hard", "--lambda", "0.5"], "--lambda apply to --method soft only"),
+    (["--method", "hard", "--expand"], "--expand applies to --method soft only"),
+    (["--method", "hard", "--lambda", "0.5"], "--lambda applies to --method soft only"),
     (["--lambda", "0.5", "--seed", "3"], "--lambda and --seed apply to --method soft only"),
     (["--method", "soft", "--seeds", "x.txt"], "--seeds needs --expand"),
     (["--method", "soft", "--expand", "--specific", "x.txt"], "exclude each other"),

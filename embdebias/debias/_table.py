@@ -40,6 +40,8 @@ class Param:
         One line for ``--help``.
     label : str
         Its name in the report's parameters (default: ``name``).
+    metavar : str
+        Its value's name in ``--help``.
     """
 
     name: str
@@ -48,6 +50,7 @@ class Param:
     default: object
     help: str
     label: str = ""
+    metavar: str = "X"
 
     @property
     def report_name(self) -> str:
@@ -205,7 +208,7 @@ register(DebiaserSpec(
     name="soft", estimator="embdebias.debias.soft:SoftDebias",
     description="the soft-debias objective (Bolukbasi et al. 2016), solved exactly",
     params=(Param("lam", "--lambda", _validation.NONNEGATIVE, 0.2,
-                  "soft debias: weight of the bias term (default 0.2)", label="lambda"),),
+                  "soft debias: weight of the bias term (default 0.2)", label="lambda", metavar="L"),),
     seeded=True, expandable=True, rides_on="hard", info_key="soft_solve"))
 register(DebiaserSpec(
     name="hard", estimator="embdebias.debias.hard:HardDebias",

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from ..embedding import Embedding
 from ..errors import EmbdebiasError
-
 from ._table import make_debiaser  # noqa: F401  (this module's API since 0.1)
 
 

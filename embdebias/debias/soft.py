@@ -45,12 +45,11 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.base import clone
 
 from .. import wordlists
 from .._validation import NONNEGATIVE
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
-from sklearn.base import clone
-
 from ..errors import EmbdebiasError, NonFiniteError
 from ..subspace import resolve_subspace
 from . import _psd

@@ -108,7 +108,7 @@ class RunOptions:
                             "column and a plot panel (default hard,soft; known: {known})", metavar="M,M",
                             report="methods", parse=_validation.argtype(parse_methods), default=DEFAULT_METHODS)
     random_state: int = option("--seed", "seed of every random step (default 0)", rule=_validation.SEED,
-                               reproduce="always", default=0)
+                               metavar="SEED", reproduce="always", default=0)
     definitional: object = option("--definitional", LIST_FILES[0][3], metavar="FILE", reproduce=None, default=None)
     equalize: object = option("--equalize", LIST_FILES[1][3], metavar="FILE", reproduce=None, default=None)
     gender_specific: object = option("--specific", LIST_FILES[2][3], metavar="FILE", reproduce=None, default=None)
@@ -208,7 +208,7 @@ def add_arguments(parser: argparse.ArgumentParser, names=None) -> None:
             add_field_argument(parser, f)
         if f.name == "n_components" and names is None:
             for p in method_params().values():
-                parser.add_argument(p.flag, dest=p.name, type=p.rule.parse, default=None, metavar="X",
+                parser.add_argument(p.flag, dest=p.name, type=p.rule.parse, default=None, metavar=p.metavar,
                                     help=p.help)
 
 

@@ -235,7 +235,8 @@ def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, s
     for name in run_order(column_order(o.methods)):
         spec = DEBIASERS[name]
         params = o.method_params(name)
-        roles = [r for r in spec.lists if r != "definitional_pairs" and not (spec.expandable and r == "gender_specific")]
+        roles = [r for r in spec.lists
+                 if r != "definitional_pairs" and not (spec.expandable and r == "gender_specific")]
         method_key = key(exp_key if spec.expandable else base_key, name, o.n_components, *params.values(),
                          *([o.random_state] if spec.seeded else []), o.format, *(lists_used[r] for r in roles))
         given = {"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
