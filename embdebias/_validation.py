@@ -25,8 +25,8 @@ class Rule:
     Attributes
     ----------
     kind : type
-        ``int`` (integers only; a bool or a float with a fraction is refused) or ``float``
-        (any finite or infinite real number; the ``test`` decides).
+        ``int`` (integers only: a bool or a float is refused) or ``float`` (any real
+        number, integers included; the ``test`` decides about nan and infinities).
     test : callable
         ``test(value) -> bool`` on a value of ``kind``.
     expected : str
@@ -51,9 +51,7 @@ class Rule:
     def _typed(self, value) -> bool:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return False
-        if self.kind is int:
-            return isinstance(value, numbers.Integral) or float(value).is_integer()
-        return isinstance(value, numbers.Real)
+        return isinstance(value, numbers.Integral if self.kind is int else numbers.Real)
 
     def parse(self, text: str):
         """argparse ``type``: the value ``text`` stands for, checked (ArgumentTypeError if bad)."""
@@ -87,9 +85,10 @@ NONNEGATIVE = Rule(float, lambda v: math.isfinite(v) and v >= 0, "a finite numbe
 #: A fraction in [0, 1].
 FRACTION = Rule(float, lambda v: 0 <= v <= 1, "a number in [0, 1]")
 #: A target precision in (0, 1], or none (the SVM's own rule).
-PRECISION_TARGET = Rule(float, lambda v: 0 < v <= 1, "a number in (0, 1] or 'none'", {"none": None})
+PRECISION_TARGET = Rule(float, lambda v: 0 < v <= 1, "a number in (0, 1] or none", {"none": None})
 #: How many of the most frequent words to label: a count, "n_train" or "all".
-MAX_RANK = Rule(int, lambda v: v >= 1, "an integer >= 1, 'n_train' or 'all'", {"n_train": "n_train", "all": None})
+MAX_RANK = Rule(int, lambda v: v >= 1, "an integer >= 1, n_train or all (None in Python)",
+                {"n_train": "n_train", "all": None})
 
 
 def argtype(convert: Callable[[str], Any]) -> Callable[[str], Any]:
