@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from synthetic import synthetic_embedding, write_word2vec_text
 
 from embdebias import _validation, io
 from embdebias.cli import main
@@ -12,7 +13,6 @@ from embdebias.debias import DEBIASERS, DebiaserSpec, Param, make_debiaser
 from embdebias.debias._base import Debiaser, unit_rows
 from embdebias.embedding import as_embedding
 from embdebias.subspace import resolve_subspace
-from synthetic import synthetic_embedding, write_word2vec_text
 
 
 class ToyDebias(Debiaser):

@@ -246,25 +246,35 @@ def from_namespace(args: argparse.Namespace) -> RunOptions:
 def reproduce_command(source, options: RunOptions, lists: dict) -> list[str]:
     """The ``embdebias run`` command line that repeats a run of ``source`` with ``options``.
 
-    ``lists``: the run's lists as its report describes them; those read from a user's
-    file are given again as that file.
+    The options said "always" come first (with the methods' own parameters after the
+    subspace's), then those that differ from their defaults, then the switches, then the
+    lists read from a user's file (``lists``: the run's lists as its report describes them).
     """
     source = str(source) if source is not None else DEFAULT_SOURCE
-    command = ["embdebias", "run"] + ([source] if source != DEFAULT_SOURCE else []) + ["--out-dir", "DIR"]
-    flags, switches = [], []
+    always, changed, switches = [], [], []
     for f in fields(RunOptions):
-        flag, when, value = f.metadata.get("flag"), f.metadata.get("reproduce"), getattr(options, f.name)
-        if flag is None or when is None:
-            if f.name == "params":
-                command += [x for p, value in options.selected_params() for x in (p.flag, str(value))]
+        if f.name == "params":
+            always += [x for p, value in options.selected_params() for x in (p.flag, str(value))]
             continue
-        if isinstance(value, bool):
-            switches += [flag] if value else []
-        elif when == "always":
-            command += [flag, str(value)]
-        elif (when == "changed" and value != f.default and value is not None) or (when == "expand" and options.expand):
-            flags += [flag, ",".join(value) if isinstance(value, tuple) else str(value)]
-    return command + flags + switches + _list_file_options(lists)
+        words = _command_words(f, options)
+        if isinstance(getattr(options, f.name), bool):
+            switches += words
+        else:
+            (always if f.metadata.get("reproduce") == "always" else changed).extend(words)
+    return (["embdebias", "run"] + ([source] if source != DEFAULT_SOURCE else []) + ["--out-dir", "DIR"]
+            + always + changed + switches + _list_file_options(lists))
+
+
+def _command_words(f, options: RunOptions) -> list[str]:
+    """The flag and value of field ``f`` in the reproduce command (none if it is not repeated)."""
+    flag, when, value = f.metadata.get("flag"), f.metadata.get("reproduce"), getattr(options, f.name)
+    if flag is None or when is None or value is None or value is False:
+        return []
+    if value is True:
+        return [flag]
+    repeated = (when == "always" or (when == "changed" and value != f.default)
+                or (when == "expand" and options.expand))
+    return [flag, ",".join(value) if isinstance(value, tuple) else str(value)] if repeated else []
 
 
 def _list_file_options(lists: dict) -> list[str]:

@@ -60,20 +60,7 @@ def _lists_section(meta: dict) -> list[str]:
 
 def _run_lines(meta: dict) -> list[str]:
     """The "Run" section: parameters, subspace, expansion, each method's fit, timings, versions."""
-    p, sub = meta["parameters"], meta["subspace"]
-    k = p["n_components"]
-    own = [param.report_name for name in _methods(meta) for param in DEBIASERS[name].params]
-    lines = [f"- parameters: k = {k}, "
-             + "".join(f"{name} = {p[name]}, " for name in dict.fromkeys(own) if name in p)
-             + (f"SVM expansion on {p['n_train']:,} training words, " if p.get("expand") else
-                "no SVM expansion (the gender-specific list as given), ")
-             + f"limit = {p['limit']}, seed = {meta['seeds']['random_state']}"
-             + _methods_note(p),
-             f"- bias subspace: {len(p['definitional_pairs'])} definitional pairs, explained variance of the "
-             f"first components {', '.join(f'{r:.3f}' for r in sub['explained_variance_ratio'][:max(k, 3)])}"
-             + (f"; missing: {', '.join(sub['missing_words'])}" if sub["missing_words"] else "")
-             + (f"; lower-cased: {', '.join(f'{a}->{b}' for a, b in sub['case_mapped'].items())}"
-                if sub.get("case_mapped") else "")]
+    lines = [_parameters_line(meta), _subspace_line(meta)]
     if meta.get("expansion"):
         lines.append(_expansion_line(meta["expansion"]))
     for name in run_order(_methods(meta)):
@@ -84,6 +71,28 @@ def _run_lines(meta: dict) -> list[str]:
                  + (f" (reused: {', '.join(meta['reused_steps'])})" if meta["reused_steps"] else ""))
     lines.append("- versions: " + ", ".join(f"{k2} {v}" for k2, v in meta["versions"].items()))
     return lines
+
+
+def _parameters_line(meta: dict) -> str:
+    """The subspace's dimension, the methods' own parameters, the expansion, limit and seed."""
+    p = meta["parameters"]
+    own = [param.report_name for name in _methods(meta) for param in DEBIASERS[name].params]
+    return (f"- parameters: k = {p['n_components']}, "
+            + "".join(f"{name} = {p[name]}, " for name in dict.fromkeys(own) if name in p)
+            + (f"SVM expansion on {p['n_train']:,} training words, " if p.get("expand") else
+               "no SVM expansion (the gender-specific list as given), ")
+            + f"limit = {p['limit']}, seed = {meta['seeds']['random_state']}" + _methods_note(p))
+
+
+def _subspace_line(meta: dict) -> str:
+    """The definitional pairs used, the explained variance, missing and lower-cased words."""
+    p, sub = meta["parameters"], meta["subspace"]
+    ratios = sub["explained_variance_ratio"][:max(p["n_components"], 3)]
+    return (f"- bias subspace: {len(p['definitional_pairs'])} definitional pairs, explained variance of the "
+            f"first components {', '.join(f'{r:.3f}' for r in ratios)}"
+            + (f"; missing: {', '.join(sub['missing_words'])}" if sub["missing_words"] else "")
+            + (f"; lower-cased: {', '.join(f'{a}->{b}' for a, b in sub['case_mapped'].items())}"
+               if sub.get("case_mapped") else ""))
 
 
 def _methods_note(p: dict) -> str:
