@@ -149,3 +149,19 @@ def test_the_table_drives_the_default_run_and_the_cli_choices():
     debias = build_parser()._subparsers._group_actions[0].choices["debias"]
     method = next(a for a in debias._actions if a.dest == "method")
     assert list(method.choices) == list(DEBIASERS)
+
+
+def test_soft_takes_its_moments_from_hards_pass(small, tmp_path, monkeypatch):
+    from embdebias.debias.soft import SoftDebias
+
+    grams = []
+    fit = SoftDebias.fit
+    monkeypatch.setattr(SoftDebias, "fit", lambda self, emb, y=None, **kw: (grams.append(kw.get("gram")),
+                                                                            fit(self, emb, y, **kw))[1])
+    assert main(["-q", "run", str(small), "--out-dir", str(tmp_path / "both"), "--limit", "2400"]) == 0
+    assert len(grams) == 1 and grams[0].shape == (24, 24)  # accumulated during hard debias's pass
+    assert main(["-q", "run", str(small), "--out-dir", str(tmp_path / "soft"), "--limit", "2400",
+                 "--methods", "soft"]) == 0
+    assert len(grams) == 2 and grams[1] is None  # alone, soft reads the rows itself
+    both = io.load(tmp_path / "both" / "soft.embd").vectors
+    np.testing.assert_allclose(both, io.load(tmp_path / "soft" / "soft.embd").vectors, atol=1e-6)

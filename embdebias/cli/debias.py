@@ -10,15 +10,15 @@ from ._common import DEFAULT, FORMATS_TEXT, force_opt, input_opts, list_file_opt
 
 
 def add_parser(sub, parents) -> None:
-    from ..debias._table import DEBIASERS
+    from ..debias._table import DEBIASERS, DEFAULT_METHOD
     from ..pipeline.options import method_params
 
     p = sub.add_parser("debias", parents=parents, help=f"debias a vector file ({', '.join(DEBIASERS)})",
                        description="Debias an embedding and write the result atomically.")
     p.add_argument("input", nargs="?", default=DEFAULT, help=f"vector file or '{DEFAULT}' (default)")
-    p.add_argument("--method", choices=list(DEBIASERS), default="hard",
+    p.add_argument("--method", choices=list(DEBIASERS), default=DEFAULT_METHOD,
                    help="; ".join(f"{name}: {spec.description}" for name, spec in DEBIASERS.items())
-                   + " (default hard)")
+                   + f" (default {DEFAULT_METHOD})")
     p.add_argument("--out", required=True, help="output path (a native-format directory unless --format "
                                                 "or the extension says otherwise)")
     p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {FORMATS_TEXT}")
@@ -49,7 +49,7 @@ def _applies(spec, flag: str) -> bool:
 
 def _check_method_options(args, spec) -> None:
     """Method-specific options given to a method they do not apply to: one error naming both."""
-    from ..debias._table import DEBIASERS
+    from ..debias._table import DEBIASERS, DEFAULT_METHOD
     from ..pipeline.options import method_params
 
     given = {"--equalize": args.equalize, "--expand": args.expand, "--seeds": args.seeds,

@@ -83,10 +83,11 @@ class DebiaserSpec:
         With ``--expand`` it keeps the SVM expansion of the seed words as its
         gender-specific words (soft debias); otherwise the list as given.
     rides_on : str or None
-        Another method whose pass over the rows can accumulate this one's moments
-        (soft debias's Gram matrix during hard debias's pass, see
-        :class:`~embdebias.debias.soft.GramAccumulator`): when both are computed, the
-        host runs first and this method's ``fit`` receives ``gram=``.
+        Another method whose pass over the rows can gather what this one's ``fit``
+        needs (soft debias's Gram matrix during hard debias's pass). The estimator class
+        then provides ``pass_accumulator(embedding)``, an object with ``add(start,
+        block)`` and ``fit_params()``: when both methods are computed, the host runs
+        first, feeding ``add``, and this method's ``fit`` receives ``fit_params()``.
     output_stem : str
         Name of its output embedding (before the format's ending); default ``name``.
     info_key : str
@@ -145,6 +146,8 @@ class DebiaserSpec:
 
 #: The methods ``embdebias run`` applies unless told otherwise.
 DEFAULT_METHODS = ("hard", "soft")
+#: The method of ``embdebias debias`` and :func:`make_debiaser` unless told otherwise.
+DEFAULT_METHOD = "hard"
 #: Every debiasing method by name, in report-column order.
 DEBIASERS: dict[str, DebiaserSpec] = {}
 
@@ -165,7 +168,7 @@ def get_debiaser(name: str) -> DebiaserSpec:
         raise EmbdebiasError(f"unknown debias method {name!r}; choose one of {', '.join(DEBIASERS)}") from None
 
 
-def make_debiaser(method: str = "hard", **params):
+def make_debiaser(method: str = DEFAULT_METHOD, **params):
     """The configured (unfitted) debiaser ``method`` of :data:`DEBIASERS`.
 
     ``params`` are its estimator's keywords (its table parameters, the lists it uses,

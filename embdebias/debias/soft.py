@@ -295,6 +295,12 @@ class SoftDebias(Debiaser):
 
         return apply, None
 
+    @classmethod
+    def pass_accumulator(cls, embedding: Embedding) -> "GramAccumulator":
+        """What :meth:`fit` can take from another step's pass over ``embedding``'s rows: the
+        moments, accumulated by :meth:`GramAccumulator.add` and given by its ``fit_params()``."""
+        return GramAccumulator(embedding.dim, name=embedding.name, words=embedding.words)
+
     def run_info(self, embedding: Embedding) -> dict:
         """The solve's summary (:attr:`solve_info_`)."""
         return dict(self.solve_info_)
@@ -393,6 +399,10 @@ class GramAccumulator:
     def result(self) -> np.ndarray:
         """The symmetric ``(d, d)`` sum (float64)."""
         return (self.gram + self.gram.T) / 2.0
+
+    def fit_params(self) -> dict:
+        """The keywords of :meth:`SoftDebias.fit` this pass gives (``gram``)."""
+        return {"gram": self.result()}
 
 
 def unit_moments(emb: Embedding, special_rows=None, *, chunk_rows: int = DEFAULT_CHUNK_ROWS,

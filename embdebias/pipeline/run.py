@@ -270,24 +270,21 @@ def _evaluate_step(steps, name: str, step_key: str, embeddings: dict, eval_kwarg
 def _debias_steps(steps, emb, format: str, progress: bool, plan: list) -> dict:
     """The output of every ``(spec, key, file, debiaser)`` of ``plan``, computed or reused, by method.
 
-    A method that rides on another's pass (``DebiaserSpec.rides_on``: soft debias's
-    moments, accumulated while hard debias writes, see
-    :class:`~embdebias.debias.soft.GramAccumulator`) gets them when both are computed,
-    so the rows are read twice in all, not three times.
+    A method that rides on another's pass (``DebiaserSpec.rides_on``) gets what its
+    estimator's ``pass_accumulator`` gathered during that pass when both are computed:
+    soft debias's moments are accumulated while hard debias writes
+    (:class:`~embdebias.debias.soft.GramAccumulator`), so the rows are read twice in
+    all, not three times.
     """
     computed = {spec.name for spec, step_key, _, _ in plan if not steps.reusable(spec.name, step_key)}
-    grams = {}
-    for spec, *_ in plan:
-        if spec.name in computed and spec.rides_on in computed:
-            from ..debias.soft import GramAccumulator
-
-            grams[spec.name] = GramAccumulator(emb.dim, name=emb.name, words=emb.words)
+    riding = {spec.name: type(debiaser).pass_accumulator(emb) for spec, _, _, debiaser in plan
+              if spec.name in computed and spec.rides_on in computed}
     out = {}
     for spec, step_key, file, debiaser in plan:
-        riders = [grams[name].add for name in grams if DEBIASERS[name].rides_on == spec.name]
+        riders = [riding[name].add for name in riding if DEBIASERS[name].rides_on == spec.name]
         out[spec.name] = _debias_step(steps, spec.name, step_key, debiaser, emb, file, format, progress,
                                       also=_together(riders),
-                                      fit_params={"gram": grams[spec.name].result()} if spec.name in grams else None)
+                                      fit_params=riding[spec.name].fit_params() if spec.name in riding else None)
     return out
 
 
