@@ -199,6 +199,20 @@ def evaluate_kwargs(options: RunOptions, subspace=None) -> dict:
             "sembias": options.sembias, "strict": options.strict, **options.evaluate}
 
 
+def options_doc(indent: str = "    ") -> str:
+    """The options as a docstring section: each field, its command-line flag, default and help."""
+    lines = [f"{indent}Run options (keywords of ``run_pipeline``; fields of ``RunOptions``)",
+             f"{indent}" + "-" * 69]
+    for f in fields(RunOptions):
+        flag = f.metadata.get("flag")
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        lines.append(f"{indent}{f.name} : default {default!r}" + (f" (``{flag}``)" if flag else ""))
+        text = f.metadata.get("help") or ("the methods' own parameters, by name (see DEBIASERS)"
+                                          if f.name == "params" else "further keywords of evaluate")
+        lines.append(f"{indent}    {text.replace('{known}', 'see DEBIASERS')}")
+    return "\n".join(lines) + "\n"
+
+
 # --------------------------------------------------------------------------- command line
 def add_arguments(parser: argparse.ArgumentParser, names=None) -> None:
     """Add the options of :class:`RunOptions` (those in ``names``, default all with a flag), and with

@@ -110,6 +110,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
         only the files named as the run's outputs, see
         :func:`~embdebias.pipeline.outputs.planned_outputs`).
 
+{options}
     Raises
     ------
     EmbdebiasError
@@ -209,6 +210,10 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
     steps.commit()  # every new output appears in out_dir now, the report and the state last
     log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
     return out_dir / "report.md"
+
+
+if run_pipeline.__doc__:  # None under python -OO
+    run_pipeline.__doc__ = run_pipeline.__doc__.replace("{options}", run_options.options_doc())
 
 
 def _expansion(steps, base_key: str, emb, o: RunOptions, lists_used: dict):
