@@ -49,7 +49,7 @@ def _applies(spec, flag: str) -> bool:
 
 def _check_method_options(args, spec) -> None:
     """Method-specific options given to a method they do not apply to: one error naming both."""
-    from ..debias._table import DEBIASERS, DEFAULT_METHOD
+    from ..debias._table import DEBIASERS
     from ..pipeline.options import method_params
 
     given = {"--equalize": args.equalize, "--expand": args.expand, "--seeds": args.seeds,
