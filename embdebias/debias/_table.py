@@ -3,7 +3,16 @@
 Everything that lists methods derives from this table: :func:`make_debiaser`, the
 ``--method`` choices of ``embdebias debias``, ``embdebias run --methods`` (one step,
 output, report column and plot panel per method) and the run's resume keys. A new
-method is a new :class:`Debiaser` subclass and one :func:`register` call.
+method is a new :class:`~embdebias.debias._base.Debiaser` subclass and one
+:func:`register` call. What the run asks of its estimator:
+
+* its constructor takes ``subspace=`` (the run's fitted bias subspace), ``lists=``, the
+  keywords of the lists it declares (:data:`LIST_KEYWORDS`), ``random_state=`` if it
+  is ``seeded``, and its own :class:`Param` names;
+* ``fit(embedding)`` and ``transform(embedding, out=path, progress=..., also=...)``
+  (the :class:`~embdebias.debias._base.Debiaser` contract: unit-length rows);
+* optionally ``run_info(embedding)`` (what ``report.json`` records about the fit) and
+  the classmethod ``report_lines(info)`` (its lines in the report's "Run" section).
 
 The order of the table is the order of the report's columns (after the original).
 """
