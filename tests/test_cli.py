@@ -210,6 +210,7 @@ def _status(argv) -> int:
     ["run", "{f}", "--out-dir", "{d}/run", "--lambda", "nan"],
     ["run", "{f}", "--out-dir", "{d}/run", "--lambda", "abc"],
     ["run", "{f}", "--out-dir", "{d}/run", "--methods", "hard,nope"],
+    ["run", "{f}", "--out-dir", "{d}/run", "--methods", "hard", "--lambda", "0.3"],  # soft's parameter
     ["debias", "{f}", "--out", "{d}/o.x", "--method", "soft", "--lambda", "-1"],
 ])
 def test_bad_options_fail_before_any_work(w2v_file, tmp_path, capsys, argv):

@@ -122,6 +122,7 @@ class RunOptions:
                          "the same directory resumes it)", reproduce=None, default=False)
 
     def __post_init__(self):
+        object.__setattr__(self, "methods", parse_methods(self.methods))  # "hard,soft" or a sequence
         self._check()
 
     @classmethod
@@ -136,8 +137,6 @@ class RunOptions:
         if unknown:
             raise EmbdebiasError(f"unknown run option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
                                  f"the options are: {', '.join(sorted(names - {'params'} | set(method_params())))}")
-        if "methods" in options:
-            options["methods"] = parse_methods(options["methods"])
         params = {**options.pop("params", {}), **params}
         return cls(**options, params=params)
 
@@ -148,12 +147,15 @@ class RunOptions:
                 meta["rule"].check(value, f.name)
             if meta.get("choices") is not None:
                 _validation.check_choice(value, meta["choices"](), f.name)
-        parse_methods(self.methods)
         for name, value in self.params.items():
-            spec = method_params().get(name)
-            if spec is None:
+            param = method_params().get(name)
+            if param is None:
                 raise EmbdebiasError(f"unknown method parameter {name}; known: {', '.join(method_params())}")
-            spec.check(value)
+            takers = [m for m, spec in DEBIASERS.items() if spec.param(name) is not None]
+            if not set(takers) & set(self.methods):
+                raise EmbdebiasError(f"{name} ({param.flag}) applies to method {' or '.join(takers)}, which this "
+                                     f"run does not use (methods: {','.join(self.methods)})")
+            param.check(value)
 
     def method_params(self, method: str) -> dict:
         """``{name: value}`` of ``method``'s own parameters (its defaults, unless set)."""
