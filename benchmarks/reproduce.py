@@ -1,7 +1,7 @@
 """Reproduce the original / soft / hard bias tables for any embeddings.
 
 For every input (a Word2Vec, GloVe or fastText file, a native directory; none: the
-built-in GloVe 6B 50d) this runs the main job, :func:`embdebias.run.run_pipeline`, into
+built-in GloVe 6B 50d) this runs the main job, :func:`embdebias.pipeline.run_pipeline`, into
 ``<out-dir>/<input name>/`` (a re-run reuses its finished steps) and prints Markdown
 tables with the columns original / soft / hard:
 
@@ -205,7 +205,7 @@ def reproduce(source=None, out_root="reproduce-out", *, limit=None, lam: float =
               n_train: int = 50_000, force: bool = False, evaluate_kwargs=None, rnsb_runs: int = 10,
               lists: str = "published", log=print) -> str:
     """Run the main job on ``source`` into ``<out_root>/<input name>/`` and return the tables."""
-    from embdebias.run import run_pipeline
+    from embdebias.pipeline import run_pipeline
 
     out_dir = Path(out_root) / input_name(source)
     run_pipeline(source, out_dir, limit=limit, lam=lam, n_train=n_train, random_state=seed, force=force,
@@ -230,7 +230,7 @@ def family_inputs(specs) -> dict:
 def families_main(args) -> int:
     """Run the main job per family and print paper 004's tables, ours beside theirs."""
     import paper004
-    from embdebias.run import run_pipeline
+    from embdebias.pipeline import run_pipeline
 
     log = (lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     values = {}

@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._case import rows_with_lowercase
 from ._rows import unit_rows
+from ._validation import POSITIVE
 from .embedding import Embedding, as_embedding
 from .errors import DimensionError, EmbdebiasError, MissingWordsError, NonFiniteError
 from . import wordlists
@@ -89,9 +90,7 @@ class BiasSubspace(BaseEstimator):
         """Fit the subspace on ``embedding`` (an Embedding or gensim KeyedVectors)."""
         emb = as_embedding(embedding)
         pairs = self._pairs()
-        k = int(self.n_components)
-        if k < 1:
-            raise EmbdebiasError(f"n_components must be >= 1, got {self.n_components}")
+        k = int(POSITIVE.check(self.n_components, "n_components"))
         used, missing, mapped = self._resolve_pairs(pairs, emb)
         if missing:
             warnings.warn(f"definitional pairs: {len(missing)} word(s) not in {emb.name}: "

@@ -195,19 +195,60 @@ def test_outputs_never_replace_inputs_or_user_directories(w2v_file, tmp_path, ca
     assert (user_dir / "notes.txt").read_text() == "keep"
 
 
+def _status(argv) -> int:
+    """``main(argv)``'s exit status, whether returned or raised by argparse."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
 @pytest.mark.parametrize("argv", [
     ["debias", "{f}", "--out", "{d}/o.x", "--format", "bogus"],
     ["run", "{f}", "--out-dir", "{d}/run", "--format", "bogus"],
     ["run", "{f}", "--out-dir", "{d}/run", "--lambda", "-1"],
     ["run", "{f}", "--out-dir", "{d}/run", "--lambda", "nan"],
+    ["run", "{f}", "--out-dir", "{d}/run", "--lambda", "abc"],
+    ["run", "{f}", "--out-dir", "{d}/run", "--methods", "hard,nope"],
+    ["run", "{f}", "--out-dir", "{d}/run", "--methods", "hard", "--lambda", "0.3"],  # soft's parameter
+    ["debias", "{f}", "--out", "{d}/o.x", "--method", "soft", "--lambda", "-1"],
 ])
 def test_bad_options_fail_before_any_work(w2v_file, tmp_path, capsys, argv):
     work = tmp_path / "work"
     work.mkdir()
     argv = [a.format(f=w2v_file, d=work) for a in argv]
-    assert main(["-q"] + argv) == 2
+    assert _status(["-q"] + argv) == 2
     assert list(work.iterdir()) == []
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("value", ["-1", "abc", "inf"])
+def test_lambda_is_checked_by_one_rule_in_the_cli_and_the_api(tmp_path, capsys, value):
+    from embdebias._validation import NONNEGATIVE
+    from embdebias.debias import make_debiaser
+    from embdebias.errors import EmbdebiasError
+    from embdebias.pipeline import RunOptions, run_pipeline
+
+    assert _status(["run", "--out-dir", str(tmp_path / "o"), "--lambda", value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert f"argument --lambda: must be {NONNEGATIVE.expected}, got '{value}'" in err[0]
+    api_value = float(value) if value != "abc" else value
+    for call in (lambda: make_debiaser("soft", lam=api_value), lambda: RunOptions.create(lam=api_value),
+                 lambda: run_pipeline(None, tmp_path / "o", lam=api_value)):
+        with pytest.raises(EmbdebiasError, match="^lam must be a finite number >= 0, got "):
+            call()
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_parameter_of_another_method_is_one_error_naming_both():
+    from embdebias.debias import make_debiaser
+    from embdebias.errors import EmbdebiasError
+
+    with pytest.raises(EmbdebiasError, match="lam does not apply to debias method 'hard'"):
+        make_debiaser("hard", lam=0.3)
+    with pytest.raises(EmbdebiasError, match="unknown debias method 'nope'; choose one of soft, hard"):
+        make_debiaser("nope")
 
 
 @pytest.mark.parametrize("argv", [["score", "--seed", "-1"], ["run", "--out-dir", "x", "--seed", "2**40"],
@@ -239,8 +280,8 @@ def test_score_bat_uses_published_sembias_by_default(w2v_file, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--method", "hard", "--expand"], "--expand apply to --method soft only"),
-    (["--method", "hard", "--lambda", "0.5"], "--lambda apply to --method soft only"),
+    (["--method", "hard", "--expand"], "--expand applies to --method soft only"),
+    (["--method", "hard", "--lambda", "0.5"], "--lambda applies to --method soft only"),
     (["--lambda", "0.5", "--seed", "3"], "--lambda and --seed apply to --method soft only"),
     (["--method", "soft", "--seeds", "x.txt"], "--seeds needs --expand"),
     (["--method", "soft", "--expand", "--specific", "x.txt"], "exclude each other"),

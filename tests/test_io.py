@@ -81,9 +81,9 @@ def test_output_format_guessed_from_extension(tmp_path, emb, name, fmt):
 
 
 def test_one_extension_table_for_api_run_and_cli(tmp_path, emb):
-    from embdebias import run
     from embdebias.cli import main
     from embdebias.io import EXTENSIONS, output_name
+    from embdebias.pipeline import outputs as run
 
     assert run.EXTENSIONS is EXTENSIONS and set(EXTENSIONS) == set(FORMATS)
     save(emb, tmp_path / "src.txt")

@@ -14,7 +14,7 @@ import pytest
 from synthetic import synthetic_embedding, write_word2vec_text
 
 from embdebias import _atomic, evaluation, io, wordlists
-from embdebias import run as run_module
+from embdebias.pipeline import state as run_module
 from embdebias.cli import main
 from embdebias.errors import EmbdebiasError, WordListError
 
@@ -229,16 +229,16 @@ def test_damaged_state_is_ignored_with_a_warning(tmp_path, content):
     path = tmp_path / "run_state.json"
     path.write_bytes(content)
     with pytest.warns(UserWarning, match="damaged, ignored") as record:
-        assert run_module._read_state(path) == ({}, None)
+        assert run_module.read_state(path) == ({}, None)
     assert len(str(record[0].message)) < 400
 
 
 def test_huge_state_is_not_read(tmp_path):
     path = tmp_path / "run_state.json"
     with open(path, "wb") as fh:
-        fh.truncate(run_module._MAX_STATE_BYTES + 1)
+        fh.truncate(run_module.MAX_STATE_BYTES + 1)
     with pytest.warns(UserWarning, match="far more than a run writes"):
-        assert run_module._read_state(path) == ({}, None)
+        assert run_module.read_state(path) == ({}, None)
 
 
 def test_run_with_a_damaged_state_recomputes(small, tmp_path, cheap_eval, capsys):

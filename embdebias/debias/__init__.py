@@ -1,12 +1,21 @@
-"""Debiasing methods: hard (neutralize + equalize) and soft (Bolukbasi et al., 2016)."""
+"""Debiasing methods: hard (neutralize + equalize) and soft (Bolukbasi et al., 2016).
 
-from .hard import HardDebias
+Which methods exist is the table :data:`DEBIASERS` (:mod:`embdebias.debias._table`).
+"""
 
-__all__ = ["HardDebias", "SoftDebias", "expand_gender_specific", "GenderSpecificExpander"]
+from ._table import DEBIASERS, DebiaserSpec, Param, get_debiaser, make_debiaser, register
+
+__all__ = ["DEBIASERS", "DebiaserSpec", "Param", "get_debiaser", "make_debiaser", "register",
+           "HardDebias", "SoftDebias", "expand_gender_specific", "GenderSpecificExpander"]
 
 
 def __getattr__(name):
-    # Soft debias imports cvxpy and scikit-learn; load it only when asked for.
+    # The estimators import scikit-learn (and soft debias's reference solver cvxpy): load
+    # them only when asked for, so that the table (and the CLI's start-up) stays light.
+    if name == "HardDebias":
+        from .hard import HardDebias
+
+        return HardDebias
     if name == "SoftDebias":
         from .soft import SoftDebias
 

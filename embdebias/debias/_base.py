@@ -13,6 +13,11 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding, owned
 from ..errors import DimensionError
 
 
+def format_scalar(value) -> str:
+    """A number or word as the report shows it (floats to 4 significant digits)."""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def case_variants(words: Iterable[str]) -> list[str]:
     """Each word with its lower-case, Title-case and UPPER-case forms (order kept, no duplicates)."""
     out = {}
@@ -74,6 +79,18 @@ class Debiaser(TransformerMixin, BaseEstimator):
                       name: str | None = None) -> Embedding:
         """``fit(embedding)`` then ``transform(embedding, out, progress=..., name=...)``."""
         return self.fit(embedding).transform(embedding, out, progress=progress, name=name)
+
+    def run_info(self, embedding: Embedding) -> dict:
+        """What ``embdebias run`` records about this fit in ``report.json`` (made JSON-able there)."""
+        return {}
+
+    @classmethod
+    def report_lines(cls, info: dict) -> list[str]:
+        """The report's lines about a fit, from its :meth:`run_info` (default: its scalar entries)."""
+        shown = {k: v for k, v in (info or {}).items() if not isinstance(v, (list, dict))}
+        if not shown:
+            return []
+        return [f"- {cls._suffix} debias: " + ", ".join(f"{k} = {format_scalar(v)}" for k, v in shown.items())]
 
     def _prepare(self, emb: Embedding):
         """``(apply(start, stop, block, out), finish(dest) or None)`` for :func:`map_chunks`."""

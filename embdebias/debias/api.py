@@ -7,24 +7,7 @@ from pathlib import Path
 
 from ..embedding import Embedding
 from ..errors import EmbdebiasError
-
-METHODS = ("hard", "soft")
-
-
-def make_debiaser(method: str = "hard", *, definitional=None, n_components: int = 1, equalize=None,
-                  gender_specific=None, lam: float = 0.2, random_state: int = 0, **kwargs):
-    """The configured (unfitted) debiaser for ``method`` ("hard" or "soft")."""
-    if method == "hard":
-        from .hard import HardDebias
-
-        return HardDebias(definitional=definitional, n_components=n_components, equalize=equalize,
-                          gender_specific=gender_specific, **kwargs)
-    if method == "soft":
-        from .soft import SoftDebias
-
-        return SoftDebias(lam=lam, definitional=definitional, n_components=n_components,
-                          gender_specific=gender_specific, random_state=random_state, **kwargs)
-    raise EmbdebiasError(f"unknown debias method {method!r}; choose one of {', '.join(METHODS)}")
+from ._table import make_debiaser  # noqa: F401  (this module's API since 0.1)
 
 
 def debias_file(source=None, out=None, *, method: str = "hard", format: str | None = None,
@@ -41,7 +24,8 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
         chunk by chunk into a native-format directory, so memory stays bounded for
         huge vocabularies; for another ``format`` that directory is a temporary one
         next to ``out``, converted and then removed.
-    method : {"hard", "soft"}
+    method : str
+        A method of :data:`~embdebias.debias.DEBIASERS`.
     format : str, optional
         Output format (default: guessed from ``out``'s extension, else native).
     input_format, limit, unicode_errors, trust_pickle

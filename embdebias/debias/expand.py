@@ -86,7 +86,6 @@ Defaults, and what they give on GloVe 6B 50d
 
 from __future__ import annotations
 
-import numbers
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -97,6 +96,7 @@ from sklearn.base import BaseEstimator
 
 from .._atomic import atomic_file
 from .._case import rows_with_lowercase
+from .._validation import MAX_RANK, PRECISION_TARGET
 from ..embedding import DEFAULT_CHUNK_ROWS, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
 from ._base import unit_rows
@@ -290,24 +290,13 @@ def _seed_rows(emb, seeds: list[str]):
 
 
 def _check_options(target_precision, max_rank, cv) -> None:
-    """Bad ``target_precision``, ``max_rank`` or ``cv`` fail before any work."""
-    if target_precision is not None:
-        try:
-            t = float(target_precision)
-        except (TypeError, ValueError):
-            t = float("nan")
-        if not 0.0 < t <= 1.0:
-            raise EmbdebiasError(
-                f"target_precision must be in (0, 1] or None, got {target_precision!r}")
-        if int(cv or 0) < 2:
-            raise EmbdebiasError("choosing the threshold for target_precision needs cross-validation "
-                                 f"(cv >= 2), got cv={cv}; pass target_precision=None for the "
-                                 "SVM's own rule decision > 0")
-    if max_rank is None or (isinstance(max_rank, str) and max_rank == "n_train"):
-        return
-    if isinstance(max_rank, bool) or not isinstance(max_rank, numbers.Integral) or max_rank < 1:
-        raise EmbdebiasError(
-            f"max_rank must be a positive integer, 'n_train' or None, got {max_rank!r}")
+    """Bad ``target_precision``, ``max_rank`` or ``cv`` fail before any work (the CLI's rules)."""
+    PRECISION_TARGET.check(target_precision, "target_precision")
+    MAX_RANK.check(max_rank, "max_rank")
+    if target_precision is not None and int(cv or 0) < 2:
+        raise EmbdebiasError("choosing the threshold for target_precision needs cross-validation "
+                             f"(cv >= 2), got cv={cv}; pass target_precision=None for the "
+                             "SVM's own rule decision > 0")
 
 
 def _n_candidates(max_rank, n_train: int, n: int) -> int:

@@ -215,6 +215,24 @@ class HardDebias(Debiaser):
         self.n_features_in_ = emb.dim
         return self
 
+    def run_info(self, embedding: Embedding) -> dict:
+        """Equalize forms found and missing, gender-specific words listed and in the vocabulary."""
+        emb = as_embedding(embedding)
+        return {"equalize_pairs": len(self.equalize_pairs_), "equalize_pairs_missing": len(self.equalize_missing_),
+                "gender_specific": len(self.gender_specific_),
+                "gender_specific_in_vocabulary": int((emb.words.rows(sorted(self.gender_specific_)) >= 0).sum())}
+
+    @classmethod
+    def report_lines(cls, info: dict) -> list[str]:
+        if not info:
+            return []
+        return [f"- hard debias: {info['equalize_pairs']} equalize forms equalized"
+                + (f" ({info['equalize_pairs_missing']} pairs of the list not in the vocabulary)"
+                   if info.get("equalize_pairs_missing") else "")
+                + (f"; {info['gender_specific_in_vocabulary']:,} of {info['gender_specific']:,} "
+                   f"gender-specific words in the vocabulary, kept; every other word neutralized"
+                   if "gender_specific_in_vocabulary" in info else "")]
+
     def _find_pairs(self, pairs, emb: Embedding):
         found, missing, used = [], [], set()
         for pair, forms in zip(pairs, self._present_forms(pairs, emb), strict=True):

@@ -45,15 +45,15 @@ import time
 import warnings
 
 import numpy as np
-
-from .. import wordlists
-from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from sklearn.base import clone
 
+from .. import wordlists
+from .._validation import NONNEGATIVE
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError, NonFiniteError
 from ..subspace import resolve_subspace
 from . import _psd
-from ._base import Debiaser, case_variants, unit_rows
+from ._base import Debiaser, case_variants, format_scalar, unit_rows
 from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_specific
 
 NORMALIZATIONS = ("mean", "sum")
@@ -247,9 +247,7 @@ class SoftDebias(Debiaser):
                                  f"got {self.normalization!r}")
         if self.solver not in SOLVERS:
             raise EmbdebiasError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        lam = float(self.lam)
-        if not np.isfinite(lam) or lam < 0:
-            raise EmbdebiasError(f"lam must be a finite number >= 0, got {self.lam!r}")
+        NONNEGATIVE.check(self.lam, "lam")
 
     def _basis(self, emb: Embedding) -> np.ndarray:
         """The ``(d, k)`` orthonormal basis (columns) of the bias subspace."""
@@ -296,6 +294,29 @@ class SoftDebias(Debiaser):
             unit_rows(out)
 
         return apply, None
+
+    @classmethod
+    def pass_accumulator(cls, embedding: Embedding) -> "GramAccumulator":
+        """What :meth:`fit` can take from another step's pass over ``embedding``'s rows: the
+        moments, accumulated by :meth:`GramAccumulator.add` and given by its ``fit_params()``."""
+        return GramAccumulator(embedding.dim, name=embedding.name, words=embedding.words)
+
+    def run_info(self, embedding: Embedding) -> dict:
+        """The solve's summary (:attr:`solve_info_`)."""
+        return dict(self.solve_info_)
+
+    @classmethod
+    def report_lines(cls, info: dict) -> list[str]:
+        if not info:
+            return []
+        shown = {k: v for k, v in info.items() if not isinstance(v, (list, dict))}
+        lines = ["- soft debias solve: " + ", ".join(f"{k} = {format_scalar(v)}" for k, v in shown.items())]
+        for when in ("before", "after"):
+            terms = info.get(f"objective_{when}")
+            if isinstance(terms, dict):
+                lines.append(f"  - objective {when}: "
+                             + ", ".join(f"{k} = {format_scalar(v)}" for k, v in terms.items()))
+        return lines
 
     def report(self) -> str:
         """A short human-readable summary of the fit."""
@@ -378,6 +399,10 @@ class GramAccumulator:
     def result(self) -> np.ndarray:
         """The symmetric ``(d, d)`` sum (float64)."""
         return (self.gram + self.gram.T) / 2.0
+
+    def fit_params(self) -> dict:
+        """The keywords of :meth:`SoftDebias.fit` this pass gives (``gram``)."""
+        return {"gram": self.result()}
 
 
 def unit_moments(emb: Embedding, special_rows=None, *, chunk_rows: int = DEFAULT_CHUNK_ROWS,

@@ -1,0 +1,89 @@
+"""What the subcommands share: option builders, output checks, loading, the message printer."""
+
+from __future__ import annotations
+
+import sys
+
+DEFAULT = "glove-6b-50d"
+#: The formats as ``--help`` lists them.
+FORMATS_TEXT = "native, word2vec-bin, word2vec-text, glove, fasttext-vec, fasttext-bin, gensim-kv"
+
+
+class Printer:
+    """``say(...)``: a message on stderr, or nothing with ``--quiet``."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+
+    def __call__(self, *args):
+        if not self.quiet:
+            print(*args, file=sys.stderr, flush=True)
+
+
+def prepare_output(args, target, say, *, vectors: bool = False, **kwargs):
+    """Every command that writes checks its output here first (see ``_atomic.prepare_output``).
+
+    ``vectors``: the output is a vector file in ``args.format`` (or the format its name asks
+    for), whose companion files (gensim-kv's ``.vectors.npy``) are checked with it.
+    """
+    from .._atomic import prepare_output as check
+
+    if vectors:
+        from ..io import guess_format_from_path, output_companions
+
+        for companion in output_companions(target, args.format or guess_format_from_path(target)):
+            check(companion, force=args.force, **kwargs)
+    return check(target, force=args.force, log=say, **kwargs)
+
+
+def load_many(args) -> dict:
+    """The inputs of ``score``/``plot`` by name (repeated names get " (2)", " (3)", ...)."""
+    from .. import io
+
+    embeddings = {}
+    for src in args.inputs or [DEFAULT]:
+        emb = io.load(src, format=args.input_format, limit=args.limit, unicode_errors=args.unicode_errors,
+                      trust_pickle=args.trust_pickle)
+        name, i = emb.name, 2
+        while name in embeddings:
+            name, i = f"{emb.name} ({i})", i + 1
+        embeddings[name] = emb
+    return embeddings
+
+
+# --------------------------------------------------------------------------- option builders
+def input_opts(p):
+    """Options of every command that reads vector files (described once, in RunOptions)."""
+    from ..pipeline.options import add_arguments
+
+    add_arguments(p, names=("input_format", "limit", "unicode_errors", "trust_pickle"))
+
+
+def force_opt(p):
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing output (by default it is kept and the command fails)")
+
+
+def lists_opt(p):
+    from ..pipeline.options import add_arguments
+
+    add_arguments(p, names=("lists",))
+
+
+def scoring_opts(p, *, max_missing: float = 0.2, strict: bool = True):
+    from .._validation import FRACTION
+
+    p.add_argument("--max-missing", type=FRACTION.parse, default=max_missing, metavar="F",
+                   help="a word set that loses more than this fraction of its words to the vocabulary "
+                        f"is not scored (default {max_missing})")
+    if strict:
+        from ..pipeline.options import add_arguments
+
+        add_arguments(p, names=("strict",))
+
+
+def list_file_opts(p, *, equalize=True, expand=True):
+    from ..pipeline.options import add_arguments
+
+    names = ["definitional", "gender_specific"] + ["equalize"] * equalize + ["expand", "seeds"] * expand
+    add_arguments(p, names=names)

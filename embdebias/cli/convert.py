@@ -1,0 +1,28 @@
+"""``embdebias convert``: convert a vector file to another format."""
+
+from __future__ import annotations
+
+import time
+
+from ._common import FORMATS_TEXT, force_opt, input_opts, prepare_output
+
+
+def add_parser(sub, parents) -> None:
+    p = sub.add_parser("convert", parents=parents, help="convert a vector file to another format")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {FORMATS_TEXT}")
+    input_opts(p)
+    force_opt(p)
+    p.set_defaults(func=run_convert)
+
+
+def run_convert(args, say) -> int:
+    from .. import io
+
+    prepare_output(args, args.output, say, vectors=True, inputs=(args.input,))
+    t0 = time.perf_counter()
+    io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit,
+               unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle)
+    say(f"wrote {args.output} ({time.perf_counter() - t0:.1f} s)")
+    return 0

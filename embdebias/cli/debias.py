@@ -1,0 +1,107 @@
+"""``embdebias debias``: debias a vector file with one method of the DEBIASERS table."""
+
+from __future__ import annotations
+
+import time
+
+from .. import _validation
+from ..errors import EmbdebiasError
+from ._common import DEFAULT, FORMATS_TEXT, force_opt, input_opts, list_file_opts, lists_opt, prepare_output
+
+
+def add_parser(sub, parents) -> None:
+    from ..debias._table import DEBIASERS, DEFAULT_METHOD
+    from ..pipeline.options import method_params
+
+    p = sub.add_parser("debias", parents=parents, help=f"debias a vector file ({', '.join(DEBIASERS)})",
+                       description="Debias an embedding and write the result atomically.")
+    p.add_argument("input", nargs="?", default=DEFAULT, help=f"vector file or '{DEFAULT}' (default)")
+    p.add_argument("--method", choices=list(DEBIASERS), default=DEFAULT_METHOD,
+                   help="; ".join(f"{name}: {spec.description}" for name, spec in DEBIASERS.items())
+                   + f" (default {DEFAULT_METHOD})")
+    p.add_argument("--out", required=True, help="output path (a native-format directory unless --format "
+                                                "or the extension says otherwise)")
+    p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {FORMATS_TEXT}")
+    list_file_opts(p)
+    lists_opt(p)
+    p.add_argument("--components", type=_validation.POSITIVE.parse, default=1, metavar="K",
+                   help="dimension of the bias subspace")
+    for param in method_params().values():
+        p.add_argument(param.flag, dest=param.name, type=param.rule.parse, default=None, metavar=param.metavar,
+                       help=param.help)
+    p.add_argument("--seed", type=_validation.SEED.parse, default=None,
+                   help="methods with randomness (the --expand SVM): its seed (default 0)")
+    input_opts(p)
+    force_opt(p)
+    p.set_defaults(func=run_debias)
+
+
+def _applies(spec, flag: str) -> bool:
+    """Whether the method-specific option ``flag`` applies to method ``spec``."""
+    from ..pipeline.options import method_params
+
+    fixed = {"--equalize": "equalize_pairs" in spec.lists, "--expand": spec.expandable,
+             "--seeds": spec.expandable, "--seed": spec.seeded}
+    if flag in fixed:
+        return fixed[flag]
+    return any(p.flag == flag and spec.param(p.name) is not None for p in method_params().values())
+
+
+def _check_method_options(args, spec) -> None:
+    """Method-specific options given to a method they do not apply to: one error naming both."""
+    from ..debias._table import DEBIASERS
+    from ..pipeline.options import method_params
+
+    given = {"--equalize": args.equalize, "--expand": args.expand, "--seeds": args.seeds,
+             **{p.flag: getattr(args, p.name) for p in method_params().values()}, "--seed": args.seed}
+    wrong = [flag for flag, value in given.items() if value not in (None, False) and not _applies(spec, flag)]
+    if wrong:
+        takers = [name for name, other in DEBIASERS.items() if all(_applies(other, f) for f in wrong)]
+        raise EmbdebiasError(f"{' and '.join(wrong)} appl{'ies' if len(wrong) == 1 else 'y'} to --method "
+                             f"{' or '.join(takers) or 'no method'} only, not {spec.name}")
+    if args.seeds and not args.expand:
+        raise EmbdebiasError("--seeds needs --expand")
+    if args.expand and args.gender_specific:
+        raise EmbdebiasError("--specific and --expand exclude each other: give the seeds of the expansion with "
+                             "--seeds")
+
+
+def _params(args, spec) -> dict:
+    """The estimator keywords of ``spec`` that the options give."""
+    params = dict(definitional=args.definitional, n_components=args.components, gender_specific=args.gender_specific,
+                  lists=args.lists)
+    if "equalize_pairs" in spec.lists:
+        params["equalize"] = args.equalize
+    params.update({p.name: p.default if getattr(args, p.name) is None else getattr(args, p.name)
+                   for p in spec.params})
+    if spec.seeded:
+        params["random_state"] = 0 if args.seed is None else args.seed
+    if args.expand:
+        from ..debias.expand import GenderSpecificExpander
+
+        params["gender_specific"] = GenderSpecificExpander(args.seeds, lists=args.lists,
+                                                           random_state=params.get("random_state", 0))
+    return params
+
+
+def run_debias(args, say) -> int:
+    from ..debias._table import get_debiaser
+    from ..debias.api import debias_file
+
+    spec = get_debiaser(args.method)
+    _check_method_options(args, spec)
+    prepare_output(args, args.out, say, vectors=True, inputs=(args.input,))
+    t0 = time.perf_counter()
+    result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
+                                   input_format=args.input_format, limit=args.limit,
+                                   unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle,
+                                   progress=not args.quiet, **_params(args, spec))
+    sub = debiaser.subspace_
+    k = sub.components_.shape[0]
+    say(f"bias subspace: {len(sub.pairs_used_)} definitional pairs, k={k}, "
+        f"explained variance {', '.join(f'{r:.3f}' for r in sub.explained_variance_ratio_[:k])}")
+    if hasattr(debiaser, "report"):  # soft: solver, status, objective terms, expansion
+        say(debiaser.report())
+    say(f"{args.method}-debiased {len(result)} x {result.dim} -> {args.out} "
+        f"({time.perf_counter() - t0:.1f} s)")
+    return 0

@@ -1,0 +1,31 @@
+"""``embdebias info``: format, size, dimension and norms of a vector file."""
+
+from __future__ import annotations
+
+import json
+
+from ._common import DEFAULT, input_opts
+
+
+def add_parser(sub, parents) -> None:
+    p = sub.add_parser("info", parents=parents, help="format, size, dimension and norms of a vector file")
+    p.add_argument("input", nargs="?", default=DEFAULT)
+    p.add_argument("--json", action="store_true")
+    input_opts(p)
+    p.set_defaults(func=run_info)
+
+
+def run_info(args, say) -> int:
+    from .. import io
+
+    desc = io.describe(args.input, format=args.input_format, limit=args.limit,
+                       unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle)
+    if args.json:
+        print(json.dumps(desc, indent=2, default=str))
+    else:
+        width = max(map(len, desc))
+        for k, v in desc.items():
+            if isinstance(v, float):
+                v = f"{v:.6g}"
+            print(f"{k:<{width}}  {v}")
+    return 0

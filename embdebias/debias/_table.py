@@ -1,0 +1,228 @@
+"""Which debiasers exist: one declarative entry per method (:data:`DEBIASERS`).
+
+Everything that lists methods derives from this table: :func:`make_debiaser`, the
+``--method`` choices of ``embdebias debias``, ``embdebias run --methods`` (one step,
+output, report column and plot panel per method) and the run's resume keys. A new
+method is a new :class:`~embdebias.debias._base.Debiaser` subclass and one
+:func:`register` call. What the run asks of its estimator:
+
+* its constructor takes ``subspace=`` (the run's fitted bias subspace), ``lists=``, the
+  keywords of the lists it declares (:data:`LIST_KEYWORDS`), ``random_state=`` if it
+  is ``seeded``, and its own :class:`Param` names;
+* ``fit(embedding)`` and ``transform(embedding, out=path, progress=..., also=...)``
+  (the :class:`~embdebias.debias._base.Debiaser` contract: unit-length rows);
+* optionally ``run_info(embedding)`` (what ``report.json`` records about the fit) and
+  the classmethod ``report_lines(info)`` (its lines in the report's "Run" section).
+
+The order of the table is the order of the report's columns (after the original).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+
+from .. import _validation
+from ..errors import EmbdebiasError
+
+#: The list roles a debiaser may use, each with the estimator keyword it is passed as.
+LIST_KEYWORDS = {"definitional_pairs": "definitional", "equalize_pairs": "equalize",
+                 "gender_specific": "gender_specific"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of a method that a user sets (on the command line as ``flag``).
+
+    Attributes
+    ----------
+    name : str
+        The estimator's keyword (``lam``).
+    flag : str
+        The command-line option (``--lambda``).
+    rule : embdebias._validation.Rule
+        What it accepts; the API and the CLI check it with the same rule and message.
+    default
+        Its default value.
+    help : str
+        One line for ``--help``.
+    label : str
+        Its name in the report's parameters (default: ``name``).
+    metavar : str
+        Its value's name in ``--help``.
+    """
+
+    name: str
+    flag: str
+    rule: _validation.Rule
+    default: object
+    help: str
+    label: str = ""
+    metavar: str = "X"
+
+    @property
+    def report_name(self) -> str:
+        return self.label or self.name
+
+    def check(self, value):
+        return self.rule.check(value, self.name)
+
+
+@dataclass(frozen=True)
+class DebiaserSpec:
+    """One debiasing method.
+
+    Attributes
+    ----------
+    name : str
+        The method's name (``--method``, ``--methods``, the report column).
+    estimator : str
+        ``"module:Class"`` of its :class:`~embdebias.debias._base.Debiaser`, imported only
+        when used (soft debias's solver may load cvxpy).
+    description : str
+        One line for ``--help`` and listings.
+    params : tuple of Param
+        Its own parameters.
+    lists : tuple of str
+        The list roles it uses (keys of :data:`LIST_KEYWORDS`).
+    seeded : bool
+        It takes ``random_state``.
+    expandable : bool
+        With ``--expand`` it keeps the SVM expansion of the seed words as its
+        gender-specific words (soft debias); otherwise the list as given.
+    rides_on : str or None
+        Another method whose pass over the rows can gather what this one's ``fit``
+        needs (soft debias's Gram matrix during hard debias's pass). The estimator class
+        then provides ``pass_accumulator(embedding)``, an object with ``add(start,
+        block)`` and ``fit_params()``: when both methods are computed, the host runs
+        first, feeding ``add``, and this method's ``fit`` receives ``fit_params()``.
+    output_stem : str
+        Name of its output embedding (before the format's ending); default ``name``.
+    info_key : str
+        Key of its fit summary in ``report.json``; default ``name``.
+    column : str
+        How the report's header names its column; default ``"<name>-debiased"``.
+    """
+
+    name: str
+    estimator: str
+    description: str
+    params: tuple = ()
+    lists: tuple = ("definitional_pairs", "gender_specific")
+    seeded: bool = False
+    expandable: bool = False
+    rides_on: str | None = None
+    output_stem: str = ""
+    info_key: str = ""
+    column: str = ""
+
+    def __post_init__(self):
+        for attr, default in (("output_stem", self.name), ("info_key", self.name),
+                              ("column", f"{self.name}-debiased")):
+            if not getattr(self, attr):
+                object.__setattr__(self, attr, default)
+        unknown = set(self.lists) - set(LIST_KEYWORDS)
+        if unknown:
+            raise EmbdebiasError(f"debiaser {self.name!r}: unknown list roles {sorted(unknown)}; "
+                                 f"choose from {', '.join(LIST_KEYWORDS)}")
+
+    def estimator_class(self) -> type:
+        """The estimator class (imported now)."""
+        module, _, cls = self.estimator.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def defaults(self) -> dict:
+        """``{param name: default}`` of its own parameters."""
+        return {p.name: p.default for p in self.params}
+
+    def build(self, **params):
+        """The configured, unfitted estimator; a keyword it does not take is an error naming both."""
+        cls = self.estimator_class()
+        accepted = set(inspect.signature(cls).parameters)
+        wrong = sorted(set(params) - accepted)
+        if wrong:
+            raise EmbdebiasError(f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not apply to debias "
+                                 f"method {self.name!r} (it takes: {', '.join(sorted(accepted))})")
+        for name, value in params.items():
+            if self.param(name) is not None:
+                self.param(name).check(value)
+        return cls(**params)
+
+
+#: The methods ``embdebias run`` applies unless told otherwise.
+DEFAULT_METHODS = ("hard", "soft")
+#: The method of ``embdebias debias`` and :func:`make_debiaser` unless told otherwise.
+DEFAULT_METHOD = "hard"
+#: Every debiasing method by name, in report-column order.
+DEBIASERS: dict[str, DebiaserSpec] = {}
+
+
+def register(spec: DebiaserSpec) -> DebiaserSpec:
+    """Add ``spec`` to :data:`DEBIASERS` (a name already there is an error)."""
+    if spec.name in DEBIASERS:
+        raise EmbdebiasError(f"debiaser {spec.name!r} is already registered")
+    DEBIASERS[spec.name] = spec
+    return spec
+
+
+def get_debiaser(name: str) -> DebiaserSpec:
+    """The table entry of ``name``; an unknown name is an error listing the known ones."""
+    try:
+        return DEBIASERS[name]
+    except (KeyError, TypeError):
+        raise EmbdebiasError(f"unknown debias method {name!r}; choose one of {', '.join(DEBIASERS)}") from None
+
+
+def make_debiaser(method: str = DEFAULT_METHOD, **params):
+    """The configured (unfitted) debiaser ``method`` of :data:`DEBIASERS`.
+
+    ``params`` are its estimator's keywords (its table parameters, the lists it uses,
+    ``n_components``, ``lists``, ...); one it does not take is an error naming both.
+    """
+    return get_debiaser(method).build(**params)
+
+
+def parse_methods(text) -> tuple[str, ...]:
+    """``"hard,soft"`` (or a sequence of names) as a tuple of known method names, each once."""
+    names = [n.strip() for n in text.split(",")] if isinstance(text, str) else list(text)
+    if not names or not all(names):
+        raise EmbdebiasError(f"methods must name at least one debias method, got {text!r}")
+    for name in names:
+        get_debiaser(name)
+    if len(set(names)) != len(names):
+        raise EmbdebiasError(f"methods name a method twice: {text!r}")
+    return tuple(names)
+
+
+def run_order(methods) -> list[str]:
+    """The order a run computes ``methods``: a method another one rides on comes before it."""
+    order: list[str] = []
+    for name in methods:
+        host = DEBIASERS[name].rides_on  # a host that is not registered or not run is ignored
+        if host in methods and host not in order:
+            order.append(host)
+        if name not in order:
+            order.append(name)
+    return order
+
+
+def column_order(methods) -> list[str]:
+    """The report's column order of ``methods``: the table's."""
+    return [name for name in DEBIASERS if name in methods]
+
+
+# Table order is report-column order: soft before hard, as the report has always shown them.
+register(DebiaserSpec(
+    name="soft", estimator="embdebias.debias.soft:SoftDebias",
+    description="the soft-debias objective (Bolukbasi et al. 2016), solved exactly",
+    params=(Param("lam", "--lambda", _validation.NONNEGATIVE, 0.2,
+                  "soft debias: weight of the bias term (default 0.2)", label="lambda", metavar="L"),),
+    seeded=True, expandable=True, rides_on="hard", info_key="soft_solve"))
+register(DebiaserSpec(
+    name="hard", estimator="embdebias.debias.hard:HardDebias",
+    description="neutralize + equalize (Bolukbasi et al. 2016)",
+    lists=("definitional_pairs", "equalize_pairs", "gender_specific")))

