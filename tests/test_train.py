@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import sys
-import types
 from collections import Counter
 
 import numpy as np

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from ..data.cda import read_cda_pairs
 from ..data.wordlists import _is_path_like, describe, is_bundled_name, wordlist_path
-from ..errors import WordListError, quote as _quote
+from ..errors import WordListError
+from ..errors import quote as _quote
 
 #: A word of a pair or name list: letters or digits, inner hyphens and apostrophes,
 #: and an optional final dot (``mr.``).
