@@ -69,3 +69,19 @@ def test_lint_imports_contracts_are_kept():
                           "sys.exit(lint_imports_command())", "--no-cache"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-3000:]
+
+
+def test_embedding_save_works_without_importing_io_first(tmp_path):
+    """The package provides Embedding.save's writer; io is imported when the first save needs it."""
+    code = ("import sys, numpy as np\n"
+            "from embdebias.embedding import Embedding\n"
+            "assert 'embdebias.io' not in sys.modules\n"
+            "e = Embedding(['a', 'b'], np.ones((2, 3), np.float32))\n"
+            f"print(e.save({str(tmp_path / 'e.bin')!r}), 'embdebias.io' in sys.modules)\n"
+            "from embdebias.vocab import Vocabulary\n"
+            f"Vocabulary.write_native(['x', 'y'], {str(tmp_path)!r})\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["word2vec-bin", "True"]
+    assert (tmp_path / "vocab.txt").read_text(encoding="utf-8") == "x\ny\n"
