@@ -5,7 +5,7 @@ dimensions, window 5, min_count 5, negative 5, sample 1e-3, seed 0, every core)
 trained three ways on the same tokens:
 
 1. **ours**: :func:`embdebias.train.train_model` on the raw text, streamed by
-   :class:`embdebias.corpus.LineCorpus` (reading, UTF-8 checks, lower-casing and
+   :class:`embdebias.text.LineCorpus` (reading, UTF-8 checks, lower-casing and
    tokenization all inside the timed run);
 2. **gensim LineSentence** (the baseline): ``gensim.models.Word2Vec`` on a
    ``LineSentence`` over a copy of the corpus tokenized beforehand (untimed) into
@@ -52,7 +52,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from embdebias.corpus import LineCorpus  # noqa: E402
+from embdebias.text import LineCorpus  # noqa: E402
 from embdebias.train import default_workers, train_model  # noqa: E402
 
 PARAMS = dict(sg=1, vector_size=100, window=5, min_count=5, negative=5, sample=1e-3, seed=0)

@@ -2,11 +2,17 @@
 
 The top-level names are imported lazily, so ``import embdebias`` (and the CLI's
 start-up) does not pay for scikit-learn, cvxpy or matplotlib until they are used.
+
+This module is also the composition root of the layers (``[tool.importlinter]`` in
+``pyproject.toml``): it provides ``Embedding.save`` and the native vocabulary files with
+io's functions (:mod:`embdebias._providers`), which embedding and vocab may not import.
 """
 
 from __future__ import annotations
 
 import importlib
+
+from . import _providers
 
 __version__ = "0.1.0"
 
@@ -29,10 +35,35 @@ _EXPORTS = {
     "MissingWordsError": ".errors",
     "CorpusError": ".errors",
     "CounterfactualAugmenter": ".cda",
-    "wordlists": ".wordlists",
+    "wordlists": ".data.wordlists",
 }
 
 __all__ = sorted(_EXPORTS)
+
+
+def _save_embedding(embedding, path, format=None, **kwargs):
+    from .io import save
+
+    return save(embedding, path, format=format, **kwargs)
+
+
+def _open_native_vocabulary(directory):
+    from .io.native import open_vocabulary
+
+    return open_vocabulary(directory)
+
+
+def _write_native_vocabulary(words, directory):
+    from .io.native import write_vocabulary
+
+    return write_vocabulary(words, directory)
+
+
+# embedding and vocab are below io in the layers: they reach io's writers and readers
+# through these providers (embdebias._providers), which import io when first called.
+_providers.provide("save embedding", _save_embedding)
+_providers.provide("open native vocabulary", _open_native_vocabulary)
+_providers.provide("write native vocabulary", _write_native_vocabulary)
 
 
 def __getattr__(name):

@@ -1,11 +1,34 @@
-"""Opening an input that must be a regular file, without ever blocking on a special one."""
+"""Reading input files: a regular file opened without ever blocking on a special one, gzip, undecodable bytes.
+
+The bottom layer's file helpers, shared by the vector readers (:mod:`embdebias.io`), the
+corpus reader (:mod:`embdebias.text`), the bundled data (:mod:`embdebias.data`) and the
+scores file of :mod:`embdebias.fairness`.
+"""
 
 from __future__ import annotations
 
+import gzip
 import os
 import stat
+import zlib
 from pathlib import Path
 from typing import BinaryIO
+
+from .errors import EmbdebiasError
+
+#: The first two bytes of a gzip stream.
+GZIP_MAGIC = b"\x1f\x8b"
+#: What a truncated or damaged gzip stream raises while it is read.
+GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+#: gensim's ``unicode_errors``: what the readers do with undecodable UTF-8 in a word.
+UNICODE_ERRORS = ("strict", "ignore", "replace")
+
+
+def check_unicode_errors(value) -> str:
+    """Validate ``unicode_errors`` (one of :data:`UNICODE_ERRORS`)."""
+    if value not in UNICODE_ERRORS:
+        raise EmbdebiasError(f"unicode_errors must be one of {', '.join(UNICODE_ERRORS)}, got {value!r}")
+    return value
 
 
 def open_regular(path, error, what: str) -> BinaryIO:

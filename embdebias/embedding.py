@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._providers import provided
 from .errors import DimensionError, MissingWordsError, NonFiniteError
 from .vocab import LOOKUP_CONTRACT, Vocabulary, WordLookup, duplicate_rows
 
@@ -614,9 +615,7 @@ class Embedding(WordLookup):
         str
             The format written.
         """
-        from .io import save
-
-        return save(self, path, format=format, **kwargs)
+        return provided("save embedding")(self, path, format=format, **kwargs)
 
 
 def _release_mapped_pages(vectors: np.ndarray) -> None:

@@ -1,7 +1,7 @@
 """Train Word2Vec or fastText embeddings on a text corpus streamed from disk (gensim).
 
 :func:`train_embedding` is what ``embdebias train`` runs: it reads the corpus as a
-:class:`~embdebias.corpus.LineCorpus` (never all in memory; one pass for the
+:class:`~embdebias.text.LineCorpus` (never all in memory; one pass for the
 vocabulary, one per epoch), trains gensim's ``Word2Vec`` or ``FastText`` on it and
 writes the vectors atomically in any supported format. :func:`train_model` returns
 the trained gensim model itself.
@@ -62,9 +62,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from .corpus import TOKEN_PATTERN, LineCorpus
 from .embedding import Embedding, owned
 from .errors import CorpusError, EmbdebiasError, quote
+from .text import TOKEN_PATTERN, LineCorpus
 
 #: The model families this module trains.
 MODELS = ("word2vec", "fasttext")
@@ -216,10 +216,9 @@ class _ProgressBar:
 
 def _check_vocabulary(model, corpus: LineCorpus, min_count: int) -> None:
     """A corpus without tokens, or without a word reaching ``min_count``, is an error."""
-    if model.corpus_total_words == 0:
-        what = "an empty file" if corpus.size == 0 else "no word tokens (only blank lines or punctuation)"
-        raise CorpusError(corpus.path, f"empty corpus: {what}; expected UTF-8 text, one sentence or paragraph "
-                                       f"a line")
+    if model.corpus_total_words == 0:  # (an empty file is refused by the reader)
+        raise CorpusError(corpus.path, "empty corpus: no word tokens (only blank lines or punctuation); expected "
+                                       "UTF-8 text, one sentence or paragraph a line")
     if len(model.wv) == 0:
         word, count = max(model.raw_vocab.items(), key=lambda item: item[1])
         raise CorpusError(corpus.path, f"no word occurs min_count={min_count} times in its "
@@ -241,7 +240,7 @@ def train_model(corpus, model: str = "word2vec", *, sg: int = 1, vector_size: in
     corpus : path-like
         UTF-8 text, plain or gzip (by its magic bytes), one sentence or paragraph a
         line; a regular file (it is read once for the vocabulary and once per epoch).
-        Lines are lower-cased and tokenized as in :mod:`embdebias.corpus`.
+        Lines are lower-cased and tokenized as in :mod:`embdebias.text.corpus`.
     model : {"word2vec", "fasttext"}
     sg : {1, 0}
         1 skip-gram (default), 0 CBOW. See the module docstring for every default.
@@ -257,7 +256,7 @@ def train_model(corpus, model: str = "word2vec", *, sg: int = 1, vector_size: in
     lowercase : bool
         Lower-case the text before tokenizing (default True).
     token_pattern : str
-        Regular expression of a token (default :data:`embdebias.corpus.TOKEN_PATTERN`).
+        Regular expression of a token (default :data:`embdebias.text.TOKEN_PATTERN`).
     transform : callable, optional
         ``transform(lines) -> iterable of lines`` applied to the raw lines of every
         pass before tokenization, e.g. counterfactual data augmentation: training sees

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._providers import provided
 from .errors import DuplicateWordsError, MissingWordsError
 
 
@@ -223,9 +224,7 @@ class Vocabulary(WordLookup, Sequence):
         See :func:`embdebias.io.native.open_vocabulary` (a damaged or inconsistent
         vocabulary raises :class:`~embdebias.errors.VectorFileError`).
         """
-        from .io.native import open_vocabulary
-
-        return open_vocabulary(directory)
+        return provided("open native vocabulary")(directory)
 
     @classmethod
     def _from_native_arrays(cls, text: np.ndarray, offsets: np.ndarray, order: np.ndarray) -> "Vocabulary":
@@ -251,9 +250,7 @@ class Vocabulary(WordLookup, Sequence):
             A word contains a newline (``vocab.txt`` holds one word per line; a
             carriage return is stored as it is), is not encodable as UTF-8, or repeats.
         """
-        from .io.native import write_vocabulary
-
-        return write_vocabulary(words, directory)
+        return provided("write native vocabulary")(words, directory)
 
     # -- sequence protocol -----------------------------------------------------------
     def __len__(self) -> int:

@@ -29,11 +29,10 @@ found is described in :mod:`embdebias.cda._engine`, the grammatical rules in
 :mod:`embdebias.cda._rules`.
 """
 
+from ..text import CorpusFile, check_corpus_path
 from ._lexicon import Lexicon, build_lexicon
 from ._rules import her_target
-from ..corpus import check_corpus_path
-from ._stream import iter_blocks, open_corpus
 from .augmenter import INTERVENTIONS, MODES, CDAStats, CounterfactualAugmenter, augment_file
 
-__all__ = ["CDAStats", "CounterfactualAugmenter", "INTERVENTIONS", "Lexicon", "MODES", "augment_file",
-           "build_lexicon", "check_corpus_path", "her_target", "iter_blocks", "open_corpus"]
+__all__ = ["CDAStats", "CorpusFile", "CounterfactualAugmenter", "INTERVENTIONS", "Lexicon", "MODES",
+           "augment_file", "build_lexicon", "check_corpus_path", "her_target"]

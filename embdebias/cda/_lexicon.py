@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ..errors import WordListError, quote as _quote
+from ..data.cda import read_cda_pairs
+from ..data.wordlists import _is_path_like, describe, is_bundled_name, wordlist_path
+from ..errors import WordListError
+from ..errors import quote as _quote
 
 #: A word of a pair or name list: letters or digits, inner hyphens and apostrophes,
 #: and an optional final dot (``mr.``).
@@ -73,19 +75,6 @@ def _side(text: str, where: str, *, lower: bool) -> tuple[str, ...]:
     return tuple(w.lower() for w in words) if lower else words
 
 
-def _file_pairs(path: Path) -> list[tuple[str, str, str]]:
-    """``(male, female, where)`` of a pair file's data lines."""
-    from ..wordlists import data_lines
-
-    out = []
-    for line, text in data_lines(path):
-        fields = text.split()
-        if len(fields) != 2:
-            raise WordListError(f"{path}:{line}: expected two words per line (male female), got {_quote(text)}")
-        out.append((fields[0], fields[1], f"{path}:{line}"))
-    return out
-
-
 def _given_pairs(pairs, what: str) -> list[tuple[str, str, str]]:
     """``(male, female, where)`` of pairs given in Python (``("he", "she")`` or ``("his|him", "her")``)."""
     out = []
@@ -101,14 +90,12 @@ def _given_pairs(pairs, what: str) -> list[tuple[str, str, str]]:
 
 def read_pairs(source, bundled: str, what: str) -> tuple[list[tuple[str, str, str]], str]:
     """The raw pairs of ``source`` (None: the bundled list; a path; or pairs) and its description."""
-    from ..wordlists import _is_path_like, describe, is_bundled_name, wordlist_path
-
     if source is None or (isinstance(source, str) and is_bundled_name(source)):
         info = describe(source or bundled)
-        return _file_pairs(wordlist_path(source or bundled)), f"{info['path']} ({info['source']})"
+        return read_cda_pairs(wordlist_path(source or bundled)), f"{info['path']} ({info['source']})"
     if _is_path_like(source):
         path = wordlist_path(source)
-        return _file_pairs(path), str(path)
+        return read_cda_pairs(path), str(path)
     return _given_pairs(list(source), what), f"{what} given in Python"
 
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 from sklearn.base import BaseEstimator
 
+from .._files import check_unicode_errors
 from ..errors import EmbdebiasError
+from ..text import BLOCK_BYTES as BLOCK_SIZE
+from ..text import CorpusFile
 from ._engine import BlockCounts, Engine
 from ._lexicon import Lexicon, build_lexicon
-from ..corpus import check_corpus_path
-from ._stream import BLOCK_SIZE, iter_blocks, open_corpus
 
 MODES = ("two-sided", "replace")
 INTERVENTIONS = ("grammatical", "naive")
@@ -168,8 +169,6 @@ class CounterfactualAugmenter(BaseEstimator):
 
     # ------------------------------------------------------------------ setup
     def _check_params(self) -> None:
-        from ..io._common import check_unicode_errors
-
         if self.mode not in MODES:
             raise EmbdebiasError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.intervention not in INTERVENTIONS:
@@ -302,20 +301,19 @@ class CounterfactualAugmenter(BaseEstimator):
             As for :meth:`augment_file`.
         """
         engine, two_sided = self._fitted(), self.mode == "two-sided"
-        src = check_corpus_path(src)
+        corpus = CorpusFile(src, unicode_errors=self.unicode_errors, block_bytes=self.block_size)
         self.stats_ = stats = CDAStats()
         start = time.perf_counter()
-        with open_corpus(src) as (fh, _):
-            for block in iter_blocks(fh, src, self.unicode_errors, self.block_size):
-                data, counts = engine.transform(block, two_sided)
-                stats.add(counts, two_sided)
-                stats.bytes_read += len(block)
-                stats.bytes_written += len(data)
-                lines = data.decode("utf-8").split("\n")
-                if lines[-1] == "":
-                    lines.pop()
-                yield from lines
-                stats.seconds = time.perf_counter() - start
+        for block in corpus.blocks():
+            data, counts = engine.transform(block, two_sided)
+            stats.add(counts, two_sided)
+            stats.bytes_read += len(block)
+            stats.bytes_written += len(data)
+            lines = data.decode("utf-8").split("\n")
+            if lines[-1] == "":
+                lines.pop()
+            yield from lines
+            stats.seconds = time.perf_counter() - start
 
     def augment_file(self, src, dst, *, progress: bool = False) -> CDAStats:
         """Augment the corpus ``src`` into ``dst``, streamed, atomically.
@@ -350,15 +348,15 @@ class CounterfactualAugmenter(BaseEstimator):
         from ..io._common import open_output
 
         engine, two_sided = self._fitted(), self.mode == "two-sided"
-        src, dst = check_corpus_path(src), Path(dst)
+        corpus = CorpusFile(src, unicode_errors=self.unicode_errors, block_bytes=self.block_size)
+        src, dst = corpus.path, Path(dst)
         check_output(dst, inputs=(src,))
         self.stats_ = stats = CDAStats()
         start = time.perf_counter()
-        with (open_corpus(src) as (fh, raw), atomic_file(dst, inputs=(src,)) as tmp,
-              open_output(tmp, dst, compresslevel=GZIP_LEVEL) as out):
-            bar = _ProgressBar(src, raw) if progress else None
+        with atomic_file(dst, inputs=(src,)) as tmp, open_output(tmp, dst, compresslevel=GZIP_LEVEL) as out:
+            bar = _ProgressBar(corpus) if progress else None
             try:
-                for block in iter_blocks(fh, src, self.unicode_errors, self.block_size):
+                for block in corpus.blocks():
                     data, counts = engine.transform(block, two_sided)
                     out.write(data)
                     stats.add(counts, two_sided)
@@ -379,17 +377,23 @@ class CounterfactualAugmenter(BaseEstimator):
 class _ProgressBar:
     """A tqdm bar over the bytes of the corpus file, shown from the first block on."""
 
-    def __init__(self, src: Path, raw):
-        self.src, self.raw, self.bar = src, raw, None
+    def __init__(self, corpus: CorpusFile):
+        self.corpus, self.bar, self.read = corpus, None, 0
+        corpus.progress = self._count
+
+    def _count(self, n_bytes: int) -> None:
+        self.read += n_bytes
 
     def update(self) -> None:
+        """Show the bytes read so far (called after each block: an error in the first shows no bar)."""
         if self.bar is None:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=self.src.stat().st_size, unit="B", unit_scale=True, desc=f"cda {self.src.name}")
-        self.bar.update(self.raw.tell() - self.bar.n)
+            self.bar = tqdm(total=self.corpus.size, unit="B", unit_scale=True, desc=f"cda {self.corpus.path.name}")
+        self.bar.update(self.read - self.bar.n)
 
     def close(self, leave: bool) -> None:
+        self.corpus.progress = None
         if self.bar is not None:
             self.bar.leave = leave
             self.bar.close()

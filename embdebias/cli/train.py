@@ -44,7 +44,7 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--keep-case", action="store_true", help="do not lower-case the corpus")
     p.add_argument("--token-pattern", default=None, metavar="REGEX",
                    help="Python regular expression of a token (default: runs of letters, digits and "
-                        "underscores with inner ' or -, embdebias.corpus.TOKEN_PATTERN)")
+                        "underscores with inner ' or -, embdebias.text.TOKEN_PATTERN)")
     p.add_argument("--unicode-errors", choices=["strict", "ignore", "replace"], default="strict",
                    help="undecodable UTF-8 in the corpus: an error naming the line and byte offset (strict, "
                         "default), drop the bytes (ignore) or put U+FFFD in their place (replace)")
@@ -58,7 +58,7 @@ def add_parser(sub, parents) -> None:
 
 
 def run_train(args, say) -> int:
-    from ..corpus import check_corpus_path
+    from ..text import check_corpus_path
     from ..train import train_embedding
 
     check_corpus_path(args.corpus)  # a missing corpus or a directory is named first

@@ -89,7 +89,6 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -97,6 +96,7 @@ from sklearn.base import BaseEstimator
 from .._atomic import atomic_file
 from .._case import rows_with_lowercase
 from .._validation import MAX_RANK, PRECISION_TARGET
+from ..data.expanded import EXPANDED_HEADER, read_expanded  # noqa: F401 (read_expanded: its old home)
 from ..embedding import DEFAULT_CHUNK_ROWS, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
 from ._base import unit_rows
@@ -113,23 +113,6 @@ def _fmt_score(v) -> str:
 #: Default held-out precision of the threshold and default candidates (see the module docstring).
 DEFAULT_TARGET_PRECISION = 0.8
 DEFAULT_MAX_RANK = "n_train"
-
-EXPANDED_HEADER = "# gender-specific words: seed list expanded by a linear SVM (embdebias)"
-
-
-def read_expanded(path) -> list[str]:
-    """The words of a file written by :meth:`ExpansionResult.save`, verbatim.
-
-    Unlike :func:`embdebias.wordlists.load_words` no line but the header is taken
-    for a comment, so vocabulary words that start with ``#`` survive the round trip.
-    """
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
-    if lines and lines[0] == EXPANDED_HEADER:
-        lines = lines[1:]
-    if lines and lines[-1] == "":
-        lines = lines[:-1]
-    return lines
-
 
 @dataclass
 class ExpansionResult:

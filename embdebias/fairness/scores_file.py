@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._files import open_regular
+from .._files import check_unicode_errors, open_regular
 from ..errors import FairnessInputError, quote
 from .registry import fairness_metric, get_metric
 
@@ -329,9 +329,6 @@ def read_scores_csv(path, *, id_col: str | None = None, group_col: str | None = 
     OSError
         The file cannot be opened.
     """
-    # The vector readers' rule, imported here: embdebias.io is heavy.
-    from ..io._common import check_unicode_errors
-
     path = os.fspath(path)
     unicode_errors = check_unicode_errors(unicode_errors)
     given = {"id": id_col, "group": group_col, "score": score_col, "template": template_col,

@@ -18,11 +18,10 @@ crossed with every identity term of every group.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
+from ..data.templates import read_templates_json
 from ..errors import WordListError
 
 PERSON = "{person}"
@@ -185,15 +184,7 @@ def load_templates(path=None) -> TemplateSet:
         The file is missing or not JSON (with its line), or a part does not have the
         shape the module docstring describes (named by its key path).
     """
-    from .. import wordlists
-
-    path = wordlists.wordlist_path("extrinsic_templates") if path is None else Path(path)
-    try:
-        data = json.loads(wordlists.read_text(path))
-    except json.JSONDecodeError as exc:
-        raise WordListError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise WordListError(f"{path}: JSON nested too deeply") from None
+    path, data = read_templates_json(path)
     if not isinstance(data, dict):
         raise _fail(path, "top level", "a JSON object")
     fillers = _fillers(path, data.get("fillers"))

@@ -7,21 +7,19 @@ import gzip
 import os
 import re
 import stat
-import zlib
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
+# The gzip and unicode_errors helpers live in the bottom layer, shared with the corpus reader.
+from .._files import GZIP_ERRORS, GZIP_MAGIC, UNICODE_ERRORS, check_unicode_errors  # noqa: F401
 from ..embedding import Embedding, drop_duplicates, owned
 from ..errors import EmbdebiasError, NonFiniteError, VectorFileError, quote
 from ..vocab import Vocabulary
 
-GZIP_MAGIC = b"\x1f\x8b"
 #: Maps a tab to a space: text formats take a tab as a field separator, like a space.
 TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
-#: What a truncated or damaged gzip stream raises while it is read.
-GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 #: The header line of word2vec text/binary and fastText ``.vec``: ``"count dim"``, two unsigned
 #: decimal integers (at most 18 digits: more is no real file, and int() of thousands of digits fails).
 HEADER_LINE = re.compile(rb"\s*\d{1,18}[ \t]+\d{1,18}\s*")
@@ -32,15 +30,6 @@ BOM = b"\xef\xbb\xbf"
 #: ``float()``, which also takes ``1_0`` and surrounding white space; the same as what
 #: pyarrow's CSV parser takes, so the fast and the line-by-line parsers agree.
 _NUMBER = re.compile(rb"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|nan|inf(?:inity)?)", re.IGNORECASE)
-#: gensim's ``unicode_errors``: what the readers do with undecodable UTF-8 in a word.
-UNICODE_ERRORS = ("strict", "ignore", "replace")
-
-
-def check_unicode_errors(value) -> str:
-    """Validate ``unicode_errors`` (one of :data:`UNICODE_ERRORS`)."""
-    if value not in UNICODE_ERRORS:
-        raise EmbdebiasError(f"unicode_errors must be one of {', '.join(UNICODE_ERRORS)}, got {value!r}")
-    return value
 
 
 def decode_joined(raw_words: list[bytes], unicode_errors: str) -> list[str]:

@@ -35,45 +35,16 @@ negated together with the pair differences, so the prediction is theirs);
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from ..errors import DimensionError, MissingWordsError, WordListError
-from ..wordlists import data_lines
+from ..data.sembias import SemBiasInstance, read_sembias  # noqa: F401 (SemBiasInstance: its old home)
+from ..errors import DimensionError, MissingWordsError
 from .._rows import unit_rows
 from ._common import (DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors)
 
 #: Labels of the four columns of a SemBias line.
 COLUMN_LABELS = ("definition", "none", "none", "stereotype")
-
-
-@dataclass(frozen=True)
-class SemBiasInstance:
-    line: int
-    pairs: tuple[tuple[str, str], ...]  # four (a, b) pairs in column order
-
-
-def read_sembias(path) -> list[SemBiasInstance]:
-    """Parse a SemBias-format file (see the module docstring)."""
-    path = Path(path)
-    out = []
-    for lineno, line in data_lines(path):
-        fields = [f.strip() for f in line.split("\t")]
-        if len(fields) != 4:
-            fields = line.split()
-        if len(fields) != 4:
-            raise WordListError(f"{path}:{lineno}: expected four tab-separated a:b pairs, got {line!r}")
-        pairs = []
-        for f in fields:
-            parts = f.split(":")
-            if len(parts) != 2 or not parts[0] or not parts[1]:
-                raise WordListError(f"{path}:{lineno}: expected a pair 'a:b', got {f!r}")
-            pairs.append((parts[0], parts[1]))
-        out.append(SemBiasInstance(lineno, tuple(pairs)))
-    if not out:
-        raise WordListError(f"{path}: no SemBias instances (only blank or comment lines)")
-    return out
 
 
 @dataclass

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..data.wordlists import LU_OCCUPATIONS, lu_occupations  # noqa: F401 (their old home)
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 
 #: The bundled occupation list of Lu et al. (2020).
-LU_OCCUPATIONS = "lu2020/occupations.txt"
 
 
 @dataclass
@@ -63,13 +63,6 @@ class OccupationBiasResult(MetricResult):
     def n_scored(self) -> int:
         """Occupations scored."""
         return len(self.per_occupation)
-
-
-def lu_occupations() -> list[str]:
-    """Lu et al.'s occupations (multi-word ones joined with ``_``)."""
-    from .. import wordlists
-
-    return wordlists.load_words(wordlists.data_dir() / LU_OCCUPATIONS)
 
 
 def occupation_cosines(emb, occupations, male, female, *, max_missing: float, lowercase: bool):

@@ -56,7 +56,7 @@ def _formats():
 
 
 def _list_sets():
-    from ..wordlists import LIST_SETS
+    from ..data.wordlists import LIST_SETS
 
     return LIST_SETS
 

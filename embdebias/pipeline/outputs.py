@@ -147,7 +147,7 @@ def check_plan(out_dir, source, options, *, log) -> tuple:
 def input_paths(source, *lists) -> tuple:
     """The files a run reads: the input (unless the built-in default) and every list given as a file."""
     from ..io import DEFAULT_NAME
-    from ..wordlists import _is_path_like, is_bundled_name
+    from ..data.wordlists import _is_path_like, is_bundled_name
 
     paths = [] if source is None or str(source) == DEFAULT_NAME else [source]
     return tuple(paths + [v for v in lists if v is not None and _is_path_like(v) and not is_bundled_name(v)])

@@ -58,7 +58,7 @@ def input_identity(source) -> dict:
 def _lists_used(o: RunOptions) -> dict:
     """The lists a run uses, each described for the report (name, source, size, hash); reading
     them here makes a bad list file fail before any work."""
-    from .. import wordlists
+    from ..data import wordlists
 
     used = {"definitional_pairs": o.definitional, "equalize_pairs": o.equalize, "gender_specific": o.gender_specific}
     if o.expand:

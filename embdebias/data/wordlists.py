@@ -53,9 +53,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .errors import WordListError, quote
+from .._files import open_regular
+from ..errors import WordListError, quote
+from .manifest import RESOURCES
 
-_HERE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent
 
 #: The list sets, in the order they are offered; the first is the default.
 LIST_SETS = ("published", "curated")
@@ -71,32 +73,20 @@ ROLES = {
     "sembias": "the analogy set of BAT",
 }
 
-_BOLUKBASI = "Bolukbasi et al. (2016), published"
-_FILES = {
-    "published": {
-        "definitional_pairs": ("bolukbasi2016/definitional_pairs.json", _BOLUKBASI),
-        "equalize_pairs": ("bolukbasi2016/equalize_pairs.json", _BOLUKBASI),
-        "gender_specific": ("bolukbasi2016/gender_specific_full.json", _BOLUKBASI + " (full list)"),
-        "gender_specific_seed": ("bolukbasi2016/gender_specific_seed.json", _BOLUKBASI + " (seed list)"),
-        "professions": ("bolukbasi2016/professions.json", _BOLUKBASI),
-        "sembias": ("sembias/SemBias", "SemBias, Zhao et al. (2018), published"),
-    },
-    "curated": {
-        "definitional_pairs": ("curated/definitional_pairs.txt",
-                               "Bolukbasi et al. (2016)'s ten pairs, embdebias text file"),
-        "equalize_pairs": ("curated/equalize_pairs.txt", "embdebias curated"),
-        "gender_specific": ("curated/gender_specific_seed.txt", "embdebias curated (seed list)"),
-        "gender_specific_seed": ("curated/gender_specific_seed.txt", "embdebias curated (seed list)"),
-        "professions": ("curated/professions.txt", "embdebias curated"),
-        "sembias": ("curated/sembias.txt", "embdebias curated, SemBias format"),
-    },
-}
-_SHARED = {"weat_tests": ("weat_tests.json", "Caliskan et al. (2017) and embdebias curated"),
-           "extrinsic_templates": ("extrinsic_templates.json",
-                                   "embdebias curated, in the style of Kiritchenko & Mohammad (2018) and "
-                                   "Lu et al. (2020)"),
-           "cda_pairs": ("cda_pairs.txt", "Lu et al. (2020), Supplemental Material, gender pairs"),
-           "cda_names": ("cda_names.txt", "embdebias curated, first-name pairs")}
+
+def _bundled_names() -> tuple[dict, dict]:
+    """``({set: {role: (file, source)}}, {name: (file, source)})`` from :data:`~embdebias.data.manifest.RESOURCES`."""
+    by_set: dict = {s: {} for s in LIST_SETS}
+    shared: dict = {}
+    for res in RESOURCES:
+        for name, source in res.names:
+            set_name, _, role = name.rpartition(":")
+            (by_set[set_name] if set_name else shared)[role] = (res.path, source)
+    return by_set, shared
+
+
+_FILES, _SHARED = _bundled_names()
+
 _NAME = re.compile(r"[A-Za-z0-9_]+(:[A-Za-z0-9_]+)?")
 #: The largest word-list file read (the largest bundled list is about 100 kB).
 MAX_LIST_BYTES = 64 << 20
@@ -108,7 +98,7 @@ def data_dir() -> Path:
     In an installed wheel the lists are inside the package (``embdebias/_wordlists``);
     in a source checkout or an editable install they are the repository's ``wordlists/``.
     """
-    for candidate in (_HERE / "_wordlists", _HERE.parent / "wordlists"):
+    for candidate in (_PACKAGE / "_wordlists", _PACKAGE.parent / "wordlists"):
         if candidate.is_dir():
             return candidate
     raise WordListError("the bundled word lists are missing: reinstall embdebias")
@@ -171,8 +161,6 @@ def read_bytes(path) -> bytes:
     a device (``/dev/zero``) or a directory is refused at once, never read, even if it
     replaced a file after an earlier check.
     """
-    from ._files import open_regular
-
     with open_regular(path, WordListError, "a word list") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > MAX_LIST_BYTES:
@@ -333,7 +321,7 @@ def source_of(value, role: str, lists: str = DEFAULT_LISTS, n_used: int | None =
 
 def _reader(role: str):
     if role == "sembias":
-        from .metrics.bat import read_sembias
+        from .sembias import read_sembias
 
         return lambda value, lists: read_sembias(wordlist_path(value, lists))
     return load_pairs if role.endswith("_pairs") else load_words
@@ -362,6 +350,15 @@ def gender_specific_seed(lists: str = DEFAULT_LISTS) -> list[str]:
 def professions(lists: str = DEFAULT_LISTS) -> list[str]:
     """Occupation words, the default neutral set for direct bias, ECT and the plot."""
     return load_words("professions", lists)
+
+
+#: Lu et al. (2020)'s occupations, under ``wordlists/``.
+LU_OCCUPATIONS = "lu2020/occupations.txt"
+
+
+def lu_occupations() -> list[str]:
+    """Lu et al.'s occupations (multi-word ones joined with ``_``)."""
+    return load_words(data_dir() / LU_OCCUPATIONS)
 
 
 def profession_scores() -> dict[str, tuple[float, float]]:

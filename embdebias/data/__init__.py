@@ -1,0 +1,54 @@
+"""Every bundled resource, one reader each, and the list of what ships.
+
+:data:`~embdebias.data.manifest.RESOURCES` lists every file of ``wordlists/`` (path, kind,
+origin and licence, the list names that reach it); :data:`READERS` names the one reader
+of each kind. The readers:
+
+==========================  =========================================================
+:mod:`.wordlists`           word and pair lists by role and list set, WEAT tests,
+                            Lu et al.'s occupations, Bolukbasi et al.'s profession scores
+:mod:`.sembias`             SemBias-format analogy files (BAT)
+:mod:`.templates`           extrinsic template files (their JSON; the probe checks them)
+:mod:`.cda`                 counterfactual pair files (``embdebias cda``)
+:mod:`.expanded`            expanded gender-specific lists written by ``expand``
+:mod:`.vader`               VADER's sentiment lexicon (RNSB), from ``vaderSentiment``
+==========================  =========================================================
+
+This package imports only :mod:`embdebias.errors` and :mod:`embdebias._files` from the
+rest of embdebias (the layers of ``pyproject.toml``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import wordlists
+from .cda import read_cda_pairs
+from .expanded import EXPANDED_HEADER, read_expanded
+from .manifest import RESOURCES, VADER_LEXICON, Resource
+from .sembias import SemBiasInstance, read_sembias
+from .templates import read_templates_json
+from .vader import sentiment_lexicon, vader_lexicon_path
+from .wordlists import data_dir, lu_occupations
+
+#: The reader of each kind of :class:`Resource`; each takes the file's path.
+READERS = {
+    "word list": wordlists.load_words,
+    "scored word list": wordlists.load_words,
+    "pair list": wordlists.load_pairs,
+    "sembias": read_sembias,
+    "weat tests": wordlists.load_weat_tests,
+    "templates": read_templates_json,
+    "cda pairs": read_cda_pairs,
+    "document": wordlists.read_text,
+}
+
+
+def read_resource(resource: Resource):
+    """The content of a bundled file, read by the reader of its kind."""
+    return READERS[resource.kind](data_dir() / Path(resource.path))
+
+
+__all__ = ["EXPANDED_HEADER", "READERS", "RESOURCES", "Resource", "SemBiasInstance", "VADER_LEXICON",
+           "data_dir", "lu_occupations", "read_cda_pairs", "read_expanded", "read_resource", "read_sembias",
+           "read_templates_json", "sentiment_lexicon", "vader_lexicon_path", "wordlists"]
