@@ -32,6 +32,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from ._lock import LOCK_SUFFIX, describe_holder, remove_stale_lock
+from ._lock import pid_alive as _pid_alive
 from .errors import EmbdebiasError
 
 #: Endings of embdebias temporaries: a file or directory being written, a replaced
@@ -98,21 +100,6 @@ def make_temp_dir(target, kind: str = "work") -> Path:
     return tmp
 
 
-def _pid_alive(pid: int) -> bool:
-    """True if a process with this id exists (on this machine)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by another user
-        return True
-    except (OverflowError, OSError):
-        return False
-    return True
-
-
 def _process_start(pid: int) -> float | None:
     """When process ``pid`` started (seconds since the epoch), where ``/proc`` tells; else None."""
     try:
@@ -144,8 +131,9 @@ def clean_stale_temporaries(directory, log=None) -> list[Path]:
 
     Only entries named exactly like an embdebias temporary (``.NAME.PID.XXXXXXXX.tmp``,
     ``.old``, ``.work``, see the module docstring) whose process no longer runs are
-    removed; everything else is left alone. A directory replacement such a process
-    left half-done is finished first (:func:`recover_replacements`). Errors (a file
+    removed, and lock files that no process holds (a killed writer's,
+    :mod:`embdebias._lock`); everything else is left alone. A directory replacement such
+    a process left half-done is finished first (:func:`recover_replacements`). Errors (a file
     removed meanwhile, no permission) are ignored: cleaning is best effort.
 
     Parameters
@@ -176,6 +164,24 @@ def clean_stale_temporaries(directory, log=None) -> list[Path]:
         removed.append(path)
         if log is not None:
             log(f"removed {path}, a temporary left by process {match['pid']} (no longer running)")
+    return removed + _remove_stale_locks(directory, log)
+
+
+def _remove_stale_locks(directory: Path, log) -> list[Path]:
+    """Remove the lock files in ``directory`` that no process holds (:func:`embdebias._lock.remove_stale_lock`)."""
+    removed = []
+    try:
+        names = [e.name for e in os.scandir(directory) if e.name.startswith(".") and e.name.endswith(LOCK_SUFFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        record = remove_stale_lock(directory / name)
+        if record is None:
+            continue
+        removed.append(directory / name)
+        if log is not None:
+            left = f"the lock left by {describe_holder(record)}" if record else "a lock file nobody held"
+            log(f"removed {directory / name}, {left} (no longer held)")
     return removed
 
 

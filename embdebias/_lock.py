@@ -41,7 +41,6 @@ import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ._atomic import _pid_alive
 from .errors import EmbdebiasError, OutputLockedError
 
 #: The name of a lock file ends with this (and starts with a dot: hidden).
@@ -238,7 +237,7 @@ def _clean_record(record: dict) -> dict:
     return out
 
 
-def _holder(record: dict) -> str:
+def describe_holder(record: dict) -> str:
     """``process PID on HOST (PURPOSE since STARTED)``, with what the record has."""
     pid = record.get("pid", "unknown")
     text = f"process {pid} on {record.get('host', 'an unknown host')}"
@@ -252,8 +251,8 @@ def _busy_message(target: Path, record: dict) -> str:
     if not record:
         return (f"{target}: being written by another process (its lock record is unreadable); wait for it "
                 f"to finish or write elsewhere")
-    return (f"{target}: being written by embdebias {_holder(record)}; wait for it to finish or write elsewhere "
-            f"(two writers would mix their results)")
+    return (f"{target}: being written by embdebias {describe_holder(record)}; wait for it to finish or write "
+            f"elsewhere (two writers would mix their results)")
 
 
 def _warn_taken_over(fd: int, target: Path) -> None:
@@ -269,6 +268,53 @@ def _warn_taken_over(fd: int, target: Path) -> None:
                       f"unreadable)", stacklevel=5)
         return
     gone = ("which is no longer running" if record.get("host") == socket.gethostname()
-            and not _pid_alive(record.get("pid", 0)) else "which no longer holds it")
-    warnings.warn(f"{target}: taking over the lock left by {_holder(record)}, {gone}; that process "
+            and not pid_alive(record.get("pid", 0)) else "which no longer holds it")
+    warnings.warn(f"{target}: taking over the lock left by {describe_holder(record)}, {gone}; that process "
                   f"ended without finishing", stacklevel=5)
+
+
+def remove_stale_lock(path) -> dict | None:
+    """Remove the lock file ``path`` if no process holds it (a killed holder's).
+
+    Safe against a writer taking it meanwhile: the file is removed while its flock is
+    held, as a releasing holder does (see the module docstring).
+
+    Returns
+    -------
+    dict or None
+        The record of its last holder ({} if it has none) when removed; None when it is
+        held, gone, not a regular file or cannot be removed.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not _is_named(fd, path):
+            return None
+        record = _read_record(fd)
+        os.unlink(path)
+        return record
+    except OSError:  # held (EWOULDBLOCK), or removed meanwhile
+        return None
+    finally:
+        os.close(fd)
+
+
+def pid_alive(pid: int) -> bool:
+    """True if a process with this id exists (on this machine)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        return True
+    except (OverflowError, OSError):
+        return False
+    return True
