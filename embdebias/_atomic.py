@@ -266,13 +266,17 @@ def _read_journal(journal: Path) -> dict | None:
             plan = json.loads(fh.read(1 << 16).decode("utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(plan, dict) or not all(isinstance(plan.get(k), str) for k in ("target", "old", "new")):
+    if not isinstance(plan, dict) or not all(isinstance(plan.get(k), str) and "\0" not in plan[k]
+                                             for k in ("target", "old", "new")):
         return None
-    target, old, new = plan["target"], plan["old"], Path(plan["new"])
-    plain = target not in ("", ".", "..") and "/" not in target and "\0" not in target
-    old_ok = "/" not in old and (m := _TEMP_NAME.fullmatch(old)) is not None and m["kind"] == "old"
-    new_ok = bool(new.parts) and not new.is_absolute() and ".." not in new.parts and "\0" not in plan["new"]
-    return plan if plain and old_ok and new_ok else None
+    return plan if _journal_names_ok(plan["target"], plan["old"], Path(plan["new"])) else None
+
+
+def _journal_names_ok(target: str, old: str, new: Path) -> bool:
+    """A plain target name, an ``.old`` temporary's name, and a relative path going nowhere up."""
+    old_name = _TEMP_NAME.fullmatch(old) if "/" not in old else None
+    return (target not in ("", ".", "..") and "/" not in target and old_name is not None
+            and old_name["kind"] == "old" and bool(new.parts) and not new.is_absolute() and ".." not in new.parts)
 
 
 @contextlib.contextmanager
