@@ -187,6 +187,23 @@ def test_a_lock_file_removed_by_its_releaser_is_not_shared(tmp_path):
     assert not lock.exists()
 
 
+def test_cleaning_keeps_a_held_lock_and_removes_a_dead_ones(tmp_path, children):
+    held, release = tmp_path / "held", tmp_path / "release"
+    holder = children.start(HOLD, held, tmp_path / "theirs", release)
+    wait_for(held, holder)
+    lines = []
+    with _lock.output_lock(tmp_path / "mine"):
+        assert _atomic.clean_stale_temporaries(tmp_path, lines.append) == []
+        assert hidden(tmp_path) == [".mine.embdebias-lock", ".theirs.embdebias-lock"]
+    holder.kill()
+    holder.wait(timeout=60)
+    assert _atomic.clean_stale_temporaries(tmp_path, lines.append) == [_lock.lock_path(tmp_path / "theirs")]
+    assert len(lines) == 1 and lines[0].startswith(
+        f"removed {_lock.lock_path(tmp_path / 'theirs')}, the lock left by process {holder.pid} on {HOST} (test since ")
+    assert lines[0].endswith("(no longer held)")
+    assert hidden(tmp_path) == []
+
+
 COUNT = """
 import pathlib, sys, time
 from embdebias._lock import output_lock
