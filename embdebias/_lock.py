@@ -125,9 +125,12 @@ def output_lock(target, *, purpose: str = "write", inside: bool = False, wait: f
     fd = _acquire(path, Path(target), purpose, wait)
     token = new_token()
     try:
-        _write_record(fd, {"pid": os.getpid(), "host": socket.gethostname(), "purpose": purpose,
-                           "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                           "token": token, "target": os.fspath(target)})
+        try:
+            _write_record(fd, {"pid": os.getpid(), "host": socket.gethostname(), "purpose": purpose,
+                               "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                               "token": token, "target": os.fspath(target)})
+        except OSError as exc:  # a full disk: no output could be written either
+            raise EmbdebiasError(f"{target}: cannot write its lock file {path} ({exc.strerror})") from None
         with _held_guard:
             _held[key] = [fd, token, 1]
         yield token
@@ -156,9 +159,9 @@ def _acquire(path: Path, target: Path, purpose: str, wait: float) -> int:
 
 def _open(path: Path, target: Path) -> int:
     """Open (creating) the lock file, never through a symlink, and only a regular file."""
-    if not path.parent.is_dir():
-        path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     except OSError as exc:
         raise EmbdebiasError(f"{target}: cannot create its lock file {path} ({exc.strerror}); the directory "

@@ -235,6 +235,17 @@ def test_lock_file_must_be_a_regular_file(tmp_path):
     assert (tmp_path / "elsewhere").read_text() == "not ours"
 
 
+def test_full_disk_while_locking_names_the_output(tmp_path, monkeypatch):
+    def full(fd, record):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(_lock, "_write_record", full)
+    with pytest.raises(EmbdebiasError, match=r"out\.embd: cannot write its lock file .*No space left on device"):
+        with _lock.output_lock(tmp_path / "out.embd"):
+            pass
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
 def test_unwritable_directory_is_named(tmp_path):
     tmp_path.chmod(0o555)
