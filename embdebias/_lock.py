@@ -52,7 +52,7 @@ _RECORD_WAIT_S = 0.2
 # How often a writer starts again because the file it locked was removed meanwhile (see above).
 _MAX_ATTEMPTS = 50
 
-_held: dict[str, list] = {}  # lock file -> [descriptor, token, depth], this process's locks
+_held: dict[str, str] = {}  # lock file -> token, of the locks this process holds
 _held_guard = threading.Lock()
 
 
@@ -113,14 +113,8 @@ def output_lock(target, *, purpose: str = "write", inside: bool = False, wait: f
     key = os.path.join(os.path.realpath(path.parent), path.name)
     with _held_guard:
         held = _held.get(key)
-        if held is not None:
-            held[2] += 1
-    if held is not None:
-        try:
-            yield held[1]
-        finally:
-            with _held_guard:
-                held[2] -= 1
+    if held is not None:  # nested in this process's own lock of the same output: that one is released
+        yield held
         return
     fd = _acquire(path, Path(target), purpose, wait)
     token = new_token()
@@ -132,7 +126,7 @@ def output_lock(target, *, purpose: str = "write", inside: bool = False, wait: f
         except OSError as exc:  # a full disk: no output could be written either
             raise EmbdebiasError(f"{target}: cannot write its lock file {path} ({exc.strerror})") from None
         with _held_guard:
-            _held[key] = [fd, token, 1]
+            _held[key] = token
         yield token
     finally:
         with _held_guard:
