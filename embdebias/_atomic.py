@@ -5,16 +5,25 @@ file) and removes its temporary; a write never goes to the file being read, nor 
 a companion file of it (gensim's ``INPUT.*.npy``).
 
 Temporaries are named ``.NAME.PID.XXXXXXXX.tmp`` (``.old`` for a directory moved
-aside, ``.work`` for a scratch directory): hidden, with the writer's process id. A
-process killed with SIGKILL cannot remove its own; :func:`clean_stale_temporaries`
-removes, at the next command writing to the same directory, those whose process
-is gone (or whose process id now belongs to a younger process). Nothing else is
-ever removed by it: only names of exactly that pattern.
+aside, ``.work`` for a scratch directory, ``.swap`` for the journal of a directory
+being replaced): hidden, with the writer's process id. A process killed with SIGKILL
+cannot remove its own; :func:`clean_stale_temporaries` removes, at the next command
+writing to the same directory, those whose process is gone (or whose process id now
+belongs to a younger process). Nothing else is ever removed by it: only names of
+exactly that pattern. A directory replacement killed between its two renames
+(:func:`replace_dir`) is first finished from its journal, so that cleaning never
+deletes both the old and the new output.
+
+A write that fails because the disk is full (or the quota or file size limit is
+reached) raises the ``OSError`` with the output's name as its ``filename``: the
+error of a ``write`` names no file, and the temporary's name means nothing to a user.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
 import os
 import re
 import shutil
@@ -23,13 +32,20 @@ import tempfile
 import threading
 from pathlib import Path
 
+from ._lock import LOCK_SUFFIX, describe_holder, remove_stale_lock
+from ._lock import pid_alive as _pid_alive
 from .errors import EmbdebiasError
 
 #: Endings of embdebias temporaries: a file or directory being written, a replaced
 #: directory moved aside, a scratch directory.
 TEMP_KINDS = ("tmp", "old", "work")
 # ".NAME.PID.RANDOM.KIND" plus, for gensim's companion arrays, more after KIND.
-_TEMP_NAME = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]{1,10})\.[a-z0-9_]{8}\.(?:tmp|old|work)(?:\..*)?", re.S)
+_TEMP_NAME = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]{1,10})\.[a-z0-9_]{8}\.(?P<kind>tmp|old|work|swap)(?:\..*)?",
+                        re.S)
+#: The ending of the journal :func:`replace_dir` keeps while it swaps two directories.
+JOURNAL_KIND = "swap"
+# Errors of a full disk, a full quota, a file size limit: the output's name is added to them.
+_FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 # Long names are cut so that the temporary's name stays within NAME_MAX (255 bytes).
 _NAME_KEPT = 120
 
@@ -84,21 +100,6 @@ def make_temp_dir(target, kind: str = "work") -> Path:
     return tmp
 
 
-def _pid_alive(pid: int) -> bool:
-    """True if a process with this id exists (on this machine)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by another user
-        return True
-    except (OverflowError, OSError):
-        return False
-    return True
-
-
 def _process_start(pid: int) -> float | None:
     """When process ``pid`` started (seconds since the epoch), where ``/proc`` tells; else None."""
     try:
@@ -130,8 +131,10 @@ def clean_stale_temporaries(directory, log=None) -> list[Path]:
 
     Only entries named exactly like an embdebias temporary (``.NAME.PID.XXXXXXXX.tmp``,
     ``.old``, ``.work``, see the module docstring) whose process no longer runs are
-    removed; everything else is left alone. Errors (a file removed meanwhile, no
-    permission) are ignored: cleaning is best effort.
+    removed, and lock files that no process holds (a killed writer's,
+    :mod:`embdebias._lock`); everything else is left alone. A directory replacement such
+    a process left half-done is finished first (:func:`recover_replacements`). Errors (a file
+    removed meanwhile, no permission) are ignored: cleaning is best effort.
 
     Parameters
     ----------
@@ -145,14 +148,10 @@ def clean_stale_temporaries(directory, log=None) -> list[Path]:
         What was removed.
     """
     directory = Path(directory)
+    keep = recover_replacements(directory, log)
     removed = []
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:  # missing, not a directory, not readable: nothing to clean
-        return removed
-    for entry in entries:
-        match = _TEMP_NAME.fullmatch(entry.name)
-        if match is None or not _is_stale(entry, int(match["pid"])):
+    for entry, match in _stale_entries(directory):
+        if entry.name in keep or match["kind"] == JOURNAL_KIND:
             continue
         path = Path(entry.path)
         try:
@@ -165,7 +164,119 @@ def clean_stale_temporaries(directory, log=None) -> list[Path]:
         removed.append(path)
         if log is not None:
             log(f"removed {path}, a temporary left by process {match['pid']} (no longer running)")
+    return removed + _remove_stale_locks(directory, log)
+
+
+def _remove_stale_locks(directory: Path, log) -> list[Path]:
+    """Remove the lock files in ``directory`` that no process holds (:func:`embdebias._lock.remove_stale_lock`)."""
+    removed = []
+    try:
+        names = [e.name for e in os.scandir(directory) if e.name.startswith(".") and e.name.endswith(LOCK_SUFFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        record = remove_stale_lock(directory / name)
+        if record is None:
+            continue
+        removed.append(directory / name)
+        if log is not None:
+            left = f"the lock left by {describe_holder(record)}" if record else "a lock file nobody held"
+            log(f"removed {directory / name}, {left} (no longer held)")
     return removed
+
+
+def _stale_entries(directory: Path) -> list:
+    """``(entry, name match)`` of every embdebias temporary in ``directory`` whose process is gone."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:  # missing, not a directory, not readable: nothing to clean
+        return []
+    found = []
+    for entry in entries:
+        match = _TEMP_NAME.fullmatch(entry.name)
+        if match is not None and _is_stale(entry, int(match["pid"])):
+            found.append((entry, match))
+    return found
+
+
+def recover_replacements(directory, log=None) -> set[str]:
+    """Finish the directory replacements in ``directory`` that a process killed between its two
+    renames left half-done (:func:`replace_dir`), from their journals.
+
+    When the output is missing, the new directory is moved in if it is there (it was
+    complete: the journal is written only then), else the old one is moved back. The
+    output left at its name, the journal is removed; what is left of the other
+    directory is then an ordinary stale temporary.
+
+    Returns
+    -------
+    set of str
+        Names in ``directory`` that must not be cleaned: those of a replacement that
+        could not be finished (an error), so that a later attempt still can.
+    """
+    directory = Path(directory)
+    keep = set()
+    for entry, match in _stale_entries(directory):
+        if match["kind"] != JOURNAL_KIND:
+            continue
+        journal = Path(entry.path)
+        plan = _read_journal(journal)
+        try:
+            if plan is not None:
+                _finish_replacement(directory, plan, match["pid"], log)
+            journal.unlink()
+        except OSError:
+            keep.update([journal.name] + ([plan["old"], Path(plan["new"]).parts[0]] if plan else []))
+    return keep
+
+
+def _finish_replacement(directory: Path, plan: dict, pid: str, log) -> None:
+    """Put the new directory (or else the old one) at the journal's target, if it is missing."""
+    target, old, new = directory / plan["target"], directory / plan["old"], directory / plan["new"]
+    if os.path.lexists(target):
+        return  # the renames were both done, or neither: the target is the one to keep
+    if new.is_dir() and not new.is_symlink():
+        os.rename(new, target)
+        done = "finished it: the new output is in place"
+    elif os.path.lexists(old):
+        os.rename(old, target)
+        done = "restored the old output (the new one is gone)"
+    else:
+        return
+    if log is not None:
+        log(f"{target}: process {pid} was killed while replacing it; {done}")
+
+
+def _write_journal(target: Path, old: Path, new: Path) -> Path:
+    """Record a replacement about to happen: ``target`` moves to ``old``, then ``new`` to ``target``."""
+    parent = target.parent
+    plan = {"target": target.name, "old": old.name,
+            "new": os.path.relpath(os.path.abspath(new), os.path.abspath(parent))}
+    fd, journal = tempfile.mkstemp(prefix=temp_prefix(target), suffix=f".{JOURNAL_KIND}", dir=parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(plan))
+    return Path(journal)
+
+
+def _read_journal(journal: Path) -> dict | None:
+    """The plan of a journal, if it is one :func:`_write_journal` wrote (it comes from a file: every
+    name must stay in the journal's directory); else None."""
+    try:
+        with open(journal, "rb") as fh:
+            plan = json.loads(fh.read(1 << 16).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(plan, dict) or not all(isinstance(plan.get(k), str) and "\0" not in plan[k]
+                                             for k in ("target", "old", "new")):
+        return None
+    return plan if _journal_names_ok(plan["target"], plan["old"], Path(plan["new"])) else None
+
+
+def _journal_names_ok(target: str, old: str, new: Path) -> bool:
+    """A plain target name, an ``.old`` temporary's name, and a relative path going nowhere up."""
+    old_name = _TEMP_NAME.fullmatch(old) if "/" not in old else None
+    return (target not in ("", ".", "..") and "/" not in target and old_name is not None
+            and old_name["kind"] == "old" and bool(new.parts) and not new.is_absolute() and ".." not in new.parts)
 
 
 @contextlib.contextmanager
@@ -245,6 +356,8 @@ def prepare_output(target, *, force: bool = False, inputs=(), resumable: str | N
     """
     target = Path(target)
     check_output(target, inputs)
+    if target.parent.is_dir():  # a replacement killed half-way is finished before the target is judged
+        recover_replacements(target.parent, log)
     if not force:
         error = _existing_output_error(target, resumable)
         if error is not None:
@@ -313,10 +426,11 @@ def atomic_file(target, *, inputs=()):
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
         yield Path(tmp)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         if tmp is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+        _name_output(exc, target, tmp)
         raise
 
 
@@ -338,33 +452,64 @@ def atomic_dir(target, *, inputs=(), replaceable: str = "embdebias.json", conten
             tmp = make_temp_dir(target, "tmp")
         yield tmp
         replace_dir(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+        _name_output(exc, target, tmp)
         raise
 
 
 def replace_dir(new, target) -> None:
-    """Rename the directory ``new`` to ``target``, replacing a directory there.
+    """Rename the directory ``new`` to ``target``, replacing what is there.
 
-    The old ``target`` is moved aside (a ``.old`` temporary), the new one renamed in,
-    then the old one deleted; SIGINT and SIGTERM wait until both renames are done, and
-    a failed second rename puts the old directory back. A SIGKILL in between leaves
-    the old one under its ``.old`` name, removed by :func:`clean_stale_temporaries`.
+    The old ``target`` (a directory, or a symlink to one) is moved aside (a ``.old``
+    temporary), the new one renamed in, then the old one deleted (a symlink is removed,
+    never what it points to); SIGINT and SIGTERM wait until both renames are done, and a
+    failed second rename puts the old one back. A journal (a ``.swap`` temporary naming
+    the three) exists during the renames: a SIGKILL between them leaves it, and the next
+    command writing to the directory finishes the replacement from it
+    (:func:`recover_replacements`) before removing any temporary.
     """
     new, target = Path(new), Path(target)
     with signals_deferred():
-        old = None
-        if target.exists():
+        old = journal = None
+        if os.path.lexists(target):
             old = make_temp_dir(target, "old")
             os.rmdir(old)
+            journal = _write_journal(target, old, new)
             os.rename(target, old)
         try:
             os.rename(new, target)
         except BaseException:
             if old is not None:
-                os.rename(old, target)
+                os.rename(old, target)  # should this fail, the journal stays for the next command
+            _remove_journal(journal)
             raise
+        _remove_journal(journal)
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        _remove_tree(old)
 
+
+def _remove_journal(journal: Path | None) -> None:
+    if journal is not None:
+        with contextlib.suppress(FileNotFoundError):
+            journal.unlink()
+
+
+def _remove_tree(path: Path) -> None:
+    """Delete a directory tree, or only the link when ``path`` is a symlink (best effort)."""
+    if path.is_symlink() or not path.is_dir():
+        with contextlib.suppress(OSError):
+            path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _name_output(exc: BaseException, target: Path, tmp) -> None:
+    """Give a full-disk error the output's name (see the module docstring)."""
+    if not isinstance(exc, OSError) or exc.errno not in _FULL_DISK:
+        return
+    if exc.filename is None or (tmp is not None and os.fspath(exc.filename).startswith(os.fspath(tmp))):
+        exc.filename = os.fspath(target)
+        exc.filename2 = None
+        exc.strerror = f"{exc.strerror or os.strerror(exc.errno)} while writing it (nothing was replaced)"

