@@ -90,7 +90,9 @@ import pathlib, sys, time
 from embdebias._lock import output_lock
 held, target, release = map(pathlib.Path, sys.argv[1:4])
 with output_lock(target, purpose="test") as token:
-    held.write_text(token)
+    tmp = held.with_name(held.name + ".tmp")  # renamed whole: the parent never reads it half-written
+    tmp.write_text(token)
+    tmp.rename(held)
     while not release.exists():
         time.sleep(0.02)
 """

@@ -16,7 +16,7 @@ import pytest
 from synthetic import synthetic_embedding, write_word2vec_text
 
 from embdebias import evaluation
-from embdebias import run as run_module
+from embdebias.pipeline import outputs as run_module
 from embdebias.cli import main
 from embdebias.io.native import read_native
 
@@ -25,10 +25,7 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS.parent), os.enviro
 HOST = socket.gethostname()
 PARTIAL = run_module.PARTIAL
 
-# The primitives (embdebias._lock, embdebias._provenance) are tested in test_locks.py; the run
-# pipeline takes them up when they are wired into it (the lead's merge, after the pipeline moved to
-# embdebias/pipeline/): then every test here passes, and strict=True makes that a reminder to drop this.
-pytestmark = pytest.mark.xfail(strict=True, reason="run pipeline not yet wired to output_lock and stamps")
+# The primitives (embdebias._lock, embdebias._provenance) are tested in test_locks.py.
 
 # The CLI with a cheap evaluation, started once argv[3] exists; when it is about to rename a file to
 # argv[4] it says so in argv[1] and waits for argv[2] to exist.

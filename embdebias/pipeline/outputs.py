@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .._atomic import check_output, check_replaceable
 from ..debias._table import DEBIASERS, DEFAULT_METHODS
+from .._lock import LOCK_SUFFIX
 from ..errors import EmbdebiasError
 
 # Output names and the format of a name come from one table in embdebias.io.
@@ -104,7 +105,9 @@ def check_out_dir(out_dir, plan: dict[str, bool], *, force: bool = False, inputs
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise EmbdebiasError(f"{out_dir}: exists and is not a directory")
-    if out_dir.is_dir() and not is_run_directory(out_dir) and any(out_dir.iterdir()):
+    # A lock file left by a killed writer does not make a directory someone else's.
+    if out_dir.is_dir() and not is_run_directory(out_dir) and any(
+            not q.name.endswith(LOCK_SUFFIX) for q in out_dir.iterdir()):
         _check_foreign_dir(out_dir, plan, force, log)
     for name, is_dir in plan.items():
         _check_planned(out_dir / name, is_dir, inputs)

@@ -26,6 +26,8 @@ from pathlib import Path
 
 from .. import __version__
 from ..debias._table import DEBIASERS, column_order, run_order
+from .._lock import output_lock
+from .._provenance import check_stamp
 from ..errors import EmbdebiasError
 from . import options as run_options
 from .options import RunOptions, reproduce_command
@@ -118,7 +120,6 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
         (:func:`~embdebias.pipeline.outputs.check_out_dir`): all before anything is written.
     """
     from .. import io
-    from ..subspace import BiasSubspace
 
     o = _options(options, evaluate_kwargs, kwargs)
     out_dir = Path(out_dir)
@@ -137,8 +138,23 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
     inputs = (*inputs, emb.path)  # no output may be written over an input (None is skipped)
     timings["load"] = time.perf_counter() - t0
     log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
-    adopt(out_dir, log)
-    steps = Steps(out_dir, o.force, log, inputs)
+    # One run at a time in a directory: a second one stops here, naming the holder.
+    with output_lock(out_dir, purpose="run", inside=True) as token:
+        adopt(out_dir, log)
+        steps = Steps(out_dir, o.force, log, inputs, token)
+        return _run_steps(steps, emb, ident, o, lists_used, timings, t_start, progress)
+
+
+if run_pipeline.__doc__:  # None under python -OO
+    run_pipeline.__doc__ = run_pipeline.__doc__.replace("{options}", run_options.options_doc())
+
+
+def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings: dict, t_start: float,
+               progress: bool) -> Path:
+    """Every step after the load, under the output directory's lock; the path of ``report.md``."""
+    from ..subspace import BiasSubspace
+
+    out_dir, inputs, log = steps.out_dir, steps.inputs, steps.log
     # Keys hold what each step depends on: a fixed algorithm (a new version) or an
     # edited list file recomputes the steps that use it.
     base_key = key(ident, o.limit, o.input_format, __version__, o.lists, lists_used["definitional_pairs"],
@@ -174,6 +190,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
     _evaluate_step(steps, "evaluate", key(orig_key, *method_keys), embeddings, eval_kwargs, EVALUATION_FILE)
     from ..evaluation import Report
 
+    check_stamp(steps.entry("evaluate").get("written"), steps.where["evaluate"], what="evaluation")
     evaluation = Report.from_json(steps.path("evaluate", EVALUATION_FILE)).to_dict()
 
     # 7. occupation plot, one panel per column
@@ -210,10 +227,6 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
     steps.commit()  # every new output appears in out_dir now, the report and the state last
     log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
     return out_dir / "report.md"
-
-
-if run_pipeline.__doc__:  # None under python -OO
-    run_pipeline.__doc__ = run_pipeline.__doc__.replace("{options}", run_options.options_doc())
 
 
 def _expansion(steps, base_key: str, emb, o: RunOptions, lists_used: dict):

@@ -11,7 +11,13 @@ never needed for correctness.
 Outputs appear together. A run writes what it computes into :data:`PARTIAL`
 (``embdebias-partial/``, with its own ``run_state.json``) and moves the new files
 into the output directory only at the end, the report and then ``run_state.json``
-last, with SIGINT and SIGTERM held back during the moves. An interrupted or failed
+last, with SIGINT and SIGTERM held back during the moves.
+
+One run at a time: a run holds the output directory's lock
+(:func:`embdebias._lock.output_lock`) from loading to the commit, and every step's
+outputs carry a stamp of the run that wrote them (:mod:`embdebias._provenance`). A run
+promotes, reports or reuses only files whose stamp holds: a file another process wrote
+or changed is never taken for a step's output, and is recomputed. An interrupted or failed
 run therefore leaves the previous complete outputs untouched, next to
 ``embdebias-partial/``, which the next run resumes from. A run killed during the
 final moves (SIGKILL) left a commit list in ``embdebias-partial/run_state.json``:
@@ -31,6 +37,7 @@ from pathlib import Path
 
 from .. import __version__
 from .._atomic import atomic_file, check_replaceable, clean_stale_temporaries, replace_dir, signals_deferred
+from .._provenance import check_stamp, stamp, stamp_problem
 from ..errors import quote
 from ..io.native import NATIVE_FILES as _NATIVE_FILES
 from .outputs import MARKER, PARTIAL, REPORT_FILES, STATE, known_names, steps
@@ -118,6 +125,15 @@ def finish_commit(out_dir: Path, log) -> None:
     steps_done, commit = read_state(partial / STATE)
     if commit is None:
         return
+    changed = _changed_staged_outputs(partial, steps_done, commit)
+    if changed:
+        if log is not None:
+            log(f"not finishing the moves of an interrupted run into {out_dir}: {changed}; those steps are "
+                f"recomputed")
+        kept = {n: e for n, e in steps_done.items()
+                if not _in_partial(e, partial) or stamp_problem(e.get("written"), partial) is None}
+        write_json(partial / STATE, {"steps": kept})
+        return
     if log is not None:
         log(f"finishing the moves of an interrupted run's outputs into {out_dir}")
     for name in commit:  # checked again (the plan was checked at the start): nothing of a user's is replaced
@@ -134,11 +150,26 @@ def finish_commit(out_dir: Path, log) -> None:
         shutil.rmtree(partial, ignore_errors=True)
 
 
+def _in_partial(entry: dict, partial: Path) -> bool:
+    return all((partial / o).exists() or (partial / o).is_symlink() for o in entry["outputs"])
+
+
+def _changed_staged_outputs(partial: Path, steps_done: dict, commit: list) -> str | None:
+    """Why an output the commit list moves is not the one its step wrote (None: every one is)."""
+    for name, entry in steps_done.items():
+        if set(entry["outputs"]) & set(commit) and _in_partial(entry, partial):
+            problem = stamp_problem(entry.get("written"), partial)
+            if problem is not None:
+                return f"{name}: {problem}"
+    return None
+
+
 class Steps:
     """Bookkeeping of finished steps: those of earlier complete runs (``run_state.json``) and
     those computed since (``PARTIAL/run_state.json``)."""
 
-    def __init__(self, out_dir: Path, force: bool, log, inputs=()):
+    def __init__(self, out_dir: Path, force: bool, log, inputs=(), token: str | None = None):
+        self.token = token  # the run's identity (its lock's token): stamped on what it writes
         self.out_dir = out_dir
         self.partial = out_dir / PARTIAL
         self.inputs = inputs
@@ -154,7 +185,10 @@ class Steps:
         for state, where in ((self.staged, self.partial), (self.committed, self.out_dir)):
             entry = state.get(name)
             if entry and entry["key"] == key and all((where / o).exists() for o in entry["outputs"]):
-                return entry, where
+                problem = stamp_problem(entry.get("written"), where)
+                if problem is None:
+                    return entry, where
+                self.log(f"[{name}] not reused: {problem}")
         return None
 
     def reusable(self, name: str, key: str) -> bool:
@@ -185,7 +219,8 @@ class Steps:
 
     def record(self, name: str, key: str, outputs: list[str], seconds: float, extra=None) -> None:
         self.timings[name] = seconds
-        self.staged[name] = {"key": key, "outputs": outputs, "seconds": seconds, **(extra or {})}
+        self.staged[name] = {"key": key, "outputs": outputs, "seconds": seconds, **(extra or {}),
+                             "written": stamp(self.partial, outputs, self.token)}
         self.where[name] = self.partial
         write_json(self.partial / STATE, {"steps": self.staged}, self.inputs)
         self.log(f"[{name}] done in {seconds:.1f} s")
@@ -193,6 +228,9 @@ class Steps:
     def commit(self) -> None:
         """Move this run's new outputs, then its report, then its state into the output directory."""
         new = [name for name, where in self.where.items() if where == self.partial]
+        for name in new:  # only what this run wrote (or reused, checked then), unchanged since, is promoted
+            check_stamp(self.staged[name]["written"], self.partial, what=f"{name} step's output",
+                        token=None if name in self.reused else self.token)
         moves = [o for name in new for o in self.staged[name]["outputs"]] + list(REPORT_FILES)
         final = {**self.committed, **{name: self.staged[name] for name in new}}
         # The commit list is written first: a run killed during the moves is finished by the next one.
