@@ -305,12 +305,12 @@ def test_two_converts_started_together_one_wins(inputs, tmp_path, children):
     loser = ended[0]
     winner = "b" if loser == "a" else "a"
     proc, paused, release, src = procs[winner]
-    assert paused.exists()  # the winner holds the lock, stopped in its writer
+    wait_for(paused, proc)  # the winner holds the lock (taken by the command, before it loads), then writes
     _, err = procs[loser][0].communicate()
     assert procs[loser][0].returncode == 2
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith(
-        f"embdebias: error: {out}: being written by embdebias process {proc.pid} on {HOST} (write since "), err
+        f"embdebias: error: {out}: being written by embdebias process {proc.pid} on {HOST} (convert since "), err
     assert lines[0].endswith("; wait for it to finish or write elsewhere (two writers would mix their results)")
     release.touch()
     assert proc.wait(timeout=60) == 0, proc.communicate()[1]
@@ -339,7 +339,7 @@ def test_convert_after_the_holder_was_killed_takes_over(inputs, tmp_path, childr
     assert main(["convert", str(inputs[1]), str(out)]) == 0
     err = capsys.readouterr().err
     # cleaning the directory finds the lock nobody holds: named, with its dead holder, and removed
-    assert f"the lock left by process {first.pid} on {HOST} (write since " in err
+    assert f"the lock left by process {first.pid} on {HOST} (convert since " in err
     assert f"a temporary left by process {first.pid}" in err
     assert np.array_equal(read_vectors(out), text_vectors(inputs[1]))
     assert hidden(tmp_path) == []

@@ -19,10 +19,15 @@ def add_parser(sub, parents) -> None:
 
 def run_convert(args, say) -> int:
     from .. import io
+    from .._lock import output_lock
 
+    # Checked before the lock (which needs the output's directory), and again under it:
+    # another command cannot write the output in between.
     prepare_output(args, args.output, say, vectors=True, inputs=(args.input,))
-    t0 = time.perf_counter()
-    io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit,
-               unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle)
+    with output_lock(args.output, purpose="convert"):
+        prepare_output(args, args.output, say, vectors=True, inputs=(args.input,))
+        t0 = time.perf_counter()
+        io.convert(args.input, args.output, format=args.format, src_format=args.input_format, limit=args.limit,
+                   unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle)
     say(f"wrote {args.output} ({time.perf_counter() - t0:.1f} s)")
     return 0

@@ -85,17 +85,22 @@ def _params(args, spec) -> dict:
 
 
 def run_debias(args, say) -> int:
+    from .._lock import output_lock
     from ..debias._table import get_debiaser
     from ..debias.api import debias_file
 
     spec = get_debiaser(args.method)
     _check_method_options(args, spec)
+    # Checked before the lock (which needs the output's directory), and again under it:
+    # another command cannot write the output in between.
     prepare_output(args, args.out, say, vectors=True, inputs=(args.input,))
-    t0 = time.perf_counter()
-    result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
-                                   input_format=args.input_format, limit=args.limit,
-                                   unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle,
-                                   progress=not args.quiet, **_params(args, spec))
+    with output_lock(args.out, purpose="debias"):
+        prepare_output(args, args.out, say, vectors=True, inputs=(args.input,))
+        t0 = time.perf_counter()
+        result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
+                                       input_format=args.input_format, limit=args.limit,
+                                       unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle,
+                                       progress=not args.quiet, **_params(args, spec))
     sub = debiaser.subspace_
     k = sub.components_.shape[0]
     say(f"bias subspace: {len(sub.pairs_used_)} definitional pairs, k={k}, "
