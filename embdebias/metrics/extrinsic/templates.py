@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import WordListError
+from ...errors import WordListError
 
 PERSON = "{person}"
 _SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -185,7 +185,7 @@ def load_templates(path=None) -> TemplateSet:
         The file is missing or not JSON (with its line), or a part does not have the
         shape the module docstring describes (named by its key path).
     """
-    from .. import wordlists
+    from ... import wordlists
 
     path = wordlists.wordlist_path("extrinsic_templates") if path is None else Path(path)
     try:
