@@ -159,8 +159,9 @@ class Metric:
         """
         return None
 
-    def notes(self, report) -> list[str]:
-        """Lines printed under the metric's table."""
+    def notes(self, report, place: str = "table") -> list[str]:
+        """Markdown lines the metric adds under its table (``place="table"``) or at the end of
+        the verdict (``place="verdict"``)."""
         return []
 
     def verdict(self, report, embedding: str) -> dict | None:

@@ -186,8 +186,3 @@ class Analogies(Metric):
         pairs = gender_analogies(emb, n=50, lowercase=ctx.lowercase)
         result = AnalogyListResult([list(p) for p in pairs])
         return result, {unit: {"mean_score": result.value, N_SCORED: len(pairs)}}, {}
-
-    def notes(self, report):
-        """The top pairs of every column."""
-        return [f"- {emb}: {res['listing']}" for emb, results in report.details.items()
-                for key, res in results.items() if key.startswith(self.name + "/") and res.get("listing")]

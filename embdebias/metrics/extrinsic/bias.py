@@ -549,9 +549,10 @@ class Extrinsic(Metric):
                    for key in grid_keys(fs)}
         return r, {unit: {k: v for k, v in cells.items() if v is not None}}, samples
 
-    def notes(self, report):
+    def notes(self, report, place="table"):
         """Whether the intrinsic and extrinsic verdicts agree, saying first whether the reference had a
-        measurable extrinsic gender gap (the signed score gaps' intervals)."""
+        measurable extrinsic gender gap (the signed score gaps' intervals); under the table and in
+        the verdict."""
         from ..agreement import agreement_text
 
         ref = report.embeddings[0] if report.embeddings else ""
@@ -563,4 +564,6 @@ class Extrinsic(Metric):
                     f"({', '.join(f'{t} [{lo:.3g}, {hi:.3g}]' for t, lo, hi in gaps)}), so there was "
                     f"little extrinsic gender bias for debiasing to remove.")
         text = agreement_text(report.agreement(), note)
-        return [text] if text else []
+        if not text:
+            return []
+        return [f"- {text}"] if place == "verdict" else [text + "\n"]
