@@ -31,9 +31,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 from embdebias._rows import unit_rows  # noqa: E402
-from embdebias.fairness.templates import load_templates, tokenize  # noqa: E402
+from embdebias.metrics.extrinsic.templates import load_templates, tokenize  # noqa: E402
 from embdebias.metrics import extrinsic as ex  # noqa: E402
-from embdebias.metrics.uncertainty import Sample, bootstrap_interval  # noqa: E402
+from embdebias.metrics._resample import Sample, bootstrap_interval  # noqa: E402
 
 
 def _clock(fn):

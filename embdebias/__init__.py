@@ -7,6 +7,8 @@ start-up) does not pay for scikit-learn, cvxpy or matplotlib until they are used
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 __version__ = "0.1.0"
 
@@ -33,6 +35,20 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
+
+
+class _Package(types.ModuleType):
+    """Keeps an exported name bound to its function when a submodule of the same name is
+    imported (``embdebias.evaluate`` is both the function and the module defining it: the
+    import system sets the package attribute to the module; this puts the function back)."""
+
+    def __setattr__(self, name, value):
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == "." + name and name != "wordlists":
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name):

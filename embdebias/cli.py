@@ -211,7 +211,9 @@ def cmd_score(args, say) -> int:
         _prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = _load_many(args)
     options = suite_options(args.tests) if args.tests else {}
-    report = evaluate(embeddings, sembias=args.sembias, random_state=args.seed, strict=args.strict,
+    # the metric options go through options= (issue 19); BAT's SemBias file is one
+    options.setdefault("options", {}).setdefault("bat", {})["sembias"] = args.sembias
+    report = evaluate(embeddings, random_state=args.seed, strict=args.strict,
                       max_missing=args.max_missing, lists=args.lists, **options)
     text = json.dumps(report.to_dict(), indent=2) if args.json else report.to_markdown()
     if args.out:

@@ -28,8 +28,6 @@ words is such a case.
 from __future__ import annotations
 
 import numbers
-import sys
-import types
 import warnings
 from collections.abc import Mapping
 
@@ -265,14 +263,3 @@ evaluate.__doc__ += f"""
     -----
     The default suite: {suite_doc()}.
 """
-
-
-class _CallableModule(types.ModuleType):
-    """``embdebias.evaluate`` is both this module and the function: once the module is
-    imported, the package attribute is the module, so calling it calls the function."""
-
-    def __call__(self, *args, **kwargs):
-        return evaluate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -567,7 +567,9 @@ def _evaluate_step(steps, name: str, key: str, embeddings: dict, eval_kwargs: di
     if steps.done(name, key):
         return
     t0 = time.perf_counter()
-    report = evaluate(embeddings, **eval_kwargs)
+    kwargs = dict(eval_kwargs)  # BAT's SemBias file is a metric option since issue 19
+    options = {"bat": {"sembias": kwargs.pop("sembias", None)}}
+    report = evaluate(embeddings, **kwargs, options=options)
     _write_json(steps.path(name, file), report.to_dict(), steps.inputs)
     steps.record(name, key, [file], time.perf_counter() - t0)
 

@@ -550,7 +550,7 @@ class Residual(Metric):
     def verdict(self, report, embedding):
         """Whether the residual tests still recover gender in ``embedding``: clustering or SVM
         accuracy whose interval lies above chance (0.5). None without the residual tests."""
-        cells = {s: report.cell(self.name, "gender", s, embedding)
+        cells = {s: report.cells.get((self.name, "gender", s), {}).get(embedding)
                  for s in ("cluster_accuracy", "classification_accuracy", "neighbour_correlation")}
         acc = [cells[s] for s in ("cluster_accuracy", "classification_accuracy")]
         if all(c is None or c.value is None for c in acc):
