@@ -38,7 +38,7 @@ from .metrics._common import DEFAULT_MAX_MISSING, check_max_missing, to_builtin
 from .metrics._resample import bootstrap_interval, paired_change, resample_rng
 from .report import Report
 
-__all__ = ["DEFAULT_SUITE", "Report", "UnscoredWarning", "evaluate", "suite_options"]
+__all__ = ["DEFAULT_SUITE", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_options", "tests_help"]
 
 #: Metrics run by default, in report order.
 DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "indirect_bias", "residual", "extrinsic",
@@ -48,6 +48,18 @@ DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "indirect_bias", "
 def suite_doc(names=DEFAULT_SUITE) -> str:
     """``name (title)`` of each metric of a suite, from the registry."""
     return ", ".join(f"{n} ({get_metric(n).title})" for n in names)
+
+
+def tests_help() -> str:
+    """The help of the CLI's ``--tests``: the registered metrics (those outside the default
+    suite marked), the WEAT groups and what the default is; made from the registry."""
+    from . import wordlists
+
+    extra = [n for n in REGISTRY if n not in DEFAULT_SUITE]
+    groups = " ".join(dict.fromkeys(t.group for t in wordlists.weat_tests()))
+    note = f"; not in the default suite: {' '.join(extra)}" if extra else ""
+    return (f"what to run: metric names ({' '.join(REGISTRY)}{note}), WEAT groups ({groups}) "
+            f"or WEAT test ids (default: the full suite: {' '.join(DEFAULT_SUITE)})")
 
 
 class UnscoredWarning(UserWarning):

@@ -77,6 +77,8 @@ class Metric:
     ----------
     name, title : str
         Machine key and display title.
+    function : str
+        The name of the metric's function in :mod:`embdebias.metrics` (e.g. ``"weat"``).
     legend : str
         How to read it: what it measures and which way is fairer.
     statistics : dict
@@ -91,6 +93,7 @@ class Metric:
 
     name = ""
     title = ""
+    function = ""
     legend = ""
     statistics: dict = {}
     options: dict = {}

@@ -170,6 +170,7 @@ class AnalogyListResult:
 @register
 class Analogies(Metric):
     name, title = "analogies", "Generated gender analogies"
+    function = "gender_analogies"
     legend = ("Bolukbasi et al.'s (2016) generated analogies she : he :: x : y: for each x among the "
               "50,000 most frequent words, the y within distance 1 whose difference x - y best "
               "aligns with she - he; the top pairs are listed per column. Mean score: mean "

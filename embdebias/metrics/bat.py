@@ -214,6 +214,7 @@ def bat(embedding, path=None, *, direction=None, lists: str = "published", n_sub
 @register
 class Bat(Metric):
     name, title = "bat", "BAT"
+    function = "bat"
     legend = ("BAT (Zhao et al. 2018, as in Fersini et al.): the share of SemBias lines whose pair "
               "best aligned with she - he is the gender-definition pair (higher is better), the "
               "stereotype pair (lower is fairer) or an unrelated pair (None; high when the gender "

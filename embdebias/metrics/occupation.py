@@ -131,6 +131,7 @@ def occupation_bias_statistic(cos_m: np.ndarray, cos_f: np.ndarray, signed: bool
 @register
 class OccupationBias(Metric):
     name, title = "occupation_bias", "Occupation bias (Lu et al.)"
+    function = "occupation_bias"
     legend = ("Lu et al.'s (2020) aggregate occupation bias for an embedding: B(o) = mean cos(o, male "
               "terms) - mean cos(o, female terms) per occupation; AOB = mean |B(o)| (0 is fairer), "
               "signed AOB = mean B(o) (positive: occupations lean male; 0 is fairer). Intervals: "

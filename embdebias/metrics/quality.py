@@ -354,6 +354,7 @@ def _decide(vocab: np.ndarray, abc: np.ndarray, question: np.ndarray, candidate:
 @register
 class Similarity(Metric):
     name, title = "similarity", "Word similarity"
+    function = "word_similarity"
     kind = "quality"
     legend = ("Spearman correlation of cosine similarity with human similarity ratings; higher "
               "means more of the semantic quality is kept.")
@@ -378,6 +379,7 @@ class Similarity(Metric):
 @register
 class Analogy(Metric):
     name, title = "analogy", "Analogy"
+    function = "analogy"
     kind = "quality"
     legend = ("3CosAdd accuracy on the Google analogy questions; higher means more of the semantic "
               "quality is kept. Only questions whose four words are among the most frequent words "

@@ -494,6 +494,7 @@ def _recoverable_text(r: dict) -> str:
 @register
 class Residual(Metric):
     name, title = "residual", "Residual bias"
+    function = "residual_bias"
     legend = ("Is the gender bias still recoverable? (Gonen & Goldberg 2019.) The 500 most male- and "
               "500 most female-biased words of the original (by cosine with he - she, gender-specific "
               "words left out) are clustered with 2-means in each column: accuracy 0.5 means the "

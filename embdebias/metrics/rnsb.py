@@ -301,6 +301,7 @@ def _kl(p: np.ndarray) -> np.ndarray:
 @register
 class Rnsb(Metric):
     name, title = "rnsb", "RNSB"
+    function = "rnsb"
     legend = ("RNSB (Sweeney & Najafian 2019): KL divergence from uniform of the identity terms' "
               "predicted probability of negative sentiment; 0 is fairer. Mean and standard "
               "deviation over classifier runs; the classifier's held-out accuracy says how far to "

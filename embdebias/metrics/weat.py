@@ -381,6 +381,7 @@ def _check_tests(value) -> list:
 @register
 class Weat(Metric):
     name, title = "weat", "WEAT"
+    function = "weat"
     legend = ("Effect size d (Caliskan et al. 2017): how much more the first target set (male terms) "
               "associates with the first attribute set than the second target set (female terms) "
               "does, in pooled standard deviations; 0 is fairer, |d| >= 0.8 is large. p-value: "

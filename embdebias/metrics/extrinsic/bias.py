@@ -475,6 +475,7 @@ def extrinsic_result(fs: FamilyScores, probe, threshold="median") -> ExtrinsicRe
 @register
 class Extrinsic(Metric):
     name, title = "extrinsic", "Extrinsic bias"
+    function = "extrinsic_bias"
     kind = "extrinsic"
     legend = ("Bias of a model built on the embedding, with Czarnowska et al. (2021)'s generalized metrics. "
               "A sentiment probe (logistic regression on the mean of a sentence's unit word vectors, "
