@@ -151,8 +151,10 @@ def planned_outputs(format: str = "native", *, expand: bool = False, strict: boo
         name = _output_name(stem, format)
         plan[name] = format == "native"
         plan.update(dict.fromkeys(_companions(name, format), False))
-    extra = ["gender_specific_expanded.txt"] * expand + ["check_original.json"] * strict
-    plan.update(dict.fromkeys(["evaluation.json", "occupations.png", *extra, *REPORT_FILES, STATE, MARKER], False))
+    # an evaluation's JSON has its bulk arrays in a Parquet file beside it (Report.to_json)
+    extra = ["gender_specific_expanded.txt"] * expand + ["check_original.json", "check_original.parquet"] * strict
+    plan.update(dict.fromkeys(["evaluation.json", "evaluation.parquet", "occupations.png", *extra, *REPORT_FILES,
+                               STATE, MARKER], False))
     plan[PARTIAL] = True
     return plan
 
@@ -520,7 +522,8 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, format: str = "native"
     embeddings = {"original": emb, "soft": soft, "hard": hard}
     _evaluate_step(steps, "evaluate", _key(orig_key, hard_key, soft_key), embeddings, eval_kwargs,
                    "evaluation.json")
-    evaluation = Report.from_json(steps.path("evaluate", "evaluation.json")).to_dict()
+    # report.json keeps the summary; the bulk arrays stay in evaluation.parquet, which it names
+    evaluation = Report.from_json(steps.path("evaluate", "evaluation.json")).to_dict(bulk="evaluation.parquet")
 
     # 8. occupation plot
     plot_error = _plot_step(steps, _key(hard_key, soft_key, "plot"), embeddings, "occupations.png",
@@ -570,8 +573,10 @@ def _evaluate_step(steps, name: str, key: str, embeddings: dict, eval_kwargs: di
     kwargs = dict(eval_kwargs)  # BAT's SemBias file is a metric option since issue 19
     options = {"bat": {"sembias": kwargs.pop("sembias", None)}}
     report = evaluate(embeddings, **kwargs, options=options)
-    _write_json(steps.path(name, file), report.to_dict(), steps.inputs)
-    steps.record(name, key, [file], time.perf_counter() - t0)
+    path = steps.path(name, file)
+    report.to_json(path, inputs=steps.inputs)
+    bulk = path.with_suffix(".parquet")
+    steps.record(name, key, [file] + [bulk.name] * bulk.exists(), time.perf_counter() - t0)
 
 
 def _debias_steps(steps, emb, format: str, progress: bool, *, hard, soft):
