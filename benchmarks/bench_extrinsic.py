@@ -74,7 +74,7 @@ def _bootstrap_rows(families: dict, n_boot: int, n_baseline: int) -> list[dict]:
 
 def run(n_boot: int = 1000, n_baseline: int = 5) -> list[dict]:
     from embdebias.debias import HardDebias
-    from embdebias.evaluation import evaluate
+    from embdebias.evaluate import evaluate
     from embdebias.io import load
 
     emb = load("glove-6b-50d")
