@@ -10,11 +10,11 @@ from embdebias import wordlists
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
 from embdebias.evaluate import DEFAULT_SUITE, Report, UnscoredWarning, evaluate, suite_options
-from embdebias.subspace import BiasSubspace
 from embdebias.metrics import bat, direct_bias, weat
 from embdebias.metrics.bat import read_sembias
 from embdebias.metrics.quality import read_analogies, read_word_pairs
 from embdebias.metrics.rnsb import sentiment_lexicon
+from embdebias.subspace import BiasSubspace
 
 
 def _suite_words():
@@ -143,7 +143,8 @@ def test_suite_selection_names_and_errors(embs):
     r = evaluate([a, a], suite=["bat", "direct_bias"])
     assert r.embeddings == ["orig", "orig-2"]
     assert {m for m, _, _ in r.rows} == {"bat", "direct_bias"}
-    g = np.zeros(a.dim); g[0] = 1
+    g = np.zeros(a.dim)
+    g[0] = 1
     r2 = evaluate(a, suite="direct_bias", subspace=g)
     assert r2.value("direct_bias", "professions", "direct_bias_original") == \
         pytest.approx(direct_bias(a, subspace=g).direct_bias)

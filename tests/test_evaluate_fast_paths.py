@@ -16,9 +16,9 @@ from scipy.stats import rankdata
 from embdebias.embedding import Embedding
 from embdebias.io.native import read_native, write_native
 from embdebias.metrics._common import MetricResult, to_builtin
-from embdebias.metrics.quality import analogy_answers, rounding_margin
 from embdebias.metrics.ect import ect_correlations
 from embdebias.metrics.indirect import _pair_dots
+from embdebias.metrics.quality import analogy_answers, rounding_margin
 from embdebias.metrics.residual import neighbour_fractions
 from embdebias.metrics.weat import weat_effect_sizes
 from embdebias.vocab import Vocabulary

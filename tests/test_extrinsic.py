@@ -9,14 +9,19 @@ import pytest
 
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError, WordListError
-from embdebias.metrics.extrinsic.probe import SentimentProbe
-from embdebias.metrics.extrinsic.templates import load_templates, tokenize
 from embdebias.metrics.agreement import agreement, agreement_text
-from embdebias.metrics.extrinsic import (FamilyScores, extrinsic_bias, fit_probe, grid_keys, grid_statistics,
-                                         library_statistics, score_family)
+from embdebias.metrics.extrinsic import (
+    FamilyScores,
+    extrinsic_bias,
+    fit_probe,
+    grid_keys,
+    grid_statistics,
+    library_statistics,
+    score_family,
+)
+from embdebias.metrics.extrinsic.probe import SentimentProbe
+from embdebias.metrics.extrinsic.templates import TemplateUnit, load_templates, tokenize
 from embdebias.metrics.rnsb import sentiment_lexicon
-from embdebias.metrics.extrinsic.templates import TemplateUnit
-
 
 # -- templates ------------------------------------------------------------------------------
 
@@ -315,9 +320,9 @@ def test_report_has_the_extrinsic_section_and_agreement(fair, biased):
 
 
 def test_score_tests_extrinsic_cli(biased, tmp_path, capsys):
-    from embdebias.cli import main
-
     from synthetic import write_word2vec_text
+
+    from embdebias.cli import main
 
     path = tmp_path / "s.txt"
     write_word2vec_text(biased, path)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+from synthetic import synthetic_embedding, write_word2vec_text
 
 import embdebias.metrics as metrics
 from embdebias.errors import EmbdebiasError
@@ -21,8 +22,6 @@ from embdebias.metrics._base import N_SCORED, positive_int
 from embdebias.metrics._common import MetricResult, lookup
 from embdebias.metrics._resample import Sample, mean_of
 from embdebias.report import Report
-from synthetic import synthetic_embedding, write_word2vec_text
-
 
 # -- a toy metric, all of it --------------------------------------------------------------------
 

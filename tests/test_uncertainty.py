@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from synthetic import synthetic_embedding
 
 from embdebias import wordlists
 from embdebias.evaluate import evaluate
-from embdebias.metrics import ect, rnsb, weat
-from embdebias.metrics import REGISTRY, EvalContext
-from embdebias.metrics._resample import (Sample, bootstrap_interval, fisher_z_interval, mean_of, paired_change,
-                                         wilson_interval)
-from synthetic import synthetic_embedding
+from embdebias.metrics import REGISTRY, EvalContext, ect, rnsb, weat
+from embdebias.metrics._resample import (
+    Sample,
+    bootstrap_interval,
+    fisher_z_interval,
+    mean_of,
+    paired_change,
+    wilson_interval,
+)
 
 
 def rng(seed=0):

@@ -33,7 +33,9 @@ from __future__ import annotations
 # The metric modules are imported in report order: importing one registers its metric.
 # (They are light: scipy and scikit-learn are imported inside the functions.)
 from ._base import REGISTRY, EvalContext, Metric, MetricResult, Option, describe_metrics, get_metric, register
-from .weat import WeatResult, weat  # noqa: I001
+
+# isort: off
+from .weat import WeatResult, weat
 from .rnsb import RnsbResult, rnsb, sentiment_lexicon
 from .ect import EctResult, ect
 from .bat import BatResult, bat, read_sembias
@@ -45,6 +47,7 @@ from .analogies import gender_analogies
 from .occupation import OccupationBiasResult, occupation_bias
 from .extrinsic import ExtrinsicResult, extrinsic_bias
 from .quality import AnalogyResult, SimilarityResult, analogy, word_similarity
+# isort: on
 
 #: The functions of the metrics and their results (checked against :data:`REGISTRY` by the tests).
 __all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "EvalContext", "ExtrinsicResult",

@@ -25,12 +25,11 @@ function next to the metric (e.g. :func:`embdebias.metrics.weat.weat_effect_size
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-
 
 #: How a statistic's bias is read: "lower" (smaller is fairer), "higher" (larger is
 #: fairer), "zero" (closer to 0 is fairer: the bias is the absolute value).

@@ -6,17 +6,15 @@ computer programmer as woman is to homemaker? Debiasing word embeddings. NeurIPS
 
 from __future__ import annotations
 
-
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._rows import row_norms, unit_rows
 from ..errors import EmbdebiasError
-from ._blocks import block_rows_for
 from ._base import N_SCORED, Metric, register
+from ._blocks import block_rows_for
 from ._common import as_emb, lookup, unit_vectors
-
 
 # -- generated analogies ------------------------------------------------------------------------
 

@@ -39,11 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .._rows import unit_rows
 from ..errors import DimensionError, MissingWordsError, WordListError
 from ..wordlists import data_lines
-from .._rows import unit_rows
 from ._base import N_SCORED, Metric, Option, register
-from ._common import (DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors)
+from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors
 from ._resample import Sample, mean_of
 
 #: Labels of the four columns of a SemBias line.

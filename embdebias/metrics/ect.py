@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._rows import unit_rows
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
-from .._rows import unit_rows
 from ._base import N_SCORED, Metric, Option, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, counts

@@ -13,10 +13,9 @@ import numpy as np
 from .. import wordlists
 from .._rows import row_norms, unit_rows
 from ..errors import EmbdebiasError, MissingWordsError
-from ._blocks import CHUNK_ROWS
 from ._base import N_SCORED, Metric, Option, register
+from ._blocks import CHUNK_ROWS
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
-
 
 # -- indirect bias ------------------------------------------------------------------------------
 

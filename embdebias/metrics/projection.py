@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DimensionError, EmbdebiasError
 from .._rows import unit_rows
+from ..errors import DimensionError, EmbdebiasError
 from ._base import N_SCORED, Metric, Option, positive_number, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, mean_of

@@ -14,7 +14,6 @@ from .._rows import unit_rows
 from ..errors import EmbdebiasError
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
 
-
 # -- re-fitted direction ----------------------------------------------------------------------
 
 

@@ -73,10 +73,9 @@ from .. import wordlists
 from .._rows import unit_rows
 from .._threads import one_thread
 from ..errors import EmbdebiasError, MissingWordsError
-from ._blocks import CHUNK_ROWS, block_rows_for
 from ._base import N_SCORED, Metric, Option, register
+from ._blocks import CHUNK_ROWS, block_rows_for
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors
-
 
 # -- residual bias (Gonen & Goldberg) ---------------------------------------------------------
 

@@ -10,9 +10,23 @@ sentences, and Czarnowska et al.'s generalized fairness metrics compare its scor
 
 from __future__ import annotations
 
-from .bias import (STATISTICS, ExtrinsicResult, ExtrinsicStatistic, FamilyScores, Extrinsic, extrinsic_bias,
-                   extrinsic_result, fit_probe, grid_keys, grid_statistic, grid_statistics, library_statistics,
-                   resolve_threshold, sample_items, score_family)
+from .bias import (
+                   STATISTICS,
+                   Extrinsic,
+                   ExtrinsicResult,
+                   ExtrinsicStatistic,
+                   FamilyScores,
+                   extrinsic_bias,
+                   extrinsic_result,
+                   fit_probe,
+                   grid_keys,
+                   grid_statistic,
+                   grid_statistics,
+                   library_statistics,
+                   resolve_threshold,
+                   sample_items,
+                   score_family,
+)
 from .probe import SentimentProbe
 from .templates import PERSON, TemplateFamily, TemplateSet, TemplateUnit, load_templates, tokenize
 

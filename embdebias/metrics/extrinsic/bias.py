@@ -53,14 +53,15 @@ niece" without "niece" is "my"); the rest are listed in ``missing``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+
 import numpy as np
 
+from ... import wordlists
 from ...errors import EmbdebiasError, MissingWordsError
 from ...fairness import bcm, fairness_metric, mcm, pcm
-from .templates import _SLOT, TemplateFamily, TemplateSet, load_templates
-from ... import wordlists
 from .._base import N_SCORED, Metric, Option, register
 from .._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing
+from .templates import _SLOT, TemplateFamily, TemplateSet, load_templates
 
 
 @dataclass(frozen=True)
@@ -427,7 +428,8 @@ def extrinsic_bias(embedding, family: str = "emotion", *, templates=None, probe=
         6B 50d the sentences' mean score is 0.75 and 0.5 gives a template accuracy of
         0.53 although the sentences' AUC is 0.91). ``"median"`` puts the threshold at the
         median score of the family's sentences, splitting them in half as the gold labels
-        do when they are balanced (as in the bundled emotion family); it uses no gold label and is fixed before any bootstrap.
+        do when they are balanced (as in the bundled emotion family); it uses no gold label
+        and is fixed before any bootstrap.
     random_state : int or None, default 0
     lowercase : bool, default True
     """
@@ -483,9 +485,9 @@ class Extrinsic(Metric):
               "only in a female or male identity term; the rows compare its P(positive). "
               "Between the genders: the score gap (female minus male; positive: female terms read as "
               "more positive) and the counterfactual PCM, the mean |female - male| over every "
-              "template and pair of counterpart terms (my mother / my father, Mary / John). The group PCM, BCM and MCM of two groups "
-              "are |gap|, |gap|/2 and |gap| exactly, so they have no interval of their own. Over "
-              "terms (each term its own group): the counterfactual BCM and MCM (range, std) say how "
+              "template and pair of counterpart terms (my mother / my father, Mary / John). The group PCM, "
+              "BCM and MCM of two groups are |gap|, |gap|/2 and |gap| exactly, so they have no interval "
+              "of their own. Over terms (each term its own group): the counterfactual BCM and MCM (range, std) say how "
               "much the identity term moves the score at all, within a gender as well as across. "
               "FPED, FNED and TPR gap (emotion only) take the emotion word's polarity as gold label "
               "and call a sentence positive at or above the family's median score. 0 is fairer for "
