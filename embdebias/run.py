@@ -571,7 +571,8 @@ def _evaluate_step(steps, name: str, key: str, embeddings: dict, eval_kwargs: di
         return
     t0 = time.perf_counter()
     kwargs = dict(eval_kwargs)  # BAT's SemBias file is a metric option since issue 19
-    options = {"bat": {"sembias": kwargs.pop("sembias", None)}}
+    options = dict(kwargs.pop("options", None) or {})
+    options["bat"] = {**options.get("bat", {}), "sembias": kwargs.pop("sembias", None)}
     report = evaluate(embeddings, **kwargs, options=options)
     path = steps.path(name, file)
     report.to_json(path, inputs=steps.inputs)

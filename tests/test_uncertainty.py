@@ -121,3 +121,17 @@ def test_generated_analogies_are_listed_per_column(emb):
     r = evaluate({"original": emb}, suite=["analogies"], bootstrap=0, strict=True)
     assert r.value("analogies", "she:he", "n_scored") > 0
     assert "- original: " in r.to_markdown()
+
+
+def test_weat_function_and_evaluate_draw_the_same_bootstrap(emb):
+    """One engine, one seed derivation: the function's interval is the report's, for a column
+    named as the embedding (the resamples are keyed by embedding, metric, test, statistic)."""
+    t = wordlists.weat_tests("gender")[1]
+    named = emb.with_vectors(emb.vectors, name="column", copy=False)
+    r = weat(named, t, bootstrap=300, random_state=7, n_permutations=100)
+    rep = evaluate({"column": named}, ["weat"], bootstrap=300, random_state=7,
+                   options={"weat": {"tests": [t.id], "n_permutations": 100}})
+    assert r.ci is not None and r.ci == rep.interval("weat", t.id, "effect_size")
+    assert r.ci[0] < r.effect_size < r.ci[1]
+    assert weat(named, t, bootstrap=300, random_state=8, n_permutations=100).ci != r.ci
+    assert weat(named, t, random_state=7, n_permutations=100).p_value == r.p_value  # the bootstrap leaves it alone
