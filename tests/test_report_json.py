@@ -19,7 +19,8 @@ def _report(n_pairs: int) -> Report:
         r.details[emb] = {"indirect_bias/professions": {
             "pairs": [[f"w{i}", f"v{i}"] for i in range(n_pairs)],
             "beta": [None if i == 3 else i * scale for i in range(n_pairs)],
-            "mean_beta": 0.1 * scale, "missing": {"words": ["zz"]}}}
+            "mean_beta": 0.1 * scale, "missing": {"words": [f"z{i}" for i in range(1200)]},
+            "groups": {"male": [f"m{i}" for i in range(n_pairs // 2)], "female": ["f"] * (n_pairs // 2)}}}
     r.params = {"bootstrap_resamples": 10}
     return r
 
@@ -32,8 +33,11 @@ def test_long_lists_go_to_parquet_and_come_back(tmp_path):
     assert data["bulk"] == "evaluation.parquet" and (tmp_path / "evaluation.parquet").exists()
     res = data["details"]["b"]["indirect_bias/professions"]
     assert res["beta"] == {"bulk": "indirect_bias/professions/beta", "length": 2500}
-    assert res["missing"] == {"words": ["zz"]} and res["mean_beta"] == 0.05   # the summary stays
-    assert path.stat().st_size < 10_000
+    assert len(res["missing"]["words"]) == 1200 and res["mean_beta"] == 0.05   # the summary stays
+    assert res["groups"] == {"bulk": {"male": "indirect_bias/professions/groups/male",
+                                      "female": "indirect_bias/professions/groups/female"},
+                             "length": {"male": 1250, "female": 1250}}
+    assert path.stat().st_size < 80_000  # the missing words stay (1,200 of them, one a line)
     back = Report.from_json(path)
     assert back.details == r.details
     assert back.cell("indirect_bias", "professions", "mean_beta", "b") == Cell(0.05, 0.025, 0.075)

@@ -3,9 +3,11 @@
 The JSON holds the summary a reader needs: every cell (``values`` and ``intervals`` per
 row), the comparisons, the verdict and every metric's result with its per-word details.
 A result field that is a long list (:data:`BULK_MIN_ITEMS` items or more, e.g. indirect
-bias's tens of thousands of word pairs) goes to a Parquet file instead, one column per
-``metric/unit/field`` and one row per (embedding, item); the JSON names the file
-(``"bulk"``) and puts ``{"bulk": field column, "length": n}`` in the field's place.
+bias's tens of thousands of word pairs), or a dict of lists that long together (residual
+bias's classified words per gender), goes to a Parquet file instead, one column per
+``metric/unit/field`` (``metric/unit/field/key`` for a dict) and one row per (embedding,
+item); the JSON names the file (``"bulk"``) and puts ``{"bulk": column, "length": n}``
+(for a dict: ``{"bulk": {key: column}, "length": {key: n}}``) in the field's place.
 :func:`from_json` reads both back.
 """
 
@@ -23,6 +25,8 @@ from .model import Cell, Report
 VERSION = 3
 #: A result's list field with at least this many items goes to the Parquet file.
 BULK_MIN_ITEMS = 1000
+#: Fields of every result (:class:`~embdebias.metrics.MetricResult`) the report itself reads: never bulk.
+_SUMMARY_FIELDS = ("missing", "lowercased")
 
 
 def _row(report: Report, key) -> dict:
@@ -35,19 +39,31 @@ def _row(report: Report, key) -> dict:
     return row
 
 
-def _split_bulk(details: dict, bulk: str) -> dict:
-    """``details`` with every long list field replaced by its marker."""
-    out: dict = {}
-    for emb, results in details.items():
-        out[emb] = {}
-        for key, res in results.items():
-            out[emb][key] = {f: ({"bulk": f"{key}/{f}", "length": len(v)} if _is_bulk(v) else v)
-                             for f, v in res.items()}
-    return out
-
-
-def _is_bulk(value) -> bool:
+def _is_bulk(value, field: str = "") -> bool:
+    """A long list, or a dict of lists that are long together."""
+    if field in _SUMMARY_FIELDS:
+        return False
+    if isinstance(value, dict):
+        return bool(value) and all(isinstance(v, list) for v in value.values()) and \
+            sum(len(v) for v in value.values()) >= BULK_MIN_ITEMS
     return isinstance(value, list) and len(value) >= BULK_MIN_ITEMS
+
+
+def _marker(column: str, value) -> dict:
+    if isinstance(value, dict):
+        return {"bulk": {k: f"{column}/{k}" for k in value}, "length": {k: len(v) for k, v in value.items()}}
+    return {"bulk": column, "length": len(value)}
+
+
+def _split_bulk(details: dict) -> dict:
+    """``details`` with every bulk field replaced by its marker."""
+    return {emb: {key: {f: (_marker(f"{key}/{f}", v) if _is_bulk(v, f) else v) for f, v in res.items()}
+                  for key, res in results.items()}
+            for emb, results in details.items()}
+
+
+def _columns(column: str, value) -> dict:
+    return {f"{column}/{k}": v for k, v in value.items()} if isinstance(value, dict) else {column: value}
 
 
 def to_dict(report: Report, *, bulk: str | None = None) -> dict:
@@ -56,7 +72,7 @@ def to_dict(report: Report, *, bulk: str | None = None) -> dict:
     details = to_builtin(report.details)
     out = {"version": VERSION, "embeddings": list(report.embeddings),
            "rows": [_row(report, key) for key in report.rows],
-           "details": _split_bulk(details, bulk) if bulk else details,
+           "details": _split_bulk(details) if bulk else details,
            "params": report.params, "data": report.data, "legends": report.legends, "labels": report.labels,
            "failures": report.failures, "comparisons": report.comparisons, "verdict": report.verdict(),
            "agreement": report.agreement()}
@@ -66,9 +82,10 @@ def to_dict(report: Report, *, bulk: str | None = None) -> dict:
 
 
 def bulk_columns(report: Report) -> dict:
-    """``{embedding: {"metric/unit/field": list}}`` of the long list fields of the results."""
+    """``{embedding: {column: list}}`` of the bulk fields of the results."""
     details = to_builtin(report.details)
-    return {emb: {f"{key}/{f}": v for key, res in results.items() for f, v in res.items() if _is_bulk(v)}
+    return {emb: {c: lst for key, res in results.items() for f, v in res.items() if _is_bulk(v, f)
+                  for c, lst in _columns(f"{key}/{f}", v).items()}
             for emb, results in details.items()}
 
 
@@ -148,12 +165,18 @@ def _restore_bulk(report: Report, path) -> None:
         raise EmbdebiasError(f"{path}: cannot read the report's bulk arrays: {exc}") from None
     for emb, results in report.details.items():
         rows = table.filter(pc.equal(table["embedding"], emb))
+
+        def column(name: str, length: int, emb=emb, rows=rows) -> list:
+            if name not in rows.column_names:
+                raise EmbdebiasError(f"{path}: no column {name!r} for embedding {emb!r}")
+            return rows[name].to_pylist()[:length]
+
         for res in results.values():
             for f, v in list(res.items()):
-                if isinstance(v, dict) and set(v) == {"bulk", "length"}:
-                    if v["bulk"] not in rows.column_names:
-                        raise EmbdebiasError(f"{path}: no column {v['bulk']!r} for embedding {emb!r}")
-                    res[f] = rows[v["bulk"]].to_pylist()[:v["length"]]
+                if not (isinstance(v, dict) and set(v) == {"bulk", "length"}):
+                    continue
+                res[f] = ({k: column(c, v["length"][k]) for k, c in v["bulk"].items()}
+                          if isinstance(v["bulk"], dict) else column(v["bulk"], v["length"]))
 
 
 def to_json(report: Report, path, *, indent: int = 2, inputs=()) -> None:
