@@ -248,6 +248,8 @@ def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_n
     ctx = EvalContext(lists=lists, max_missing=check_max_missing(max_missing), lowercase=lowercase,
                       random_state=random_state, subspace=subspace, direction_name=direction_name,
                       reference=named[first], reference_name=first, options=dict(options or {}))
+    for name in ctx.options:  # every given option is checked, also of a metric not in the suite
+        ctx.opts(name)
     report = Report(list(named))
     report.params = _params(metrics, ctx, bootstrap=bootstrap, level=level, strict=strict)
     for metric in metrics:

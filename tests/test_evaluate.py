@@ -157,6 +157,8 @@ def test_suite_selection_names_and_errors(embs):
         evaluate(a, suite=["weat"], options={"weat": {"permutations": 10}})
     with pytest.raises(EmbdebiasError, match=r"metric 'rnsb', option 'runs': expected an integer >= 1"):
         evaluate(a, suite=["rnsb"], options={"rnsb": {"runs": 0}})
+    with pytest.raises(EmbdebiasError, match=r"metric 'bat': unknown option\(s\) 'sem_bias'"):
+        evaluate(a, suite=["weat"], options={"bat": {"sem_bias": "x"}})  # checked even when not run
     with pytest.raises(EmbdebiasError, match="options for unknown metric"):
         evaluate(a, suite=["bat"], options={"waet": {}})
     with pytest.raises(EmbdebiasError):
