@@ -38,11 +38,24 @@ from .metrics._common import DEFAULT_MAX_MISSING, check_max_missing, to_builtin
 from .metrics._resample import bootstrap_interval, paired_change, resample_rng
 from .report import Report
 
-__all__ = ["DEFAULT_SUITE", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_options", "tests_help"]
+__all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_options",
+           "tests_help"]
 
 #: Metrics run by default, in report order.
 DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "indirect_bias", "residual", "extrinsic",
                  "similarity", "analogy")
+
+
+#: Where the keyword arguments ``evaluate`` took before issue 19 went: ``{old: (metric, option)}``
+#: (``neutral_words`` went to each metric that uses it: direct_bias, ect, indirect_bias, residual).
+MOVED_OPTIONS = {
+    "sembias": ("bat", "sembias"), "weat_groups": ("weat", "groups"), "weat_tests": ("weat", "tests"),
+    "n_permutations": ("weat", "n_permutations"), "exact_limit": ("weat", "exact_limit"),
+    "rnsb_runs": ("rnsb", "runs"), "rnsb_C": ("rnsb", "C"), "identity_terms": ("rnsb", "identity_terms"),
+    "c": ("direct_bias", "c"), "neutral_words": ("direct_bias", "neutral_words"),
+    "similarity_datasets": ("similarity", "datasets"), "analogy_restrict_vocab": ("analogy", "restrict_vocab"),
+    "templates": ("extrinsic", "templates"),
+}
 
 
 def suite_doc(names=DEFAULT_SUITE) -> str:
@@ -171,6 +184,16 @@ def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, s
             "value": report.value(metric, test, stat, emb), **change})
 
 
+def _check_moved(kwargs: dict) -> None:
+    """A keyword ``evaluate`` no longer takes: say which metric's option it is now."""
+    for key in kwargs:
+        if key in MOVED_OPTIONS:
+            metric, option = MOVED_OPTIONS[key]
+            raise EmbdebiasError(f"evaluate: {key!r} is an option of the metric {metric!r}: pass "
+                                 f"options={{{metric!r}: {{{option!r}: ...}}}}")
+        raise EmbdebiasError(f"evaluate: unknown argument {key!r}")
+
+
 def _check_shared(bootstrap, level, options) -> None:
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, numbers.Integral) or bootstrap < 0:
         raise EmbdebiasError(f"evaluate: bootstrap must be an integer >= 0 (0: no intervals), got {bootstrap!r}")
@@ -195,7 +218,7 @@ def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: 
 def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_name: str | None = None,
              random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
-             progress=None) -> Report:
+             progress=None, **moved) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters
@@ -232,6 +255,9 @@ def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_n
         Raise on the first unit that cannot be scored instead of leaving it empty.
     progress : callable, optional
         Called as ``progress(embedding_name, metric)`` before each metric runs.
+    **moved
+        Nothing: a metric's option given here (as before issue 19, see :data:`MOVED_OPTIONS`)
+        raises :class:`~embdebias.errors.EmbdebiasError` saying where it goes now.
 
     Returns
     -------
@@ -239,6 +265,7 @@ def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_n
     """
     from . import wordlists
 
+    _check_moved(moved)
     _check_shared(bootstrap, level, options)
     named = _named_embeddings(embeddings)
     names = DEFAULT_SUITE if suite is None else ([suite] if isinstance(suite, str) else suite)

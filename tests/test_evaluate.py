@@ -159,6 +159,9 @@ def test_suite_selection_names_and_errors(embs):
         evaluate(a, suite=["rnsb"], options={"rnsb": {"runs": 0}})
     with pytest.raises(EmbdebiasError, match=r"metric 'bat': unknown option\(s\) 'sem_bias'"):
         evaluate(a, suite=["weat"], options={"bat": {"sem_bias": "x"}})  # checked even when not run
+    with pytest.raises(EmbdebiasError, match=r"'rnsb_runs' is an option of the metric 'rnsb': pass "
+                                              r"options=\{'rnsb': \{'runs': \.\.\.\}\}"):
+        evaluate(a, suite=["rnsb"], rnsb_runs=2)
     with pytest.raises(EmbdebiasError, match="options for unknown metric"):
         evaluate(a, suite=["bat"], options={"waet": {}})
     with pytest.raises(EmbdebiasError):

@@ -149,3 +149,12 @@ def test_options_of_every_metric_have_defaults_that_pass_their_checks():
         for key, opt in metric.options.items():
             if opt.check is not None and opt.default is not None:
                 opt.check(opt.default)
+
+
+def test_every_moved_evaluate_keyword_names_a_real_option():
+    from embdebias.evaluate import MOVED_OPTIONS
+
+    for old, (metric, option) in MOVED_OPTIONS.items():
+        assert option in get_metric(metric).options, old
+    for metric in ("direct_bias", "ect", "indirect_bias", "residual"):
+        assert "neutral_words" in REGISTRY[metric].options

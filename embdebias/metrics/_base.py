@@ -21,6 +21,7 @@ for people and may change.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,7 +41,8 @@ class Option:
     """One option of a metric: its default, what it means, and how a given value is checked.
 
     ``check(value) -> value`` returns the value to use (e.g. a tuple for a list) or raises
-    :class:`~embdebias.errors.EmbdebiasError`; None accepts any value.
+    :class:`~embdebias.errors.EmbdebiasError`; None accepts any value. A value given as
+    None means the default.
     """
 
     default: object
@@ -63,9 +65,9 @@ def positive_number(value) -> float:
 
 
 def string_tuple(value) -> tuple:
-    """A non-empty sequence of names (an option check); a single string is one name."""
-    items = (value,) if isinstance(value, str) else tuple(value)
-    if not items or not all(isinstance(v, str) for v in items):
+    """A non-empty sequence of names or paths (an option check); a single one is one item."""
+    items = (value,) if isinstance(value, (str, os.PathLike)) else tuple(value)
+    if not items or not all(isinstance(v, (str, os.PathLike)) for v in items):
         raise EmbdebiasError(f"expected one or more names, got {value!r}")
     return items
 
@@ -115,8 +117,10 @@ class Metric:
                                  f"known: {known}")
         out = {}
         for key, opt in self.options.items():
-            value = given.get(key, opt.default)
-            if key in given and opt.check is not None and value is not None:
+            value = given.get(key)
+            if value is None:
+                value = opt.default
+            elif opt.check is not None:
                 try:
                     value = opt.check(value)
                 except EmbdebiasError as exc:
