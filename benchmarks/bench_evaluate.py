@@ -49,7 +49,11 @@ CACHE = Path(os.environ.get("EMBDEBIAS_BENCH_CACHE", Path.home() / ".cache" / "e
 WORKER = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from embdebias import evaluation, io
+import importlib
+
+from embdebias import io
+
+evaluation = importlib.import_module("embdebias.evaluate")  # the module (embdebias.evaluate is the function)
 from embdebias.subspace import BiasSubspace
 
 t0 = time.perf_counter()

@@ -31,9 +31,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 from embdebias._rows import unit_rows  # noqa: E402
-from embdebias.fairness.templates import load_templates, tokenize  # noqa: E402
+from embdebias.metrics.extrinsic.templates import load_templates, tokenize  # noqa: E402
 from embdebias.metrics import extrinsic as ex  # noqa: E402
-from embdebias.metrics.uncertainty import Sample, bootstrap_interval  # noqa: E402
+from embdebias.metrics._resample import Sample, bootstrap_interval  # noqa: E402
 
 
 def _clock(fn):
@@ -74,7 +74,7 @@ def _bootstrap_rows(families: dict, n_boot: int, n_baseline: int) -> list[dict]:
 
 def run(n_boot: int = 1000, n_baseline: int = 5) -> list[dict]:
     from embdebias.debias import HardDebias
-    from embdebias.evaluation import evaluate
+    from embdebias.evaluate import evaluate
     from embdebias.io import load
 
     emb = load("glove-6b-50d")

@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 from embdebias import wordlists  # noqa: E402
-from embdebias.evaluation import evaluate  # noqa: E402
+from embdebias.evaluate import evaluate  # noqa: E402
 from embdebias.metrics import weat  # noqa: E402
 
 

@@ -111,7 +111,7 @@ def debias_all(embs: dict, timings: dict) -> None:
 
 
 def evaluate_all(embs: dict, timings: dict, bootstrap: int, max_missing: float) -> dict:
-    from embdebias.evaluation import DEFAULT_SUITE, evaluate
+    from embdebias.evaluate import DEFAULT_SUITE, evaluate
 
     reports = {}
     for family in FAMILIES:
@@ -127,8 +127,7 @@ def _cell(rep, metric, test, stat, config) -> str:
     v = rep.values.get((metric, test, stat), {}).get(config)
     if v is None:
         return "n/a"
-    lo = rep.values.get((metric, test, f"{stat}_ci_low"), {}).get(config)
-    hi = rep.values.get((metric, test, f"{stat}_ci_high"), {}).get(config)
+    lo, hi = rep.interval(metric, test, stat, config) or (None, None)
     flat = any(c["embedding"] == config and (c["metric"], c["test"], c["statistic"]) == (metric, test, stat)
                and c["outcome"] == "no significant change" for c in rep.comparisons)
     ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
@@ -160,8 +159,9 @@ def figure(reports: dict, path: Path) -> None:
         for k, family in enumerate(FAMILIES):
             rep = reports[family]
             vals = [rep.values.get((metric, test, stat), {}).get(c) for c in CONFIGS]
-            lo = [rep.values.get((metric, test, f"{stat}_ci_low"), {}).get(c) for c in CONFIGS]
-            hi = [rep.values.get((metric, test, f"{stat}_ci_high"), {}).get(c) for c in CONFIGS]
+            intervals = [(rep.interval(metric, test, stat, c) if (metric, test, stat) in rep.cells else None)
+                         or (None, None) for c in CONFIGS]
+            lo, hi = [i[0] for i in intervals], [i[1] for i in intervals]
             v = np.array([np.nan if a is None else a for a in vals], dtype=float)
             err = np.array([[0 if (a is None or b is None) else a - b for a, b in zip(vals, lo)],
                             [0 if (a is None or b is None) else b - a for a, b in zip(vals, hi)]], dtype=float)

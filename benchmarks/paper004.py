@@ -75,7 +75,7 @@ def family_values(out_dir, source, *, random_state: int = 0, rnsb_runs: int = 10
                   max_missing: float = 0.2) -> dict:
     """Our numbers of one finished run: ``{table: {our key: {column: value}}}``."""
     from embdebias import wordlists
-    from embdebias.evaluation import Report
+    from embdebias.report import Report
 
     from reproduce import _load_run, ect_values, rnsb_values
 

@@ -154,7 +154,7 @@ def tables(out_dir, source=None, *, limit=None, random_state: int = 0, rnsb_runs
            lists: str = "published") -> str:
     """The Markdown tables for a finished run in ``out_dir`` (see the module docstring)."""
     from embdebias import wordlists
-    from embdebias.evaluation import Report
+    from embdebias.report import Report
 
     out_dir = Path(out_dir)
     meta, embs = _load_run(out_dir, source, limit)

@@ -11,6 +11,8 @@ io's functions (:mod:`embdebias._providers`), which embedding and vocab may not 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 from . import _providers
 
@@ -27,8 +29,8 @@ _EXPORTS = {
     "HardDebias": ".debias",
     "SoftDebias": ".debias",
     "expand_gender_specific": ".debias",
-    "evaluate": ".evaluation",
-    "Report": ".evaluation",
+    "evaluate": ".evaluate",
+    "Report": ".report",
     "train_embedding": ".train",
     "EmbdebiasError": ".errors",
     "VectorFileError": ".errors",
@@ -64,6 +66,20 @@ def _write_native_vocabulary(words, directory):
 _providers.provide("save embedding", _save_embedding)
 _providers.provide("open native vocabulary", _open_native_vocabulary)
 _providers.provide("write native vocabulary", _write_native_vocabulary)
+
+
+class _Package(types.ModuleType):
+    """Keeps an exported name bound to its function when a submodule of the same name is
+    imported (``embdebias.evaluate`` is both the function and the module defining it: the
+    import system sets the package attribute to the module; this puts the function back)."""
+
+    def __setattr__(self, name, value):
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == "." + name and name != "wordlists":
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name):

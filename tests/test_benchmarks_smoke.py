@@ -103,9 +103,9 @@ def test_reproduce_on_a_tiny_embedding(tmp_path):
     src = tmp_path / "tiny.txt"
     io.save(Embedding(words, rng.standard_normal((len(words), 20), dtype=np.float32)), src,
             format="word2vec-text")
-    kwargs = dict(n_train=600, evaluate_kwargs={"suite": ("weat", "rnsb", "ect", "bat"),
-                                                "n_permutations": 500, "rnsb_runs": 2}, rnsb_runs=2,
-                  log=lambda m: None)
+    options = {"weat": {"n_permutations": 500}, "rnsb": {"runs": 2}}
+    kwargs = dict(n_train=600, evaluate_kwargs={"suite": ("weat", "rnsb", "ect", "bat"), "options": options},
+                  rnsb_runs=2, log=lambda m: None)
     out = reproduce.reproduce(src, tmp_path / "out", **kwargs)
 
     run_dir = tmp_path / "out" / "tiny.txt"

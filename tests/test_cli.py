@@ -150,7 +150,7 @@ def test_plot_one_panel_per_input(w2v_file, tmp_path):
     data = fig.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) > 5000
 
-    from embdebias.plot import occupation_figure
+    from embdebias.report.figures import occupation_figure
 
     figure = occupation_figure({"a": io.load(w2v_file), "b": io.load(hard)}, top=5)
     assert len(figure.get_axes()) == 2

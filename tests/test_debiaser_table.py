@@ -70,7 +70,7 @@ def small(tmp_path_factory):
 
 
 def test_a_toy_debiaser_runs_through_the_pipeline(toy, small, tmp_path, monkeypatch, capsys):
-    from embdebias import plot
+    from embdebias.report import figures as plot
 
     panels = []
     draw = plot.plot_occupations

@@ -9,12 +9,12 @@ from gensim.test.utils import datapath
 from embdebias import wordlists
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
-from embdebias.evaluation import DEFAULT_SUITE, Report, UnscoredWarning, evaluate, suite_options
-from embdebias.subspace import BiasSubspace
+from embdebias.evaluate import DEFAULT_SUITE, Report, UnscoredWarning, evaluate, suite_options
 from embdebias.metrics import bat, direct_bias, weat
 from embdebias.metrics.bat import read_sembias
 from embdebias.metrics.quality import read_analogies, read_word_pairs
 from embdebias.metrics.rnsb import sentiment_lexicon
+from embdebias.subspace import BiasSubspace
 
 
 def _suite_words():
@@ -47,7 +47,7 @@ def embs():
     return a, b
 
 
-FAST = dict(n_permutations=2000, rnsb_runs=2)
+FAST = dict(options={"weat": {"n_permutations": 2000}, "rnsb": {"runs": 2}})
 
 
 @pytest.fixture(scope="module")
@@ -143,14 +143,27 @@ def test_suite_selection_names_and_errors(embs):
     r = evaluate([a, a], suite=["bat", "direct_bias"])
     assert r.embeddings == ["orig", "orig-2"]
     assert {m for m, _, _ in r.rows} == {"bat", "direct_bias"}
-    g = np.zeros(a.dim); g[0] = 1
+    g = np.zeros(a.dim)
+    g[0] = 1
     r2 = evaluate(a, suite="direct_bias", subspace=g)
     assert r2.value("direct_bias", "professions", "direct_bias_original") == \
         pytest.approx(direct_bias(a, subspace=g).direct_bias)
     with pytest.raises(EmbdebiasError, match="unknown metric"):
         evaluate(a, suite=["weat", "nope"])
     with pytest.raises(EmbdebiasError, match="unknown WEAT group"):
-        evaluate(a, suite=["weat"], weat_groups=("nope",))
+        evaluate(a, suite=["weat"], options={"weat": {"groups": ("nope",)}})
+    # a metric's options are checked by the metric, naming it and the option
+    with pytest.raises(EmbdebiasError, match=r"metric 'weat': unknown option\(s\) 'permutations'"):
+        evaluate(a, suite=["weat"], options={"weat": {"permutations": 10}})
+    with pytest.raises(EmbdebiasError, match=r"metric 'rnsb', option 'runs': expected an integer >= 1"):
+        evaluate(a, suite=["rnsb"], options={"rnsb": {"runs": 0}})
+    with pytest.raises(EmbdebiasError, match=r"metric 'bat': unknown option\(s\) 'sem_bias'"):
+        evaluate(a, suite=["weat"], options={"bat": {"sem_bias": "x"}})  # checked even when not run
+    with pytest.raises(EmbdebiasError, match=r"'rnsb_runs' is an option of the metric 'rnsb': pass "
+                                              r"options=\{'rnsb': \{'runs': \.\.\.\}\}"):
+        evaluate(a, suite=["rnsb"], rnsb_runs=2)
+    with pytest.raises(EmbdebiasError, match="options for unknown metric"):
+        evaluate(a, suite=["bat"], options={"waet": {}})
     with pytest.raises(EmbdebiasError):
         Report.from_dict({"rows": []})
 
@@ -158,7 +171,7 @@ def test_suite_selection_names_and_errors(embs):
 def test_caliskan_group_and_progress(embs):
     a, _ = embs
     seen = []
-    r = evaluate(a, suite=["weat"], weat_groups=("caliskan",), n_permutations=500,
+    r = evaluate(a, suite=["weat"], options={"weat": {"groups": ("caliskan",), "n_permutations": 500}},
                  progress=lambda name, metric: seen.append((name, metric)))
     assert seen == [("orig", "weat")]
     assert ("weat", "weat1", "effect_size") in r.values
@@ -210,7 +223,7 @@ def test_to_frame_long_format_or_clear_error(report, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", real_import)
     pd = pytest.importorskip("pandas")
     frame = report.to_frame()
-    assert list(frame.columns) == ["embedding", "metric", "test", "statistic", "value"]
+    assert list(frame.columns) == ["embedding", "metric", "test", "statistic", "value", "ci_low", "ci_high"]
     assert len(frame) == len(report.rows) * len(report.embeddings)
     row = frame[(frame.metric == "bat") & (frame.test == "all") & (frame.statistic == "definition")
                 & (frame.embedding == "original")]
@@ -221,7 +234,7 @@ def test_to_frame_long_format_or_clear_error(report, monkeypatch):
 def test_names_are_case_insensitive_and_quality_needs_no_definitional_pairs(embs):
     opts = suite_options(["BAT", "Weat6", "GENDER_MATH_ARTS", "Similarity"])
     assert opts["suite"] == ("weat", "bat", "similarity")
-    assert [t.id for t in opts["weat_tests"]] == ["weat6", "gender_math_arts"]
+    assert [t.id for t in opts["options"]["weat"]["tests"]] == ["weat6", "gender_math_arts"]
     a, _ = embs
     gendered = {w for p in wordlists.definitional_pairs() for w in p} | {"mary", "john"}
     no_pairs = a.subset([w for w in a.words if w not in gendered])

@@ -16,9 +16,11 @@ from scipy.stats import rankdata
 from embdebias.embedding import Embedding
 from embdebias.io.native import read_native, write_native
 from embdebias.metrics._common import MetricResult, to_builtin
+from embdebias.metrics.ect import ect_correlations
+from embdebias.metrics.indirect import _pair_dots
 from embdebias.metrics.quality import analogy_answers, rounding_margin
-from embdebias.metrics.residual import _pair_dots, neighbour_fractions
-from embdebias.metrics.uncertainty import ect_correlations, weat_effect_sizes
+from embdebias.metrics.residual import neighbour_fractions
+from embdebias.metrics.weat import weat_effect_sizes
 from embdebias.vocab import Vocabulary
 
 # -- native vocabulary: lookups and slices without decoding it ----------------------------------
@@ -263,7 +265,7 @@ def test_evaluate_never_passes_over_a_memory_mapped_embedding(tmp_path, monkeypa
     """No metric reads every row, decodes the whole vocabulary or builds its dict."""
     from synthetic import synthetic_embedding
 
-    from embdebias.evaluation import evaluate
+    from embdebias.evaluate import evaluate
 
     emb = synthetic_embedding(n_filler=110_000, dim=8, seed=4)
     for name in ("original", "debiased"):
@@ -276,7 +278,7 @@ def test_evaluate_never_passes_over_a_memory_mapped_embedding(tmp_path, monkeypa
     for method in ("iter_chunks", "norms", "normalize", "__array__"):
         monkeypatch.setattr(Embedding, method, refuse)
     with pytest.warns(UserWarning):                     # some units cannot be scored on random fillers
-        report = evaluate(columns, n_permutations=200, bootstrap=50)
+        report = evaluate(columns, options={"weat": {"n_permutations": 200}}, bootstrap=50)
     assert report.value("analogy", "google_analogy", "n_scored", "debiased") is not None
     assert report.value("rnsb", "identity terms", "rnsb", "debiased") is not None
     for emb in columns.values():

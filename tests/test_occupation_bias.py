@@ -7,7 +7,7 @@ import pytest
 
 from embdebias.embedding import Embedding
 from embdebias.errors import MissingWordsError
-from embdebias.evaluation import evaluate
+from embdebias.evaluate import evaluate
 from embdebias.metrics.occupation import (lu_occupations, occupation_bias, occupation_bias_statistic,
                                           occupation_cosines)
 

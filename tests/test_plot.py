@@ -4,7 +4,7 @@ import pytest
 from embdebias.debias import HardDebias
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
-from embdebias.plot import occupation_figure, occupation_projections, plot_occupations
+from embdebias.report.figures import occupation_figure, occupation_projections, plot_occupations
 
 PAIRS = [("she", "he"), ("woman", "man"), ("girl", "boy")]
 JOBS = ["nurse", "engineer", "teacher", "pilot", "baker", "dancer"]

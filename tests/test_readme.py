@@ -48,7 +48,7 @@ def test_top_level_names_are_the_functions_whatever_was_imported_before():
 
     import embdebias  # noqa: F401  (the package first, as a user would)
 
-    importlib.import_module("embdebias.evaluation")
+    importlib.import_module("embdebias.evaluate")
     importlib.import_module("embdebias.io")
     from embdebias import evaluate, load
 

@@ -10,15 +10,13 @@ from string import ascii_lowercase
 
 import numpy as np
 import pytest
+from synthetic import synthetic_embedding
 
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
-from embdebias.metrics import direct_bias
-from embdebias.metrics.residual import (
-    gender_analogies, indirect_bias, neighbour_fractions, refit_direction_bias, residual_bias)
+from embdebias.metrics import direct_bias, gender_analogies, indirect_bias, refit_direction_bias, residual_bias
+from embdebias.metrics.residual import neighbour_fractions
 from embdebias.subspace import BiasSubspace
-
-from synthetic import synthetic_embedding
 
 SIZES = {"n_candidates": 2500, "n_cluster": 100, "n_classify": 300, "n_train": 200, "n_neighbours": 20}
 #: Non-alphabetic and gender-specific words planted among the most gendered ones.

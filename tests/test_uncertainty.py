@@ -1,16 +1,22 @@
-"""Bootstrap intervals and paired comparisons (embdebias.metrics.uncertainty)."""
+"""Bootstrap intervals and paired comparisons (embdebias.metrics._resample)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from synthetic import synthetic_embedding
 
 from embdebias import wordlists
-from embdebias.evaluation import evaluate
-from embdebias.metrics import ect, rnsb, weat
-from embdebias.metrics.registry import REGISTRY, EvalContext
-from embdebias.metrics.uncertainty import Sample, bootstrap_interval, mean_of, paired_change
-from synthetic import synthetic_embedding
+from embdebias.evaluate import evaluate
+from embdebias.metrics import REGISTRY, EvalContext, ect, rnsb, weat
+from embdebias.metrics._resample import (
+    Sample,
+    bootstrap_interval,
+    fisher_z_interval,
+    mean_of,
+    paired_change,
+    wilson_interval,
+)
 
 
 def rng(seed=0):
@@ -55,9 +61,9 @@ def emb():
 
 
 def test_samples_reproduce_the_metrics_point_values(emb):
-    ctx = EvalContext(weat_tests=wordlists.weat_tests("gender")[:1], rnsb_runs=3, n_permutations=200,
+    t = wordlists.weat_tests("gender")[0]
+    ctx = EvalContext(options={"weat": {"tests": [t], "n_permutations": 200}, "rnsb": {"runs": 3}},
                       reference=emb, reference_name="e")
-    t = ctx.weat_tests[0]
     _, cells, samples = REGISTRY["weat"].score(emb, t.id, ctx)
     assert samples[(t.id, "effect_size")].value() == pytest.approx(weat(emb, t, n_permutations=200).effect_size)
     _, _, samples = REGISTRY["ect"].score(emb, t.id, ctx)
@@ -73,10 +79,9 @@ def test_samples_reproduce_the_metrics_point_values(emb):
 def test_every_bias_number_gets_an_interval_and_a_paired_comparison(emb):
     other = emb.with_vectors(emb.vectors * 1.0, name="copy")
     r = evaluate({"original": emb, "copy": other}, suite=["weat", "bat", "direct_bias"], bootstrap=200,
-                 n_permutations=200)
+                 options={"weat": {"n_permutations": 200}})
     t = wordlists.weat_tests("gender")[0].id
-    lo = r.value("weat", t, "effect_size_ci_low", "original")
-    hi = r.value("weat", t, "effect_size_ci_high", "original")
+    lo, hi = r.interval("weat", t, "effect_size", "original")
     assert lo < r.value("weat", t, "effect_size", "original") < hi
     # an identical copy: every comparison is "no significant change", with a zero change
     assert r.comparisons and all(c["outcome"] == "no significant change" for c in r.comparisons)
@@ -85,27 +90,25 @@ def test_every_bias_number_gets_an_interval_and_a_paired_comparison(emb):
     assert "†" in r.to_markdown() and "### Verdict" in r.to_markdown()
     # the same seed gives the same intervals
     again = evaluate({"original": emb, "copy": other}, suite=["weat", "bat", "direct_bias"], bootstrap=200,
-                     n_permutations=200)
+                     options={"weat": {"n_permutations": 200}})
     assert again.to_dict() == r.to_dict()
     none = evaluate(emb, suite=["bat"], bootstrap=0)
-    assert not any(s.endswith("_ci_low") for _, _, s in none.rows) and not none.comparisons
+    assert not any(c.interval for per in none.cells.values() for c in per.values()) and not none.comparisons
 
 
 def test_residual_verdict_and_analytic_intervals():
-    from embdebias.evaluation import Report
-    from embdebias.metrics.registry import _binomial_interval, _correlation_interval
+    from embdebias.report import Report
 
-    lo, hi = _binomial_interval(0.9, 1000)
+    lo, hi = wilson_interval(0.9, 1000)
     assert lo < 0.9 < hi and hi - lo == pytest.approx(2 * 1.96 * np.sqrt(0.9 * 0.1 / 1000), rel=0.05)
-    assert _binomial_interval(1.0, 1000)[1] == pytest.approx(1.0)
-    lo, hi = _correlation_interval(0.5, 5000)
+    assert wilson_interval(1.0, 1000)[1] == pytest.approx(1.0)
+    lo, hi = fisher_z_interval(0.5, 5000)
     assert lo < 0.5 < hi and hi - lo < 0.05
     r = Report(["original", "gone", "kept"])
     for emb, acc in (("original", 1.0), ("gone", 0.51), ("kept", 0.91)):
-        lo, hi = _binomial_interval(acc, 1000)
+        lo, hi = wilson_interval(acc, 1000)
         for stat, v in (("cluster_accuracy", acc), ("classification_accuracy", acc)):
-            r.add(emb, "residual", "gender", stat, v)
-            r.add(emb, "residual", "gender", f"{stat}_ci_low", lo)
+            r.add(emb, "residual", "gender", stat, v, lo, hi)
     verdict = r.verdict()
     assert verdict["kept"]["residual"]["recoverable"] is True
     assert verdict["gone"]["residual"]["recoverable"] is False  # 0.51 is within chance
@@ -118,3 +121,17 @@ def test_generated_analogies_are_listed_per_column(emb):
     r = evaluate({"original": emb}, suite=["analogies"], bootstrap=0, strict=True)
     assert r.value("analogies", "she:he", "n_scored") > 0
     assert "- original: " in r.to_markdown()
+
+
+def test_weat_function_and_evaluate_draw_the_same_bootstrap(emb):
+    """One engine, one seed derivation: the function's interval is the report's, for a column
+    named as the embedding (the resamples are keyed by embedding, metric, test, statistic)."""
+    t = wordlists.weat_tests("gender")[1]
+    named = emb.with_vectors(emb.vectors, name="column", copy=False)
+    r = weat(named, t, bootstrap=300, random_state=7, n_permutations=100)
+    rep = evaluate({"column": named}, ["weat"], bootstrap=300, random_state=7,
+                   options={"weat": {"tests": [t.id], "n_permutations": 100}})
+    assert r.ci is not None and r.ci == rep.interval("weat", t.id, "effect_size")
+    assert r.ci[0] < r.effect_size < r.ci[1]
+    assert weat(named, t, bootstrap=300, random_state=8, n_permutations=100).ci != r.ci
+    assert weat(named, t, random_state=7, n_permutations=100).p_value == r.p_value  # the bootstrap leaves it alone

@@ -22,7 +22,7 @@ def add_parser(sub, parents) -> None:
 
 
 def run_plot(args, say) -> int:
-    from ..plot import plot_occupations
+    from ..report.figures import plot_occupations
 
     prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = load_many(args)

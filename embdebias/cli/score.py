@@ -12,7 +12,7 @@ def add_parser(sub, parents) -> None:
     p = sub.add_parser("score", parents=parents, help="bias and quality metrics for one or more embeddings")
     p.add_argument("inputs", nargs="*", metavar="INPUT")
     p.add_argument("--json", action="store_true", help="JSON instead of Markdown tables")
-    p.add_argument("--tests", nargs="+", metavar="TEST", help=_tests_help())
+    p.add_argument("--tests", nargs="+", metavar="TEST", help=tests_help())
     add_arguments(p, names=("sembias",))
     lists_opt(p)
     p.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
@@ -23,21 +23,23 @@ def add_parser(sub, parents) -> None:
     p.set_defaults(func=run_score)
 
 
-def _tests_help() -> str:
-    """The help of ``--tests``: what can be named."""
-    return ("what to run: metric names (weat rnsb ect bat direct_bias indirect_bias residual analogies "
-            "extrinsic similarity analogy; analogies is not in the default suite), "
-            "WEAT groups (gender caliskan) or WEAT test ids (default: the full suite)")
+def tests_help() -> str:
+    """The help of ``--tests``, made from the metric registry."""
+    from ..evaluate import tests_help as from_registry
+
+    return from_registry()
 
 
 def run_score(args, say) -> int:
-    from ..evaluation import evaluate, suite_options
+    from ..evaluate import evaluate, suite_options
 
     if args.out:
         prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = load_many(args)
     options = suite_options(args.tests) if args.tests else {}
-    report = evaluate(embeddings, sembias=args.sembias, random_state=args.random_state, strict=args.strict,
+    if args.sembias is not None:  # BAT's own option
+        options.setdefault("options", {}).setdefault("bat", {})["sembias"] = args.sembias
+    report = evaluate(embeddings, random_state=args.random_state, strict=args.strict,
                       max_missing=args.max_missing, lists=args.lists, **options)
     text = json.dumps(report.to_dict(), indent=2) if args.json else report.to_markdown()
     if args.out:

@@ -6,37 +6,54 @@ out-of-vocabulary words of each word set it used (``result.missing``).  A set lo
 more than ``max_missing`` (default 20 %) of its words raises
 :class:`~embdebias.errors.MissingWordsError` naming them.
 
-============================  =============================================================
-:func:`weat`                  Caliskan et al. (2017) effect size and permutation p-value
-:func:`rnsb`                  Sweeney & Najafian (2019) relative negative sentiment bias
-:func:`ect`                   Dev & Phillips (2019) embedding coherence test
-:func:`bat`                   Zhao et al. (2018) bias analogy test on SemBias
-:func:`projections`           cosine of words with the gender direction
-:func:`direct_bias`           Bolukbasi et al. (2016) DirectBias_c
-:func:`word_similarity`       WordSim353 / SimLex-999 Spearman correlation
-:func:`analogy`               Google analogy accuracy (3CosAdd)
-:func:`residual_bias`         Gonen & Goldberg (2019) clustering, SVM and neighbour tests
-:func:`refit_direction_bias`  direct bias along the direction re-fitted in the tested space
-:func:`indirect_bias`         Bolukbasi et al. (2016) indirect bias of word pairs
-:func:`gender_analogies`      Bolukbasi et al. (2016) generated she:he :: x:y analogies
-============================  =============================================================
+Each metric is one module: its function, its resampling statistic and its registered
+:class:`~embdebias.metrics._base.Metric` (what :func:`~embdebias.evaluate.evaluate` runs;
+see :data:`REGISTRY` and :func:`describe_metrics`).
+
+==============================  ===============================================================
+:func:`weat`                    Caliskan et al. (2017) effect size and permutation p-value
+:func:`rnsb`                    Sweeney & Najafian (2019) relative negative sentiment bias
+:func:`ect`                     Dev & Phillips (2019) embedding coherence test
+:func:`bat`                     Zhao et al. (2018) bias analogy test on SemBias
+:func:`projections`             cosine of words with the gender direction
+:func:`direct_bias`             Bolukbasi et al. (2016) DirectBias_c
+:func:`indirect_bias`           Bolukbasi et al. (2016) indirect bias of word pairs
+:func:`residual_bias`           Gonen & Goldberg (2019) clustering, SVM and neighbour tests
+:func:`refit_direction_bias`    direct bias along the direction re-fitted in the tested space
+:func:`gender_analogies`        Bolukbasi et al. (2016) generated she:he :: x:y analogies
+:func:`occupation_bias`         Lu et al. (2020) aggregate occupation bias
+:func:`extrinsic_bias`          Czarnowska et al. (2021) generalized metrics over a sentiment probe
+:func:`word_similarity`         WordSim353 / SimLex-999 Spearman correlation
+:func:`analogy`                 Google analogy accuracy (3CosAdd)
+==============================  ===============================================================
 """
 
 from __future__ import annotations
 
-# Imported eagerly (they are light: scipy and scikit-learn are imported inside the
-# functions) so that the names below are the functions, not the same-named submodules.
-from .bat import BatResult, bat, read_sembias
-from .ect import EctResult, ect
-from .projection import DirectBiasResult, ProjectionResult, direct_bias, projections
-from .quality import AnalogyResult, SimilarityResult, analogy, word_similarity
-from .residual import (IndirectBiasResult, RefitDirectionResult, ResidualBiasResult, gender_analogies,
-                       indirect_bias, refit_direction_bias, residual_bias)
-from .rnsb import RnsbResult, rnsb, sentiment_lexicon
-from .weat import WeatResult, weat
+# The metric modules are imported in report order: importing one registers its metric.
+# (They are light: scipy and scikit-learn are imported inside the functions.)
+from ._base import REGISTRY, EvalContext, Metric, MetricResult, Option, describe_metrics, get_metric, register
 
-__all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "IndirectBiasResult",
-           "ProjectionResult", "RefitDirectionResult", "ResidualBiasResult", "RnsbResult",
-           "SimilarityResult", "WeatResult", "analogy", "bat", "direct_bias", "ect", "gender_analogies",
-           "indirect_bias", "projections", "read_sembias", "refit_direction_bias", "residual_bias", "rnsb",
-           "sentiment_lexicon", "weat", "word_similarity"]
+# isort: off
+from .weat import WeatResult, weat
+from .rnsb import RnsbResult, rnsb, sentiment_lexicon
+from .ect import EctResult, ect
+from .bat import BatResult, bat, read_sembias
+from .projection import DirectBiasResult, ProjectionResult, direct_bias, projections
+from .indirect import IndirectBiasResult, indirect_bias
+from .residual import ResidualBiasResult, residual_bias
+from .refit import RefitDirectionResult, refit_direction_bias
+from .analogies import gender_analogies
+from .occupation import OccupationBiasResult, occupation_bias
+from .extrinsic import ExtrinsicResult, extrinsic_bias
+from .quality import AnalogyResult, SimilarityResult, analogy, word_similarity
+# isort: on
+
+#: The functions of the metrics and their results (checked against :data:`REGISTRY` by the tests).
+__all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "EvalContext", "ExtrinsicResult",
+           "IndirectBiasResult", "Metric", "MetricResult", "OccupationBiasResult", "Option", "ProjectionResult",
+           "REGISTRY", "RefitDirectionResult", "ResidualBiasResult", "RnsbResult", "SimilarityResult",
+           "WeatResult", "analogy", "bat", "describe_metrics", "direct_bias", "ect", "extrinsic_bias",
+           "gender_analogies", "get_metric", "indirect_bias", "occupation_bias", "projections", "read_sembias",
+           "refit_direction_bias", "register", "residual_bias", "rnsb", "sentiment_lexicon", "weat",
+           "word_similarity"]

@@ -3,7 +3,7 @@
 Intrinsic scores are known to predict extrinsic bias poorly (Goldfarb-Tarrant et al.
 2021; Delobelle et al. 2022), so a report that shows both says whether they agree here.
 Two readings, both from the paired comparisons of a
-:class:`~embdebias.evaluation.Report` (each bias number of each column against the
+:class:`~embdebias.report.Report` (each bias number of each column against the
 reference column, on the same words):
 
 * **verdict per column**: among the intrinsic bias numbers, do more improve
@@ -22,7 +22,8 @@ import math
 
 import numpy as np
 
-EXTRINSIC = "extrinsic"
+#: The metrics whose numbers are extrinsic by default (a report passes its own, from the metrics' ``kind``).
+EXTRINSIC = ("extrinsic",)
 
 
 def _verdict(outcomes: list[str]) -> dict:
@@ -43,10 +44,10 @@ def _mean_ranks(changes: dict, embeddings: list[str]) -> dict:
     return dict(zip(embeddings, ranks.mean(axis=0).tolist()))
 
 
-def _kinds(comparisons: list[dict]) -> dict:
+def _kinds(comparisons: list[dict], extrinsic) -> dict:
     usable = [c for c in comparisons if c.get("change") is not None and math.isfinite(c["change"])]
-    return {"intrinsic": [c for c in usable if c["metric"] != EXTRINSIC],
-            "extrinsic": [c for c in usable if c["metric"] == EXTRINSIC]}
+    return {"intrinsic": [c for c in usable if c["metric"] not in extrinsic],
+            "extrinsic": [c for c in usable if c["metric"] in extrinsic]}
 
 
 def _column_verdicts(kinds: dict, embeddings: list[str]) -> dict:
@@ -73,7 +74,7 @@ def _rank_correlation(ranks: dict, embeddings: list[str]) -> tuple[float | None,
     return float(spearmanr(a, b).statistic), ""
 
 
-def agreement(comparisons: list[dict], embeddings: list[str]) -> dict | None:
+def agreement(comparisons: list[dict], embeddings: list[str], extrinsic=EXTRINSIC) -> dict | None:
     """Agreement of the intrinsic and the extrinsic verdicts (see the module docstring).
 
     Returns None unless both kinds of bias number were compared. Otherwise
@@ -83,9 +84,9 @@ def agreement(comparisons: list[dict], embeddings: list[str]) -> dict | None:
     kind was not compared in; ``rank_correlation`` is None (and the note says why) with
     fewer than three embeddings, a constant ranking or a kind missing from a column. The
     ranks come from the point changes, significant or not: ``extrinsic_significant`` of
-    ``extrinsic_compared`` extrinsic changes are.
+    ``extrinsic_compared`` extrinsic changes are. ``extrinsic``: the names of the extrinsic metrics.
     """
-    kinds = _kinds(comparisons)
+    kinds = _kinds(comparisons, set(extrinsic))
     if not all(kinds.values()):
         return None
     ranks = {}

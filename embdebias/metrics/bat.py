@@ -38,10 +38,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data.sembias import SemBiasInstance, read_sembias  # noqa: F401 (SemBiasInstance: its old home)
-from ..errors import DimensionError, MissingWordsError
 from .._rows import unit_rows
-from ._common import (DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors)
+from ..data.sembias import SemBiasInstance, read_sembias  # noqa: F401 (SemBiasInstance: its old home)
+from ..errors import DimensionError, MissingWordsError, WordListError
+from ._base import N_SCORED, Metric, Option, register
+from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors
+from ._resample import Sample, mean_of
 
 #: Labels of the four columns of a SemBias line.
 COLUMN_LABELS = ("definition", "none", "none", "stereotype")
@@ -178,3 +180,46 @@ def bat(embedding, path=None, *, direction=None, lists: str = "published", n_sub
         skipped_lines=[instances[i].line for i in np.flatnonzero(~ok)], predictions=pred.tolist(),
         lowercased={"sembias": dict(lk.lowercased)} if lk.lowercased else {},
         path=str(path), direction=label)
+
+
+@register
+class Bat(Metric):
+    name, title = "bat", "BAT"
+    function = "bat"
+    legend = ("BAT (Zhao et al. 2018, as in Fersini et al.): the share of SemBias lines whose pair "
+              "best aligned with she - he is the gender-definition pair (higher is better), the "
+              "stereotype pair (lower is fairer) or an unrelated pair (None; high when the gender "
+              "direction itself was lost). sub: the last 40 lines, whose definition pairs are held "
+              "out of the debiasing lists.")
+    statistics = {"definition": "Definition", "stereotype": "Stereotype", "none": "None",
+                  N_SCORED: "lines scored"}
+    options = {"sembias": Option(None, "SemBias-format file (default: the SemBias file of lists)")}
+
+    def params(self, opts):
+        return {"sembias": str(opts["sembias"]) if opts["sembias"] else "bundled", "direction": "she - he"}
+
+    def units(self, ctx):
+        return ["sembias"]
+
+    def data(self, ctx):
+        sembias = ctx.opts(self.name)["sembias"]
+        value = None if sembias is None else Path(sembias)
+        return f"{ctx.list_text(value, 'sembias', 'lines')}; direction she - he of each column"
+
+    def tests(self, unit):
+        return ["all", "sub"]
+
+    def score(self, emb, unit, ctx):
+        r = bat(emb, ctx.opts(self.name)["sembias"], lists=ctx.lists, **ctx.common)
+        cells, samples = {}, {}
+        pred = np.asarray(r.predictions)
+        lines = np.arange(pred.size)
+        for test, prefix, part in (("all", "", lines), ("sub", "sub_", lines[pred.size - r.sub_n_lines:])):
+            cells[test] = {stat: getattr(r, prefix + stat) for stat in ("definition", "stereotype", "none")}
+            cells[test][N_SCORED] = r.n_scored if test == "all" else r.sub_n_scored
+            scored = part[pred[part] >= 0]
+            for stat, columns, fairer in (("definition", (0,), "higher"), ("stereotype", (3,), "lower"),
+                                          ("none", (1, 2), "lower")):
+                hit = np.isin(pred[scored], columns).astype(np.float64)
+                samples[(test, stat)] = Sample({"items": scored.tolist()}, mean_of(hit), fairer)
+        return r, cells, samples

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._rows import unit_rows
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
-from .._rows import unit_rows
+from ._base import N_SCORED, Metric, Option, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
+from ._resample import Sample, counts
 
 
 @dataclass
@@ -108,3 +110,69 @@ def ect(embedding, X, Y=None, attributes=None, *, max_missing: float = DEFAULT_M
         missing={k: list(lk.missing) for k, lk in looks.items()},
         lowercased={k: dict(lk.lowercased) for k, lk in looks.items() if lk.lowercased},
         set_names={k: n for k, (n, _) in names_words.items()})
+
+
+# -- ECT on resamples, and the metric as evaluate runs it -------------------------------------------
+
+
+def ect_correlations(unit_x: np.ndarray, unit_y: np.ndarray, attr: np.ndarray) :
+    """``stat`` of ECT's Spearman rho with X, Y and the attributes resampled.
+
+    An attribute's similarity to the (normalized) mean of the resampled X vectors is,
+    up to a positive factor per resample that leaves the ranks unchanged, its summed
+    dot product with them: the attribute-by-X dot products weighted by how often each
+    X word was drawn. So no resample gathers vectors, only numbers.
+    """
+    from scipy.stats import rankdata
+
+    dots_x, dots_y = attr @ unit_x.T, attr @ unit_y.T        # (attributes, X), (attributes, Y)
+
+    def stat(idx):
+        sim_x = counts(idx["X"], dots_x.shape[1]) @ dots_x.T    # (B, attributes)
+        sim_y = counts(idx["Y"], dots_y.shape[1]) @ dots_y.T
+        a = idx["attributes"]
+        rx = rankdata(np.take_along_axis(sim_x, a, axis=1), axis=1)
+        ry = rankdata(np.take_along_axis(sim_y, a, axis=1), axis=1)
+        rx -= rx.mean(axis=1, keepdims=True)
+        ry -= ry.mean(axis=1, keepdims=True)
+        return (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
+    return stat
+
+
+@register
+class Ect(Metric):
+    name, title = "ect", "ECT"
+    function = "ect"
+    legend = ("ECT (Dev & Phillips 2019): Spearman correlation between the attribute words' "
+              "similarities to the mean male-term vector and to the mean female-term vector; "
+              "1 is fairer.")
+    statistics = {"spearman": "Spearman rho", N_SCORED: "attribute words scored"}
+    options = {"neutral_words": Option(None, "words of the last row (a list, list name or file; "
+                                             "default: the professions of lists)")}
+
+    def params(self, opts):
+        return {"neutral_words": None if opts["neutral_words"] is None else str(opts["neutral_words"])}
+
+    def units(self, ctx):
+        tests = ctx.gender_tests()
+        return [t.id for t in tests] + ([ctx.neutral_name(ctx.opts(self.name)["neutral_words"])] if tests else [])
+
+    def data(self, ctx):
+        neutral = ctx.opts(self.name)["neutral_words"]
+        ctx.neutral(neutral)  # a bad list fails before any scoring
+        return (f"the gender WEAT tests' target and attribute sets (curated); "
+                f"{ctx.list_text(neutral, 'professions', 'words')}")
+
+    def score(self, emb, unit, ctx):
+        tests = ctx.gender_tests()
+        by_id = {t.id: t for t in tests}
+        if unit in by_id:
+            t = by_id[unit]
+            r = ect(emb, t, **ctx.common)
+            attributes = list(t.A.words) + list(t.B.words)
+        else:
+            t, attributes = tests[0], ctx.neutral(ctx.opts(self.name)["neutral_words"])
+            r = ect(emb, t.X, t.Y, attributes, **ctx.common)
+        words, vec = set_vectors(emb, {"X": t.X.words, "Y": t.Y.words, "attributes": attributes}, ctx)
+        sample = Sample(words, ect_correlations(vec["X"], vec["Y"], vec["attributes"]), fairer="higher")
+        return r, {unit: {"spearman": r.correlation, N_SCORED: r.n_scored}}, {(unit, "spearman"): sample}

@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data.wordlists import LU_OCCUPATIONS, lu_occupations  # noqa: F401 (their old home)
+from ._base import N_SCORED, Metric, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
+from ._resample import Sample
 
 #: The bundled occupation list of Lu et al. (2020).
 
@@ -117,3 +119,30 @@ def occupation_bias_statistic(cos_m: np.ndarray, cos_f: np.ndarray, signed: bool
         drawn = b[idx["occupations"]]
         return drawn.mean(axis=1) if signed else np.abs(drawn).mean(axis=1)
     return stat
+
+
+@register
+class OccupationBias(Metric):
+    name, title = "occupation_bias", "Occupation bias (Lu et al.)"
+    function = "occupation_bias"
+    legend = ("Lu et al.'s (2020) aggregate occupation bias for an embedding: B(o) = mean cos(o, male "
+              "terms) - mean cos(o, female terms) per occupation; AOB = mean |B(o)| (0 is fairer), "
+              "signed AOB = mean B(o) (positive: occupations lean male; 0 is fairer). Intervals: "
+              "bootstrap over the occupations, the gendered terms held fixed.")
+    statistics = {"aob": "AOB", "signed_aob": "signed AOB", N_SCORED: "occupations scored"}
+
+    def units(self, ctx):
+        return ["lu2020"]
+
+    def data(self, ctx):
+        return (f"Lu et al. (2020)'s occupations (`wordlists/lu2020/occupations.txt`); male and female terms: "
+                f"{ctx.list_text(None, 'definitional_pairs', 'pairs')}")
+
+    def score(self, emb, unit, ctx):
+        r = occupation_bias(emb, lists=ctx.lists, **ctx.common)
+        looks, cos_m, cos_f = occupation_cosines(emb, lu_occupations(), r.male, r.female, max_missing=1.0,
+                                                 lowercase=ctx.lowercase)
+        items = {"occupations": looks[0].words}
+        samples = {(unit, "aob"): Sample(items, occupation_bias_statistic(cos_m, cos_f, False)),
+                   (unit, "signed_aob"): Sample(items, occupation_bias_statistic(cos_m, cos_f, True), "zero")}
+        return r, {unit: {"aob": r.aob, "signed_aob": r.signed_aob, N_SCORED: r.n_scored}}, samples

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import DimensionError, EmbdebiasError
 from .._rows import unit_rows
+from ..errors import DimensionError, EmbdebiasError
+from ._base import N_SCORED, Metric, Option, positive_number, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
+from ._resample import Sample, mean_of
 
 
 def gender_direction(emb, subspace=None, *, lists: str = "published") -> tuple[np.ndarray, str]:
@@ -123,3 +125,51 @@ def direct_bias(embedding, words=None, *, c: float = 1.0, subspace=None,
     value = float(np.mean(np.abs(np.asarray(res.projections)) ** c))
     return DirectBiasResult(value, float(c), len(res.words), res.missing, res.lowercased,
                             res.direction, name)
+
+
+@register
+class DirectBias(Metric):
+    name, title = "direct_bias", "Direct bias"
+    function = "direct_bias"
+    legend = ("DirectBias_c (Bolukbasi et al. 2016): mean |cos(w, g)|^c over the professions; 0 is "
+              "fairer. Original direction: g fitted once, on the first column, so every column is "
+              "measured on the same axis. Own direction: g re-fitted on each column's definitional "
+              "pairs; after debiasing the gender information may sit on a new axis, which only "
+              "this row shows.")
+    statistics = {"direct_bias_original": "DirectBias (original direction)",
+                  "direct_bias_own": "DirectBias (own direction)", N_SCORED: "words scored"}
+    options = {"neutral_words": Option(None, "words measured (a list, list name or file; "
+                                             "default: the professions of lists)"),
+               "c": Option(1.0, "the exponent c of DirectBias_c", positive_number)}
+
+    def params(self, opts):
+        return {"neutral_words": None if opts["neutral_words"] is None else str(opts["neutral_words"]),
+                "c": opts["c"]}
+
+    def units(self, ctx):
+        return [ctx.neutral_name(ctx.opts(self.name)["neutral_words"])]
+
+    def data(self, ctx):
+        neutral = ctx.opts(self.name)["neutral_words"]
+        ctx.neutral(neutral)  # a bad list fails before any scoring
+        return (f"{ctx.list_text(neutral, 'professions', 'words')}; original direction: "
+                f"{ctx.reference_label}; own direction: fitted on each column's definitional pairs")
+
+    def score(self, emb, unit, ctx):
+        from ..subspace import resolve_subspace
+
+        opts = ctx.opts(self.name)
+        words = ctx.neutral(opts["neutral_words"])
+        g, label = ctx.reference_direction()
+        own_g = resolve_subspace(None, emb, lists=ctx.lists).direction_
+        cells, samples, first = {}, {}, None
+        for stat, direction in (("direct_bias_original", g), ("direct_bias_own", own_g)):
+            p = projections(emb, words, subspace=direction, **ctx.common)
+            per_word = np.abs(np.asarray(p.projections)) ** opts["c"]
+            cells[stat] = float(per_word.mean())
+            samples[(unit, stat)] = Sample({"items": p.words}, mean_of(per_word))
+            first = first or p
+        r = DirectBiasResult(cells["direct_bias_original"], float(opts["c"]), len(first.words), first.missing,
+                             first.lowercased, f"original: {label}", unit)
+        cells[N_SCORED] = r.n_scored
+        return r, {unit: cells}, samples

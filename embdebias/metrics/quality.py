@@ -32,6 +32,7 @@ import numpy as np
 from .._case import rows_with_lowercase
 from .._rows import unit_rows
 from ..errors import EmbdebiasError, WordListError
+from ._base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
 
 #: Known evaluation files (name -> file in gensim's test data).
@@ -348,3 +349,56 @@ def _decide(vocab: np.ndarray, abc: np.ndarray, question: np.ndarray, candidate:
         first[1:] = q[order[1:]] != q[order[:-1]]
         answer[q[order[first]]] = c[order[first]]
     return answer
+
+
+@register
+class Similarity(Metric):
+    name, title = "similarity", "Word similarity"
+    function = "word_similarity"
+    kind = "quality"
+    legend = ("Spearman correlation of cosine similarity with human similarity ratings; higher "
+              "means more of the semantic quality is kept.")
+    statistics = {"spearman": "Spearman rho", N_SCORED: "pairs scored"}
+    options = {"datasets": Option(("wordsim353", "simlex999"), "word-similarity data sets (names or files)",
+                                  string_tuple)}
+
+    def params(self, opts):
+        return {"datasets": [str(d) for d in opts["datasets"]]}
+
+    def units(self, ctx):
+        return list(ctx.opts(self.name)["datasets"])
+
+    def data(self, ctx):
+        return f"{', '.join(map(str, ctx.opts(self.name)['datasets']))} (as shipped with gensim's test data)"
+
+    def score(self, emb, unit, ctx):
+        r = word_similarity(emb, unit, lowercase=ctx.lowercase)
+        return r, {unit: {"spearman": r.spearman, N_SCORED: r.n_scored}}, {}
+
+
+@register
+class Analogy(Metric):
+    name, title = "analogy", "Analogy"
+    function = "analogy"
+    kind = "quality"
+    legend = ("3CosAdd accuracy on the Google analogy questions; higher means more of the semantic "
+              "quality is kept. Only questions whose four words are among the most frequent words "
+              "(see Data) are scored.")
+    statistics = {"accuracy": "accuracy", "semantic_accuracy": "semantic accuracy",
+                  "syntactic_accuracy": "syntactic accuracy", N_SCORED: "questions scored"}
+    options = {"restrict_vocab": Option(30_000, "questions and answers among this many most frequent words",
+                                        positive_int)}
+
+    def units(self, ctx):
+        return ["google_analogy"]
+
+    def data(self, ctx):
+        n = ctx.opts(self.name)["restrict_vocab"]
+        return (f"Google analogy questions (gensim's test data); questions and answers restricted to "
+                f"the {n:,} most frequent words, as gensim does: a question "
+                f"with a word outside them is not scored (its words are listed as out of vocabulary)")
+
+    def score(self, emb, unit, ctx):
+        r = analogy(emb, restrict_vocab=ctx.opts(self.name)["restrict_vocab"], lowercase=ctx.lowercase)
+        return r, {unit: {"accuracy": r.accuracy, "semantic_accuracy": r.semantic_accuracy,
+                          "syntactic_accuracy": r.syntactic_accuracy, N_SCORED: r.n_scored}}, {}

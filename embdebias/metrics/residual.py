@@ -51,17 +51,9 @@ gender direction.
     embedding may be the original itself, and may have another dimension.
     Cosines are computed in float32, the precision the vectors are stored in.
 
-:func:`refit_direction_bias`
-    Direct bias and projections with the gender direction fitted again in the
-    tested embedding's own space, next to how far that direction is from the
-    original one.
-
-:func:`indirect_bias`
-    Bolukbasi et al.'s indirect bias :math:`\beta(w, v)` over many pairs at once.
-
-:func:`gender_analogies`
-    Bolukbasi et al.'s generated ``she : he :: x : y`` analogies, by blocked
-    matrix products.
+The shared direction tests live beside it: :mod:`~embdebias.metrics.refit` (the direction
+fitted again), :mod:`~embdebias.metrics.indirect` (indirect bias) and
+:mod:`~embdebias.metrics.analogies` (generated analogies).
 
 References
 ----------
@@ -71,7 +63,6 @@ systematic gender biases in word embeddings but do not remove them. NAACL.
 Bolukbasi, T., Chang, K.-W., Zou, J., Saligrama, V. & Kalai, A. (2016). Man is to
 computer programmer as woman is to homemaker? Debiasing word embeddings. NeurIPS.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -79,27 +70,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import wordlists
-from .._rows import row_norms, unit_rows
+from .._rows import unit_rows
 from .._threads import one_thread
 from ..errors import EmbdebiasError, MissingWordsError
+from ._base import N_SCORED, Metric, Option, register
+from ._blocks import CHUNK_ROWS, block_rows_for
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors
-
-#: Bytes of one block of cosines (float32) in the blocked nearest-neighbour passes.
-BLOCK_BYTES = 64 << 20
-#: Most query rows in one block, whatever the budget.
-MAX_BLOCK_ROWS = 1024
-#: Rows read at a time when a pass goes over many rows of an embedding.
-_CHUNK_ROWS = 1 << 14
-
-
-def block_rows_for(n_columns: int, block_rows: int | None = None) -> int:
-    """Rows per block so that a ``(rows, n_columns)`` float32 block fits :data:`BLOCK_BYTES`."""
-    if block_rows is not None:
-        if int(block_rows) < 1:
-            raise EmbdebiasError(f"block_rows must be >= 1, got {block_rows}")
-        return int(block_rows)
-    return int(max(1, min(MAX_BLOCK_ROWS, BLOCK_BYTES // (4 * max(int(n_columns), 1)))))
-
 
 # -- residual bias (Gonen & Goldberg) ---------------------------------------------------------
 
@@ -398,8 +374,8 @@ def _plan(original, tested, *, n_candidates, n_cluster, n_classify, gender_speci
     direction, lk = male_direction(original, direction_words, lowercase)
     bias = np.empty(words.size, dtype=np.float64)
     direction32 = direction.astype(np.float32)
-    for start in range(0, words.size, _CHUNK_ROWS):
-        bias[start:start + _CHUNK_ROWS] = unit_block(original, orig_rows[start:start + _CHUNK_ROWS]) @ direction32
+    for start in range(0, words.size, CHUNK_ROWS):
+        bias[start:start + CHUNK_ROWS] = unit_block(original, orig_rows[start:start + CHUNK_ROWS]) @ direction32
     tested_rows = rows_by_word(original, tested, words.tolist(), orig_rows)
     return _Plan(words, bias, tested_rows, extremes(bias, n_cluster), extremes(bias, n_classify), lk)
 
@@ -506,409 +482,81 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
         direction_words=list(lk.words), random_state=random_state)
 
 
-# -- re-fitted direction ----------------------------------------------------------------------
+def _recoverable_text(r: dict) -> str:
+    def f(v):
+        return "n/a" if v is None else f"{v:.2f}"
+    state = "gender still recoverable" if r["recoverable"] else "gender not recoverable beyond chance"
+    return (f"{state} (clustering {f(r['cluster_accuracy'])}, SVM {f(r['classification_accuracy'])}, "
+            f"neighbour r {f(r['neighbour_correlation'])})")
 
 
-@dataclass
-class RefitDirectionResult(MetricResult):
-    """Result of :func:`refit_direction_bias`.
+@register
+class Residual(Metric):
+    name, title = "residual", "Residual bias"
+    function = "residual_bias"
+    legend = ("Is the gender bias still recoverable? (Gonen & Goldberg 2019.) The 500 most male- and "
+              "500 most female-biased words of the original (by cosine with he - she, gender-specific "
+              "words left out) are clustered with 2-means in each column: accuracy 0.5 means the "
+              "bias is gone, 1.0 that it is fully recoverable. An RBF SVM trained on 1,000 of the "
+              "5,000 most biased words predicts the other 4,000 (0.5 is fair). Neighbour correlation: "
+              "Pearson r between a word's original bias and the male share of its 100 nearest "
+              "neighbours in the column (0 is fair). Re-fitted direction: direct bias along the "
+              "direction fitted again on each column's definitional pairs, and that direction's "
+              "|cos| with the original one. Intervals here are analytic (Wilson for the accuracies, "
+              "Fisher z for r), because a bootstrap would refit k-means and the SVM each time; "
+              "they hold the words fixed.")
+    statistics = {"cluster_accuracy": "clustering accuracy", "classification_accuracy": "SVM accuracy",
+                  "neighbour_correlation": "neighbour correlation r",
+                  "refit_direct_bias": "DirectBias (re-fitted direction)",
+                  "direction_cosine": "abs. cosine, re-fitted vs original direction",
+                  "refit_variance_ratio": "explained variance of the re-fitted direction",
+                  N_SCORED: "words clustered"}
+    options = {"neutral_words": Option(None, "words of the re-fitted direction's direct bias (a list, list "
+                                             "name or file; default: the professions of lists)")}
 
-    Attributes
-    ----------
-    direct_bias : float
-        ``DirectBias_1`` of ``words`` along the direction re-fitted in the tested
-        embedding (the headline ``value``).
-    words, projections : list
-        The in-vocabulary words and their cosines with the re-fitted direction
-        (female positive).
-    direction_cosine : float
-        ``|cos|`` between the re-fitted and the original direction (NaN without an
-        original); 1 means debiasing left the definitional pairs pointing the same way.
-    refit_variance_ratio, original_variance_ratio : float
-        Share of the variance of the centred definitional pairs carried by each
-        direction (its first principal component); NaN when a direction was given
-        rather than fitted.
-    refit_spectrum : list of float
-        Every component's explained variance ratio in the tested embedding
-        (Bolukbasi et al.'s Figure 3).
-    pairs_used : list of (str, str)
-        The definitional pairs the re-fit used.
-    missing, lowercased : dict
-        As for every metric, for ``words``.
-    """
+    def params(self, opts):
+        return {"neutral_words": None if opts["neutral_words"] is None else str(opts["neutral_words"])}
 
-    direct_bias: float
-    words: list[str]
-    projections: list[float]
-    direction_cosine: float
-    refit_variance_ratio: float
-    original_variance_ratio: float
-    refit_spectrum: list[float]
-    pairs_used: list[tuple[str, str]]
-    missing: dict[str, list[str]]
-    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
+    def units(self, ctx):
+        return ["gender"]
 
-    value_field = "direct_bias"
+    def data(self, ctx):
+        neutral = ctx.opts(self.name)["neutral_words"]
+        ctx.neutral(neutral)  # a bad list fails before any scoring
+        return (f"candidates: the first 50,000 alphabetic words of '{ctx.reference_name}' minus "
+                f"{ctx.list_text(None, 'gender_specific', 'words')}; bias of a word: its cosine with "
+                f"he - she in '{ctx.reference_name}'; re-fitted direction measured on "
+                f"{ctx.list_text(neutral, 'professions', 'words')}")
 
-    @property
-    def n_scored(self) -> int:
-        """Words projected."""
-        return len(self.words)
+    def score(self, emb, unit, ctx):
+        from ._resample import fisher_z_interval, wilson_interval
+        from .refit import refit_direction_bias
 
+        r = residual_bias(ctx.reference, emb, random_state=ctx.random_state, lists=ctx.lists,
+                          max_missing=ctx.max_missing, lowercase=ctx.lowercase)
+        refit = refit_direction_bias(emb, ctx.neutral(ctx.opts(self.name)["neutral_words"]), original=ctx.reference,
+                                     lists=ctx.lists, max_missing=ctx.max_missing, lowercase=ctx.lowercase)
+        n_cluster = sum(len(v) for v in r.cluster_words.values())
+        n_classify = sum(len(v) for v in r.classify_words.values())
+        cells = {"cluster_accuracy": (r.cluster_accuracy, *wilson_interval(r.cluster_accuracy, n_cluster)),
+                 "classification_accuracy": (r.classification_accuracy,
+                                             *wilson_interval(r.classification_accuracy, r.n_test)),
+                 "neighbour_correlation": (r.neighbour_correlation,
+                                           *fisher_z_interval(r.neighbour_correlation, n_classify)),
+                 "refit_direct_bias": refit.direct_bias, "direction_cosine": refit.direction_cosine,
+                 "refit_variance_ratio": refit.refit_variance_ratio, N_SCORED: n_cluster}
+        return r, {unit: cells}, {}
 
-def _original_subspace(original, tested, lists: str):
-    """The original's fitted BiasSubspace (or None) from an embedding, a subspace or a vector."""
-    from ..subspace import BiasSubspace, resolve_subspace
+    def verdict(self, report, embedding):
+        """Whether the residual tests still recover gender in ``embedding``: clustering or SVM
+        accuracy whose interval lies above chance (0.5). None without the residual tests."""
+        cells = {s: report.cells.get((self.name, "gender", s), {}).get(embedding)
+                 for s in ("cluster_accuracy", "classification_accuracy", "neighbour_correlation")}
+        acc = [cells[s] for s in ("cluster_accuracy", "classification_accuracy")]
+        if all(c is None or c.value is None for c in acc):
+            return None
+        return {"recoverable": any(c is not None and c.ci_low is not None and c.ci_low > 0.5 for c in acc),
+                **{s: None if c is None else c.value for s, c in cells.items()}}
 
-    if original is None:
-        return None
-    if isinstance(original, BiasSubspace) and not hasattr(original, "components_"):
-        raise EmbdebiasError("refit_direction_bias: original must be an embedding, a fitted BiasSubspace "
-                             "or a direction vector, not an unfitted BiasSubspace")
-    if isinstance(original, (BiasSubspace, np.ndarray)):
-        return resolve_subspace(original, tested, lists=lists)
-    return BiasSubspace(lists=lists).fit(as_emb(original))
-
-
-def refit_direction_bias(tested, words=None, *, original=None, lists: str = wordlists.DEFAULT_LISTS,
-                         max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True) -> RefitDirectionResult:
-    """Direct bias with the gender direction fitted again in ``tested``'s own space.
-
-    Measuring a debiased embedding along the *original* direction asks whether that
-    direction was removed; re-fitting a :class:`~embdebias.subspace.BiasSubspace` on
-    the tested embedding's own definitional pairs asks whether a gender direction
-    is still there.  Hard debias equalizes most definitional pairs about the
-    original direction, so their re-fitted direction is close to it and
-    neutralized words project to ~0 on it; an embedding that merely rotated the bias
-    would keep its direct bias along the re-fitted direction.
-
-    Parameters
-    ----------
-    tested : Embedding or gensim KeyedVectors
-    words : list of str or str, optional
-        Words that should be gender-neutral (default: the professions of ``lists``).
-    original : Embedding, KeyedVectors, fitted BiasSubspace or (d,) array, optional
-        Where the original direction comes from (an embedding is fitted with the same
-        definitional pairs); without it ``direction_cosine`` is NaN.
-    lists : {"published", "curated"}, default "published"
-        Supplies the definitional pairs and the default words.
-    max_missing, lowercase
-        As for every metric.
-
-    Returns
-    -------
-    RefitDirectionResult
-    """
-    from ..subspace import BiasSubspace
-    from .projection import direct_bias, gender_direction, projections
-
-    tested = as_emb(tested)
-    name = "professions" if words is None else "words"
-    words = wordlists.resolve_words(words, "professions", lists)
-    refit = BiasSubspace(lists=lists).fit(tested)
-    g, _ = gender_direction(tested, refit, lists=lists)
-    db = direct_bias(tested, words, subspace=refit, max_missing=max_missing, lowercase=lowercase)
-    proj = projections(tested, words, subspace=refit, max_missing=max_missing, lowercase=lowercase,
-                       name=name)
-    orig = _original_subspace(original, tested, lists)
-    cosine, orig_ratio = float("nan"), float("nan")
-    if orig is not None:
-        if orig.components_.shape[1] != tested.dim:
-            raise EmbdebiasError(f"refit_direction_bias: the original direction has dimension "
-                                 f"{orig.components_.shape[1]}, {tested.name} has {tested.dim}")
-        cosine = float(abs(unit_rows(orig.direction_, copy=True) @ g))
-        orig_ratio = float(orig.explained_variance_ratio_[0])
-    return RefitDirectionResult(
-        direct_bias=db.direct_bias, words=proj.words, projections=proj.projections, direction_cosine=cosine,
-        refit_variance_ratio=float(refit.explained_variance_ratio_[0]), original_variance_ratio=orig_ratio,
-        refit_spectrum=refit.explained_variance_ratio_.tolist(), pairs_used=list(refit.pairs_used_),
-        missing=proj.missing, lowercased=proj.lowercased)
-
-
-# -- indirect bias ------------------------------------------------------------------------------
-
-
-@dataclass
-class IndirectBiasResult(MetricResult):
-    r"""Result of :func:`indirect_bias`.
-
-    Attributes
-    ----------
-    pairs : list of (str, str)
-        The pairs scored (both words in the vocabulary).
-    beta : list of float
-        :math:`\beta(w, v)` per pair; NaN where it is undefined (see
-        :func:`indirect_bias`).
-    similarity : list of float
-        :math:`w \cdot v`, the cosine of the pair.
-    similarity_without_gender : list of float
-        :math:`w_\perp \cdot v_\perp / (\|w_\perp\| \|v_\perp\|)`, the cosine once the
-        gender subspace is removed.
-    mean_beta : float
-        Mean of the defined ``beta`` values (the headline ``value``).
-    n_undefined : int
-        Pairs whose ``beta`` is NaN.
-    """
-
-    pairs: list[tuple[str, str]]
-    beta: list[float]
-    similarity: list[float]
-    similarity_without_gender: list[float]
-    mean_beta: float
-    n_undefined: int
-    missing: dict[str, list[str]]
-    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
-    direction: str = ""
-
-    value_field = "mean_beta"
-
-    @property
-    def n_scored(self) -> int:
-        """Pairs with a defined beta."""
-        return len(self.pairs) - self.n_undefined
-
-    def as_dict(self) -> dict[tuple[str, str], float]:
-        """``{(w, v): beta}``."""
-        return dict(zip(self.pairs, self.beta))
-
-
-def _pair_indices(pairs_or_words) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """``(unique words, left index, right index)`` of explicit pairs or of all pairs of words."""
-    items = list(pairs_or_words)
-    if items and all(isinstance(x, str) for x in items):
-        words = list(dict.fromkeys(items))
-        left, right = np.triu_indices(len(words), 1)
-        return words, left.astype(np.int64), right.astype(np.int64)
-    if not items or not all(isinstance(p, (tuple, list)) and len(p) == 2
-                            and all(isinstance(w, str) for w in p) for p in items):
-        raise EmbdebiasError("indirect bias: expected a list of words or a list of (word, word) pairs")
-    words = list(dict.fromkeys(w for p in items for w in p))
-    where = {w: i for i, w in enumerate(words)}
-    index = np.array([[where[a], where[b]] for a, b in items], dtype=np.int64).reshape(-1, 2)
-    return words, index[:, 0], index[:, 1]
-
-
-def _pair_dots(x: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """``x[left[i]] . x[right[i]]`` for every pair.
-
-    Every pair of a few hundred words is tens of thousands of pairs: then the entries of
-    the words' Gram matrix (one small matrix product) beat gathering two vectors per
-    pair. Sparse explicit pairs, whose Gram matrix would dwarf them, go chunk by chunk.
-    """
-    if x.shape[0] ** 2 <= 4 * left.size:
-        return (x @ x.T)[left, right]
-    out = np.empty(left.size)
-    for start in range(0, left.size, _CHUNK_ROWS):
-        a, b = left[start:start + _CHUNK_ROWS], right[start:start + _CHUNK_ROWS]
-        out[start:start + a.size] = np.einsum("ij,ij->i", x[a], x[b])
-    return out
-
-
-def indirect_bias(embedding, pairs_or_words, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,
-                  min_similarity: float = 1e-3, max_missing: float = DEFAULT_MAX_MISSING,
-                  lowercase: bool = True) -> IndirectBiasResult:
-    r"""Bolukbasi et al.'s (2016, Section 4) indirect bias of word pairs.
-
-    For unit vectors :math:`w, v` and the gender subspace (by default the unit
-    direction :math:`g`), :math:`w_\perp = w - (w \cdot g) g` and
-
-    .. math:: \beta(w, v) = \Bigl(w \cdot v - \frac{w_\perp \cdot v_\perp}
-              {\|w_\perp\| \|v_\perp\|}\Bigr) \Big/ \, w \cdot v,
-
-    the share of the similarity of ``w`` and ``v`` that is due to gender: 0 when
-    removing the gender component leaves their cosine unchanged, 1 when nothing of
-    it is left, negative when removing gender makes them *more* similar.  With a
-    ``k``-dimensional subspace, :math:`w_\perp` removes the projection on all of it.
-
-    **Undefined values.** As :math:`w \cdot v \to 0` the ratio grows without bound
-    and its sign follows the rounding of :math:`w \cdot v`, so pairs with
-    :math:`|w \cdot v| <` ``min_similarity`` get NaN (they are counted in
-    ``n_undefined`` and left out of ``mean_beta``); so do pairs where a word lies in
-    the gender subspace (:math:`w_\perp = 0`).
-
-    Parameters
-    ----------
-    embedding : Embedding or gensim KeyedVectors
-    pairs_or_words : list of (str, str) or list of str
-        Explicit pairs, or words, of which every unordered pair (in the given order:
-        ``(words[i], words[j])`` for ``i < j``) is scored.
-    subspace : BiasSubspace, array or pairs, optional
-        The gender subspace, resolved by :func:`~embdebias.subspace.resolve_subspace`
-        (default: fitted on ``embedding`` from the definitional pairs of ``lists``).
-    lists : {"published", "curated"}, default "published"
-    min_similarity : float, default 1e-3
-        Smallest :math:`|w \cdot v|` for which ``beta`` is reported.
-    max_missing, lowercase
-        As for every metric; a pair with a missing word is left out.
-
-    Returns
-    -------
-    IndirectBiasResult
-
-    Examples
-    --------
-    >>> indirect_bias(emb, [("softball", "receptionist"), ("football", "receptionist")])  # doctest: +SKIP
-    """
-    from ..subspace import resolve_subspace
-
-    emb = as_emb(embedding)
-    if not min_similarity >= 0:
-        raise EmbdebiasError(f"indirect bias: min_similarity must be >= 0, got {min_similarity}")
-    words, left, right = _pair_indices(pairs_or_words)
-    lk = lookup(emb, words, name="indirect bias: words", lowercase=lowercase, max_missing=max_missing)
-    sub = resolve_subspace(subspace, emb, lists=lists)
-    row_of = np.full(len(words), -1, dtype=np.int64)
-    position = {w: i for i, w in enumerate(words)}
-    row_of[[position[w] for w in lk.words]] = np.arange(len(lk.words))
-    keep = (row_of[left] >= 0) & (row_of[right] >= 0)
-    left, right = row_of[left[keep]], row_of[right[keep]]
-    if left.size == 0:
-        raise MissingWordsError("indirect bias: no pair has both words in the vocabulary", lk.missing)
-    unit = unit_vectors(emb, lk.rows)
-    perp = unit - (unit @ sub.components_.T) @ sub.components_
-    norms = row_norms(perp)
-    perp_unit = unit_rows(perp.copy())
-    sim, sim_perp = _pair_dots(unit, left, right), _pair_dots(perp_unit, left, right)
-    tiny = 1e-12
-    defined = (np.abs(sim) >= min_similarity) & (norms[left] > tiny) & (norms[right] > tiny)
-    beta = np.full(left.size, np.nan)
-    beta[defined] = (sim[defined] - sim_perp[defined]) / sim[defined]
-    return IndirectBiasResult(
-        pairs=[(lk.words[a], lk.words[b]) for a, b in zip(left.tolist(), right.tolist(), strict=True)],
-        beta=beta.tolist(), similarity=sim.tolist(), similarity_without_gender=sim_perp.tolist(),
-        mean_beta=float(np.mean(beta[defined])) if defined.any() else float("nan"),
-        n_undefined=int((~defined).sum()), missing={"words": list(lk.missing)},
-        lowercased={"words": dict(lk.lowercased)} if lk.lowercased else {},
-        direction="given subspace" if subspace is not None else "BiasSubspace fitted on this embedding")
-
-
-# -- generated analogies ------------------------------------------------------------------------
-
-#: Squared distances below this (64 float32 epsilons) are duplicates at float32 precision.
-_DUPLICATE_D2 = 64 * float(np.finfo(np.float32).eps)
-
-
-def _merge_best(best_s, best_y, keys, scores, partners) -> None:
-    """Fold ``(key, score, partner)`` candidates into the running best of every key, in place.
-
-    A key keeps the highest score; among equal scores, the lowest partner index. The
-    result does not depend on the order in which candidates arrive.
-    """
-    if keys.size == 0:
-        return
-    top = np.full(best_s.size, -np.inf, dtype=best_s.dtype)
-    np.maximum.at(top, keys, scores)
-    hit = scores == top[keys]
-    partner = np.full(best_y.size, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(partner, keys[hit], partners[hit])
-    better = (top > best_s) | ((top == best_s) & (partner < best_y))
-    best_s[better] = top[better]
-    best_y[better] = partner[better]
-
-
-def _pairs_in_block(sims, mask, start, p, min_cos):
-    """Pairs ``(x, y)``, ``x < y``, of a block of rows ``start:`` against columns ``start:``
-    within ``delta`` (``cos >= min_cos``) and not duplicates: ``(x, y, score of x -> y)``."""
-    np.greater_equal(sims, min_cos, out=mask)
-    flat = np.flatnonzero(mask)                      # faster than a 2-d nonzero
-    r, c = np.divmod(flat, sims.shape[1])
-    d2 = 2.0 - 2.0 * sims.ravel()[flat]
-    ok = (c > r) & (d2 > _DUPLICATE_D2)              # upper triangle: each pair once
-    x, y = r[ok] + start, c[ok] + start
-    return x, y, (p[x] - p[y]) / np.sqrt(d2[ok])
-
-
-def gender_analogies(embedding, *, seed_pair=("she", "he"), delta: float = 1.0, n: int = 50,
-                     n_candidates: int = 50_000, lowercase: bool = True,
-                     block_rows: int | None = None) -> list[tuple[str, str, float]]:
-    r"""Bolukbasi et al.'s (2016, Section 4 and Appendix) generated analogies ``a : b :: x : y``.
-
-    With the seed pair ``(a, b)`` (default ``("she", "he")``) and the unit direction
-    :math:`d = (a - b) / \|a - b\|` of the unit-normalized seed vectors, a pair of
-    candidate words ``(x, y)`` with :math:`\|x - y\| \le \delta` (on unit vectors) is
-    scored :math:`\cos(d, x - y)`.  Every candidate ``x`` is paired with its best
-    ``y`` (the ``y`` within :math:`\delta` with the highest score), and the ``n``
-    best-scoring pairs are returned, best first.
-
-    Candidates are the first ``n_candidates`` words in file order (the most frequent
-    for the usual files) without the two seed words (``she : he :: she : he`` is no
-    finding) and without zero vectors.  ``y`` may repeat across pairs (``x`` does not).
-
-    Computed by blocked matrix products: a block of candidate rows against all
-    candidates at a time (memory bounded by the block), the pairs within
-    :math:`\delta` picked out of each block of cosines and the best ``y`` of each row
-    found by a grouped maximum; since :math:`\cos(d, y - x) = -\cos(d, x - y)`, only
-    the upper triangle of the cosine matrix is computed.  Ties go to the ``y`` that
-    comes first in the file, whatever the block size.  Cosines are float32; pairs closer than float32
-    rounding can resolve (squared distance below 64 float32 epsilons, about
-    :math:`\|x - y\| < 0.003`) are treated as duplicates and skipped, and the
-    returned scores are recomputed in float64.
-
-    Parameters
-    ----------
-    embedding : Embedding or gensim KeyedVectors
-    seed_pair : (str, str), default ("she", "he")
-    delta : float, default 1.0
-        Largest distance ``|x - y|`` of unit vectors (1.0 means cosine >= 0.5).
-    n : int, default 50
-        Pairs returned.
-    n_candidates : int, default 50,000
-    lowercase : bool, default True
-        Lower-case fallback for the seed words.
-    block_rows : int, optional
-        Candidate rows per block (default: 64 MiB blocks of cosines).
-
-    Returns
-    -------
-    list of (str, str, float)
-        ``(x, y, cos(d, x - y))``, best first.
-    """
-    emb = as_emb(embedding)
-    if not 0 < delta:
-        raise EmbdebiasError(f"gender analogies: delta must be > 0, got {delta}")
-    n, n_candidates = int(n), int(n_candidates)
-    if n < 1 or n_candidates < 2:
-        raise EmbdebiasError(f"gender analogies: need n >= 1 and n_candidates >= 2, got {n} and {n_candidates}")
-    lk = lookup(emb, list(seed_pair), name="gender analogies: seed pair", lowercase=lowercase,
-                max_missing=0.0, min_size=2)
-    a, b = unit_vectors(emb, lk.rows)
-    d = unit_rows(a - b)
-    limit = min(n_candidates, len(emb))
-    vectors = unit_rows(emb.take(slice(0, limit)))
-    keep = row_norms(vectors) > 0
-    keep[lk.rows[lk.rows < limit]] = False
-    rows = np.flatnonzero(keep)
-    vectors = np.ascontiguousarray(vectors[rows])
-    p = vectors @ d.astype(np.float32)
-    min_cos = 1.0 - delta * delta / 2.0
-    m = rows.size
-    best_s = np.full(m, -np.inf, dtype=np.float32)
-    best_y = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
-    first = block_rows_for(m, block_rows)
-    buf = np.empty(first * m, dtype=np.float32)
-    mask = np.empty(first * m, dtype=bool)
-    start = 0
-    while start < m:
-        # Rows start:stop against columns start: (the upper triangle; score(y, x) = -score(x, y)).
-        width = m - start
-        stop = min(m, start + min(block_rows_for(width, block_rows), buf.size // width))
-        shape = (stop - start, width)
-        sims = buf[:shape[0] * width].reshape(shape)
-        np.dot(vectors[start:stop], vectors[start:].T, out=sims)
-        x, y, score = _pairs_in_block(sims, mask[:sims.size].reshape(shape), start, p, min_cos)
-        _merge_best(best_s, best_y, x, score, y)
-        _merge_best(best_s, best_y, y, -score, x)
-        start = stop
-    return _top_pairs(emb, rows, best_y, best_s, d, n)
-
-
-def _top_pairs(emb, rows, best_y, best_s, d, n):
-    """The ``n`` best ``(x, y, score)``, scores recomputed in float64 and re-sorted."""
-    order = np.argsort(-best_s, kind="stable")[:n]
-    order = order[np.isfinite(best_s[order])]   # an x without any y within delta
-    x_rows, y_rows = rows[order], rows[best_y[order]]
-    diff = unit_vectors(emb, x_rows) - unit_vectors(emb, y_rows)
-    scores = (diff @ d) / row_norms(diff)
-    words = emb.words
-    out = [(words[int(x)], words[int(y)], float(s)) for x, y, s in zip(x_rows, y_rows, scores)]
-    return sorted(out, key=lambda t: -t[2])
+    def verdict_text(self, entry):
+        return _recoverable_text(entry)

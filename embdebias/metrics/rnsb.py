@@ -36,7 +36,9 @@ from .._rows import unit_rows
 from .._threads import one_thread
 from ..data.vader import sentiment_lexicon, vader_lexicon_path  # noqa: F401 (vader_lexicon_path: its old home)
 from ..errors import EmbdebiasError, WordListError
+from ._base import N_SCORED, Metric, Option, positive_int, positive_number, register, string_tuple
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, spawn_seeds
+from ._resample import Sample
 
 
 @dataclass
@@ -127,7 +129,7 @@ def kl_from_uniform(p: np.ndarray) -> float:
     return float(np.sum(q[nz] * np.log(q[nz] * q.size)))
 
 
-def _sentiment_rows(emb, identity_rows, positive, negative, lexicon_threshold, who: str = "RNSB"):
+def sentiment_rows(emb, identity_rows, positive, negative, lexicon_threshold, who: str = "RNSB"):
     """``(positive rows, negative rows, lexicon words missing)``: the training words.
 
     Words in both lists, and identity terms, are left out of training.
@@ -187,7 +189,7 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
         identity_terms = default_identity_terms()
     ident = lookup(emb, identity_terms, name="RNSB identity terms", lowercase=lowercase,
                    max_missing=max_missing, min_size=2)
-    pos_rows, neg_rows, lexicon_missing = _sentiment_rows(emb, ident.rows, positive, negative,
+    pos_rows, neg_rows, lexicon_missing = sentiment_rows(emb, ident.rows, positive, negative,
                                                           lexicon_threshold)
     rows = np.concatenate([pos_rows, neg_rows])
     feats = emb.take(rows, np.float64)
@@ -204,7 +206,7 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
         for seed in spawn_seeds(random_state, n_runs):
             x_tr, x_te, y_tr, y_te = train_test_split(feats, labels, test_size=test_size,
                                                       random_state=seed, stratify=labels)
-            clf = LogisticRegression(C=C, l1_ratio=0, max_iter=max_iter) if _has_l1_ratio_default() \
+            clf = LogisticRegression(C=C, l1_ratio=0, max_iter=max_iter) if has_l1_ratio_default() \
                 else LogisticRegression(C=C, penalty="l2", max_iter=max_iter)
             clf.fit(x_tr, y_tr)
             accs.append(float(clf.score(x_te, y_te)))
@@ -227,9 +229,75 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
 
 
 @lru_cache(maxsize=1)
-def _has_l1_ratio_default() -> bool:
+def has_l1_ratio_default() -> bool:
     """scikit-learn >= 1.8 deprecates ``penalty``; L2 is then ``l1_ratio=0``."""
     import sklearn
 
     major, minor = (int(x) for x in sklearn.__version__.split(".")[:2])
     return (major, minor) >= (1, 8)
+
+
+# -- RNSB on resamples, and the metric as evaluate runs it ------------------------------------------
+
+
+def rnsb_values(probabilities) :
+    """``stat`` of RNSB with the identity terms and the classifier runs both resampled.
+
+    ``probabilities`` is ``(runs, terms)``: each run's P(negative) of every term. RNSB is
+    the mean over the (resampled) runs of the KL divergence of the (resampled) terms.
+    """
+    probs = np.asarray(probabilities, dtype=np.float64)
+
+    def stat(idx):
+        terms, runs = idx["identity"], idx["runs"]
+        p = probs[runs[:, :, None], terms[:, None, :]]          # (B, runs, terms)
+        return _kl(p.reshape(-1, p.shape[2])).reshape(p.shape[:2]).mean(axis=1)
+    return stat
+
+
+def _kl(p: np.ndarray) -> np.ndarray:
+    """Row-wise ``KL(p / sum p || uniform)``."""
+    q = p / p.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(q > 0, q * np.log(q * q.shape[1]), 0.0)
+    return terms.sum(axis=1)
+
+
+@register
+class Rnsb(Metric):
+    name, title = "rnsb", "RNSB"
+    function = "rnsb"
+    legend = ("RNSB (Sweeney & Najafian 2019): KL divergence from uniform of the identity terms' "
+              "predicted probability of negative sentiment; 0 is fairer. Mean and standard "
+              "deviation over classifier runs; the classifier's held-out accuracy says how far to "
+              "trust it.")
+    statistics = {"rnsb": "RNSB (KL)", "rnsb_std": "RNSB std", "accuracy": "classifier accuracy",
+                  N_SCORED: "identity terms scored"}
+    options = {
+        "runs": Option(10, "classifier runs (seeded train/test splits)", positive_int),
+        "C": Option(1.0, "inverse L2 regularisation strength of the classifier", positive_number),
+        "identity_terms": Option(None, "identity terms (default: the gender WEAT tests' male and female terms)",
+                                 lambda v: list(string_tuple(v))),
+    }
+
+    def params(self, opts):
+        return {"runs": opts["runs"], "C": opts["C"],
+                "identity_terms": None if opts["identity_terms"] is None else list(opts["identity_terms"])}
+
+    def units(self, ctx):
+        return ["identity terms"]
+
+    def data(self, ctx):
+        terms = ctx.opts(self.name)["identity_terms"]
+        who = ("the male and female terms of the gender WEAT tests (curated)" if terms is None
+               else f"{len(terms)} given identity terms")
+        return f"identity terms: {who}; sentiment words: the VADER lexicon (Hutto & Gilbert 2014), |valence| >= 1"
+
+    def score(self, emb, unit, ctx):
+        opts = ctx.opts(self.name)
+        r = rnsb(emb, opts["identity_terms"], C=opts["C"], n_runs=opts["runs"],
+                 random_state=ctx.random_state, **ctx.common)
+        sample = Sample({"identity": list(r.probabilities), "runs": list(range(len(r.run_probabilities)))},
+                        rnsb_values(r.run_probabilities))
+        return r, {unit: {"rnsb": r.rnsb, "rnsb_std": r.rnsb_std, "accuracy": r.accuracy,
+                          N_SCORED: r.n_scored}}, {(unit, "rnsb"): sample}

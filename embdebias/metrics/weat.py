@@ -35,7 +35,10 @@ Choices made here (the paper leaves them open):
   :math:`\sqrt{\hat p (1 - \hat p) / m}`.
 * **bootstrap CI** (optional): each of ``X``, ``Y``, ``A``, ``B`` is resampled with
   replacement within itself, the effect size is recomputed, and the percentile
-  interval at ``ci_level`` is reported.
+  interval at ``ci_level`` is reported. The resamples come from the one engine of
+  :mod:`embdebias.metrics._resample`, seeded by ``random_state`` and the row's key
+  (embedding name, ``weat``, test id, ``effect_size``), so :func:`weat` gives exactly the
+  interval :func:`~embdebias.evaluate.evaluate` reports for a column of the same name.
 """
 
 from __future__ import annotations
@@ -46,9 +49,12 @@ from itertools import chain, combinations
 
 import numpy as np
 
+from .. import wordlists
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
+from ._base import N_SCORED, Metric, Option, positive_int, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
+from ._resample import Sample, bootstrap_interval, counts, resample_rng
 
 _SETS = ("X", "Y", "A", "B")
 #: Most random keys held at once by the Monte-Carlo sampler (16 MiB of float64).
@@ -202,32 +208,6 @@ def sample_at_least(s: np.ndarray, n_x: int, threshold: float, n_samples: int,
     return hits
 
 
-def _bootstrap_effect_sizes(t_x, t_y, a, b, n_boot, rng, ddof, block_size=2000):
-    """Effect sizes of ``n_boot`` replicates resampling X, Y, A, B within themselves."""
-    c_a = np.vstack([t_x, t_y]) @ a.T  # (n, |A|) cosines
-    c_b = np.vstack([t_x, t_y]) @ b.T
-    nx, ny = len(t_x), len(t_y)
-    n = nx + ny
-    out = np.empty(n_boot)
-    for start in range(0, n_boot, block_size):
-        m = min(block_size, n_boot - start)
-        w_a = rng.multinomial(a.shape[0], np.full(a.shape[0], 1.0 / a.shape[0]), size=m)
-        w_b = rng.multinomial(b.shape[0], np.full(b.shape[0], 1.0 / b.shape[0]), size=m)
-        w_x = rng.multinomial(nx, np.full(nx, 1.0 / nx), size=m)
-        w_y = rng.multinomial(ny, np.full(ny, 1.0 / ny), size=m)
-        s = c_a @ w_a.T / a.shape[0] - c_b @ w_b.T / b.shape[0]  # (n, m)
-        sx, sy = s[:nx], s[nx:]
-        mean_x = (w_x.T * sx).sum(axis=0) / nx
-        mean_y = (w_y.T * sy).sum(axis=0) / ny
-        total = (w_x.T * sx).sum(axis=0) + (w_y.T * sy).sum(axis=0)
-        total_sq = (w_x.T * sx**2).sum(axis=0) + (w_y.T * sy**2).sum(axis=0)
-        var = (total_sq - total**2 / n) / (n - ddof)
-        sd = np.sqrt(np.clip(var, 0.0, None))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[start:start + m] = np.where(sd > 0, (mean_x - mean_y) / sd, np.nan)
-    return out
-
-
 def _test_sets(X, Y, A, B) -> tuple[str, str, dict]:
     """``(test id, title, {"X": WordSet, ...})`` from a WeatTest or four sets."""
     if not isinstance(X, WeatTest):
@@ -279,7 +259,8 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
         Count every partition when there are at most this many.
     random_state : int or None, default 0
         Seed of the permutation sample and of the bootstrap (independent streams, so
-        turning the bootstrap on does not change the p-value).
+        turning the bootstrap on does not change the p-value; the bootstrap's is that of
+        :func:`~embdebias.evaluate.evaluate` for a column named as the embedding).
     bootstrap : int, default 0
         Number of bootstrap replicates for the effect-size interval (0: none).
     ci_level : float, default 0.95
@@ -311,18 +292,16 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
     d = effect_size(s_x, s_y, ddof)
     statistic = float(s_x.sum() - s_y.sum())
 
-    perm_seed, boot_seed = np.random.SeedSequence(random_state).spawn(2)
+    perm_seed, _ = np.random.SeedSequence(random_state).spawn(2)
     p, se, exact, counted, n_partitions = permutation_p_value(
         s_x, s_y, exact_limit=exact_limit, n_permutations=n_permutations,
         rng=np.random.default_rng(perm_seed), block_size=block_size)
 
     ci = None
     if bootstrap:
-        effects = _bootstrap_effect_sizes(vec["X"], vec["Y"], vec["A"], vec["B"], int(bootstrap),
-                                          np.random.default_rng(boot_seed), ddof)
-        tail = (1.0 - ci_level) / 2.0
-        lo, hi = np.nanquantile(effects, [tail, 1.0 - tail])
-        ci = (float(lo), float(hi))
+        sample = effect_size_sample({k: lk.words for k, lk in looks.items()}, vec, ddof)
+        ci = bootstrap_interval(sample, int(bootstrap), resample_rng(random_state, emb.name, "weat", test_id,
+                                                                     "effect_size"), float(ci_level))
 
     return WeatResult(
         effect_size=d, statistic=statistic, p_value=float(p), p_value_se=float(se), exact=exact,
@@ -334,3 +313,135 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
         set_names={k: ws.name for k, ws in sets.items()},
         test_id=test_id, title=title, ci_level=float(ci_level), n_bootstrap=int(bootstrap),
         ddof=int(ddof), random_state=random_state)
+
+
+# -- the effect size on resamples, and the metric as evaluate runs it ------------------------------
+
+
+def weat_effect_sizes(cos: dict, ddof: int = 1):
+    """``stat`` of WEAT's effect size from the cosine matrices ``{"XA", "XB", "YA", "YB"}``.
+
+    Each of X, Y, A and B is resampled: ``s(w) = mean_A cos - mean_B cos`` over the
+    resampled attribute columns, then d over the resampled targets. A target's mean
+    over the resampled attributes is its cosines weighted by how often each attribute
+    was drawn, for every resample at once (one small matrix product, no gather of
+    ``(B, targets, attributes)``).
+    """
+    def stat(idx):
+        ix, iy, ia, ib = idx["X"], idx["Y"], idx["A"], idx["B"]
+        wa = counts(ia, cos["XA"].shape[1]) / ia.shape[1]      # (B, A): weight of each attribute
+        wb = counts(ib, cos["XB"].shape[1]) / ib.shape[1]
+
+        def assoc(t_idx, m_a, m_b):
+            s = cos[m_a] @ wa.T - cos[m_b] @ wb.T                # (targets, B)
+            return np.take_along_axis(s.T, t_idx, axis=1)        # (B, resampled targets)
+
+        s_x, s_y = assoc(ix, "XA", "XB"), assoc(iy, "YA", "YB")
+        pooled = np.concatenate([s_x, s_y], axis=1)
+        return (s_x.mean(axis=1) - s_y.mean(axis=1)) / pooled.std(axis=1, ddof=ddof)
+    return stat
+
+
+def effect_size_sample(words: dict, vec: dict, ddof: int = 1) -> Sample:
+    """The :class:`~embdebias.metrics._resample.Sample` of the effect size over the words of
+    X, Y, A and B (``{set: words}``, ``{set: unit vectors}``)."""
+    cos = {x + a: vec[x] @ vec[a].T for x in "XY" for a in "AB"}
+    return Sample(words, weat_effect_sizes(cos, ddof), fairer="zero")
+
+
+_GROUP_SOURCES = {
+    "caliskan": "Caliskan et al. (2017)'s stimuli as published",
+    "gender": "curated by the embdebias authors after Caliskan et al. (2017) and Garg et al. (2018)",
+}
+
+
+def _check_groups(value) -> tuple:
+    groups = (value,) if isinstance(value, str) else tuple(value)
+    known = {t.group for t in wordlists.weat_tests()}
+    bad = [g for g in groups if g not in known]
+    if bad:
+        raise EmbdebiasError(f"unknown WEAT group(s) {', '.join(map(str, bad))}; known: {', '.join(sorted(known))}")
+    return groups
+
+
+def _check_tests(value) -> list:
+    """WeatTest objects, or bundled test ids."""
+    by_id = {t.id: t for t in wordlists.weat_tests()}
+    out = []
+    for t in ([value] if isinstance(value, (str, WeatTest)) else list(value)):
+        if isinstance(t, WeatTest):
+            out.append(t)
+        elif str(t) in by_id:
+            out.append(by_id[str(t)])
+        else:
+            raise EmbdebiasError(f"unknown WEAT test {t!r}; known: {', '.join(by_id)}")
+    return out
+
+
+@register
+class Weat(Metric):
+    name, title = "weat", "WEAT"
+    function = "weat"
+    legend = ("Effect size d (Caliskan et al. 2017): how much more the first target set (male terms) "
+              "associates with the first attribute set than the second target set (female terms) "
+              "does, in pooled standard deviations; 0 is fairer, |d| >= 0.8 is large. p-value: "
+              "one-sided permutation test (exact, or Monte-Carlo with its standard error; "
+              "'< x' when no permutation reached d).")
+    statistics = {"effect_size": "effect size d", "p_value": "p-value", N_SCORED: "words scored"}
+    folded = ("p_value_se", "n_permutations")
+    options = {
+        "groups": Option(("gender",), "groups of bundled WEAT tests (add 'caliskan' for Caliskan et al.'s ten)",
+                         _check_groups),
+        "tests": Option(None, "explicit tests (WeatTest objects or bundled test ids); replaces groups",
+                        _check_tests),
+        "n_permutations": Option(100_000, "random partitions of the p-value when it is not exact", positive_int),
+        "exact_limit": Option(1_000_000, "count every partition when there are at most this many", positive_int),
+    }
+
+    @staticmethod
+    def tests_of(opts) -> list:
+        """The WEAT tests the options select."""
+        if opts["tests"] is not None:
+            return list(opts["tests"])
+        return [t for g in opts["groups"] for t in wordlists.weat_tests(g)]
+
+    def weat_tests(self, ctx) -> list:
+        return self.tests_of(ctx.opts(self.name))
+
+    def params(self, opts):
+        return {"tests": [t.id for t in self.tests_of(opts)], "n_permutations": opts["n_permutations"],
+                "exact_limit": opts["exact_limit"]}
+
+    def units(self, ctx):
+        return [t.id for t in self.weat_tests(ctx)]
+
+    def legend_for(self, ctx):
+        titles = "; ".join(f"{t.id}: {t.title}" for t in self.weat_tests(ctx))
+        return f"{self.legend} Tests: {titles}."
+
+    def data(self, ctx):
+        tests = self.weat_tests(ctx)
+        groups = list(dict.fromkeys(t.group for t in tests))
+        return (f"{len(tests)} WEAT tests from `wordlists/weat_tests.json`: "
+                + "; ".join(f"group {g}: {_GROUP_SOURCES.get(g, 'user tests')}" for g in groups))
+
+    def score(self, emb, unit, ctx):
+        opts = ctx.opts("weat")
+        test = next(t for t in self.weat_tests(ctx) if t.id == unit)
+        r = weat(emb, test, n_permutations=opts["n_permutations"], exact_limit=opts["exact_limit"],
+                 random_state=ctx.random_state, **ctx.common)
+        cells = {"effect_size": r.effect_size, "p_value": r.p_value, "p_value_se": r.p_value_se,
+                 "n_permutations": r.n_permutations, N_SCORED: r.n_scored}
+        words, vec = set_vectors(emb, {k: getattr(test, k).words for k in "XYAB"}, ctx)
+        return r, {unit: cells}, {(unit, "effect_size"): effect_size_sample(words, vec)}
+
+    def format_cell(self, statistic, cells, digits):
+        """The p-value with its Monte-Carlo standard error, or its bound when no permutation reached d."""
+        if statistic != "p_value" or cells.get("p_value") is None:
+            return None
+        v, se, n = cells["p_value"], cells.get("p_value_se"), cells.get("n_permutations")
+        if not se:
+            return f"{v:.{digits}g}"
+        if n and v <= 1.0 / (n + 1) * (1 + 1e-9):
+            return f"<= {1.0 / (n + 1):.1g}"
+        return f"{v:.{digits}g} ± {se:.1g}"

@@ -191,14 +191,19 @@ def method_params() -> dict:
 
 
 def evaluate_kwargs(options: RunOptions, subspace=None) -> dict:
-    """The keyword arguments of :func:`embdebias.evaluation.evaluate` in a run with ``options``.
+    """The keyword arguments of :func:`embdebias.evaluate.evaluate` in a run with ``options``.
 
     ``subspace``: the run's bias subspace, fitted on the original embedding, which every
-    column is measured against.
+    column is measured against. A metric's own options go in ``options=`` by metric
+    (``options.evaluate["options"]``); the SemBias file is BAT's.
     """
+    extra = dict(options.evaluate)
+    metric_options = {name: dict(opts) for name, opts in (extra.pop("options", None) or {}).items()}
+    if options.sembias is not None:
+        metric_options.setdefault("bat", {})["sembias"] = options.sembias
     return {"subspace": subspace, "direction_name": "the original embedding's (fitted on its definitional pairs)",
             "random_state": options.random_state, "lists": options.lists, "max_missing": options.max_missing,
-            "sembias": options.sembias, "strict": options.strict, **options.evaluate}
+            "strict": options.strict, **extra, "options": metric_options}
 
 
 def options_doc(indent: str = "    ") -> str:

@@ -33,6 +33,7 @@ REPORT_FILES = ("report.json", "report.md")
 FIXED_STEPS = ("check_original", "expand", "evaluate", "plot")
 EXPANDED_FILE = "gender_specific_expanded.txt"
 EVALUATION_FILE = "evaluation.json"
+EVALUATION_BULK = "evaluation.parquet"  # the evaluation's bulk arrays (per pair, per word), named in its JSON
 PLOT_FILE = "occupations.png"
 
 
@@ -73,8 +74,10 @@ def planned_outputs(format: str = "native", *, methods=None, expand: bool = Fals
         name = method_output(method, format)
         plan[name] = format == "native"
         plan.update(dict.fromkeys(companions(name, format), False))
-    extra = [EXPANDED_FILE] * expand + ["check_original.json"] * strict
-    plan.update(dict.fromkeys([EVALUATION_FILE, PLOT_FILE, *extra, *REPORT_FILES, STATE, MARKER], False))
+    # an evaluation's JSON has its bulk arrays in a Parquet file beside it (Report.to_json)
+    extra = [EXPANDED_FILE] * expand + ["check_original.json", "check_original.parquet"] * strict
+    plan.update(dict.fromkeys([EVALUATION_FILE, EVALUATION_BULK, PLOT_FILE, *extra, *REPORT_FILES, STATE, MARKER],
+                              False))
     plan[PARTIAL] = True
     return plan
 

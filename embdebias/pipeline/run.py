@@ -31,7 +31,7 @@ from .._provenance import check_stamp
 from ..errors import EmbdebiasError
 from . import options as run_options
 from .options import RunOptions, reproduce_command
-from .outputs import EVALUATION_FILE, EXPANDED_FILE, PLOT_FILE, check_plan, companions, method_output
+from .outputs import EVALUATION_BULK, EVALUATION_FILE, EXPANDED_FILE, PLOT_FILE, check_plan, companions, method_output
 from .state import Steps, adopt, key, write_json, write_text
 
 
@@ -100,7 +100,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
     progress : bool
         Show progress bars.
     evaluate_kwargs : dict, optional
-        Options of :func:`embdebias.evaluation.evaluate` (``max_missing``, ``sembias``,
+        Options of :func:`embdebias.evaluate.evaluate` (``max_missing``, ``sembias``,
         ``strict`` and any other it takes).
     **kwargs
         The fields of :class:`~embdebias.pipeline.options.RunOptions` (listed below) and
@@ -188,10 +188,11 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     embeddings = {"original": emb, **{name: debiased[name] for name in columns}}
     method_keys = [k for _, k, _, _ in plan]
     _evaluate_step(steps, "evaluate", key(orig_key, *method_keys), embeddings, eval_kwargs, EVALUATION_FILE)
-    from ..evaluation import Report
+    from ..report import Report
 
     check_stamp(steps.entry("evaluate").get("written"), steps.where["evaluate"], what="evaluation")
-    evaluation = Report.from_json(steps.path("evaluate", EVALUATION_FILE)).to_dict()
+    evaluation = Report.from_json(steps.path("evaluate", EVALUATION_FILE)).to_dict(
+        bulk=EVALUATION_BULK if steps.path("evaluate", EVALUATION_BULK).exists() else None)
 
     # 7. occupation plot, one panel per column
     plot_error = _plot_step(steps, key(*method_keys, "plot"), embeddings, PLOT_FILE,
@@ -274,15 +275,17 @@ def _list_keywords(spec) -> dict:
 
 
 def _evaluate_step(steps, name: str, step_key: str, embeddings: dict, eval_kwargs: dict, file: str) -> None:
-    """``evaluate`` the embeddings into ``file`` (reused when unchanged)."""
-    from ..evaluation import evaluate
+    """``evaluate`` the embeddings into ``file``, its bulk arrays beside it (reused when unchanged)."""
+    from ..evaluate import evaluate
 
     if steps.done(name, step_key):
         return
     t0 = time.perf_counter()
     report = evaluate(embeddings, **eval_kwargs)
-    write_json(steps.path(name, file), report.to_dict(), steps.inputs)
-    steps.record(name, step_key, [file], time.perf_counter() - t0)
+    path = steps.path(name, file)
+    report.to_json(path, inputs=steps.inputs)
+    bulk = path.with_suffix(".parquet")
+    steps.record(name, step_key, [file] + [bulk.name] * bulk.exists(), time.perf_counter() - t0)
 
 
 def _debias_steps(steps, emb, format: str, progress: bool, plan: list) -> dict:
@@ -359,7 +362,7 @@ def _expansion_step(steps, step_key, emb, file: str, seeds, **options):
 
 def _plot_step(steps, step_key, embeddings, file: str, *, subspace, lists, strict: bool) -> str | None:
     """Draw the occupation plot; its reason when it cannot be drawn (unless ``strict``)."""
-    from ..plot import plot_occupations
+    from ..report.figures import plot_occupations
 
     if steps.done("plot", step_key):
         return None

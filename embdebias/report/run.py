@@ -20,7 +20,7 @@ def _methods(meta: dict) -> list[str]:
 def render_report(meta: dict, evaluation: dict, command: list[str]) -> str:
     """``report.md``: the evaluation tables, the word lists, then how the run can be reproduced
     (``command``, the ``embdebias run`` command line that repeats it)."""
-    from ..evaluation import Report
+    from .model import Report
 
     lines = [f"# embdebias report: {meta['embedding']['name']}", "",
              f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "

@@ -31,8 +31,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
-from .._rows import unit_rows
-from ..errors import EmbdebiasError
+from ..._rows import unit_rows
+from ...errors import EmbdebiasError
 from .templates import tokenize
 
 
@@ -86,13 +86,13 @@ class SentimentProbe(BaseEstimator):
         """Train on the lexicon words of ``embedding``, leaving out the words in ``exclude``."""
         from sklearn.model_selection import train_test_split
 
-        from .._threads import one_thread
-        from ..embedding import as_embedding
-        from ..metrics.rnsb import _has_l1_ratio_default, _sentiment_rows
+        from ..._threads import one_thread
+        from ...embedding import as_embedding
+        from ..rnsb import has_l1_ratio_default, sentiment_rows
 
         emb = as_embedding(embedding)
         drop = self._rows(emb, sorted(set(exclude)))[0]
-        pos, neg, missing = _sentiment_rows(emb, drop[drop >= 0], None, None, self.lexicon_threshold,
+        pos, neg, missing = sentiment_rows(emb, drop[drop >= 0], None, None, self.lexicon_threshold,
                                              who="sentiment probe")
         rows = np.concatenate([pos, neg])
         labels = np.concatenate([np.ones(pos.size, int), np.zeros(neg.size, int)])  # 1 = positive
@@ -101,7 +101,7 @@ class SentimentProbe(BaseEstimator):
                                                   stratify=labels)
         from sklearn.linear_model import LogisticRegression
 
-        penalty = {"l1_ratio": 0} if _has_l1_ratio_default() else {"penalty": "l2"}
+        penalty = {"l1_ratio": 0} if has_l1_ratio_default() else {"penalty": "l2"}
         clf = LogisticRegression(C=self.C, class_weight=self.class_weight, max_iter=self.max_iter, **penalty)
         with one_thread():
             clf.fit(x_tr, y_tr)
@@ -115,7 +115,7 @@ class SentimentProbe(BaseEstimator):
         return self
 
     def _rows(self, emb, tokens: list[str]) -> tuple[np.ndarray, dict]:
-        from .._case import rows_with_lowercase
+        from ..._case import rows_with_lowercase
 
         return rows_with_lowercase(emb.words, tokens, self.lowercase)
 

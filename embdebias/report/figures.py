@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import wordlists
-from ._atomic import atomic_file
-from .embedding import Embedding, as_embedding
-from .errors import EmbdebiasError, MissingWordsError
-from .metrics.projection import projections
-from .subspace import MissingWordsWarning, resolve_subspace
+from .. import wordlists
+from .._atomic import atomic_file
+from ..embedding import Embedding, as_embedding
+from ..errors import EmbdebiasError, MissingWordsError
+from ..metrics.projection import projections
+from ..subspace import MissingWordsWarning, resolve_subspace
 
 SHE_COLOR = "#c2185b"
 HE_COLOR = "#1565c0"

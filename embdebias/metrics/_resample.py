@@ -1,10 +1,14 @@
-"""Uncertainty of every bias number: seeded bootstrap intervals and paired comparisons.
+"""
+The one resampling engine of the metrics: seeded bootstrap intervals, paired comparisons,
+and the analytic intervals (Wilson, Fisher z, normal interval of a mean) of the statistics a
+bootstrap cannot redo cheaply.
 
 A metric's value is a function of a few word sets (or SemBias lines, or classifier
 runs). A :class:`Sample` holds, for one statistic, the items of each set (their keys:
 words or line numbers) and a function that recomputes the statistic from resampled
 item indices -- for ``B`` resamples at once, as ``(B, n)`` index arrays, so a thousand
-resamples cost a few vectorized operations.
+resamples cost a few vectorized operations. Each metric module defines its own such
+function next to the metric (e.g. :func:`embdebias.metrics.weat.weat_effect_sizes`).
 
 * :func:`bootstrap_interval`: each set is resampled with replacement, independently
   (Delobelle et al. 2022 show bias scores move with the choice of words; the interval
@@ -13,16 +17,19 @@ resamples cost a few vectorized operations.
   embedding to another, on the items both have, each resample drawing the SAME items for
   both embeddings, so the noise of the word choice cancels. The change is significant
   when its interval excludes 0.
+* :func:`resample_rng`: the generator of one interval or comparison, derived from the
+  seed and the row's key (embedding, metric, test, statistic), so that the function API
+  (``weat(..., bootstrap=...)``) and :func:`~embdebias.evaluate.evaluate` draw the same
+  resamples, and no number depends on what else was computed.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-
-from ._extrinsic_grid import counts
 
 #: How a statistic's bias is read: "lower" (smaller is fairer), "higher" (larger is
 #: fairer), "zero" (closer to 0 is fairer: the bias is the absolute value).
@@ -115,7 +122,20 @@ def _bias_change(reference: Sample, other: Sample, pos_ref: dict, pos_other: dic
                                                                         reference.fairer)
 
 
-# -- statistics on resampled items, vectorized over the resamples --------------------------------
+#: Two-sided 95% normal quantile.
+Z95 = 1.959964
+
+
+def resample_rng(seed, *key: str) -> np.random.Generator:
+    """The generator of the resamples of the row ``key``, from the run's ``seed`` (None: 0)."""
+    return np.random.default_rng([0 if seed is None else int(seed), zlib.crc32("/".join(key).encode())])
+
+
+def counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """``(B, n)`` multiplicities of the items drawn in each row of ``idx``."""
+    b = idx.shape[0]
+    flat = (idx + (np.arange(b) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
 
 
 def mean_of(values) -> Callable[[dict], np.ndarray]:
@@ -124,72 +144,31 @@ def mean_of(values) -> Callable[[dict], np.ndarray]:
     return lambda idx: values[idx["items"]].mean(axis=1)
 
 
-def weat_effect_sizes(cos: dict, ddof: int = 1) -> Callable[[dict], np.ndarray]:
-    """``stat`` of WEAT's effect size from the cosine matrices ``{"XA", "XB", "YA", "YB"}``.
-
-    Each of X, Y, A and B is resampled: ``s(w) = mean_A cos - mean_B cos`` over the
-    resampled attribute columns, then d over the resampled targets. A target's mean
-    over the resampled attributes is its cosines weighted by how often each attribute
-    was drawn, for every resample at once (one small matrix product, no gather of
-    ``(B, targets, attributes)``).
-    """
-    def stat(idx):
-        ix, iy, ia, ib = idx["X"], idx["Y"], idx["A"], idx["B"]
-        wa = counts(ia, cos["XA"].shape[1]) / ia.shape[1]      # (B, A): weight of each attribute
-        wb = counts(ib, cos["XB"].shape[1]) / ib.shape[1]
-
-        def assoc(t_idx, m_a, m_b):
-            s = cos[m_a] @ wa.T - cos[m_b] @ wb.T                # (targets, B)
-            return np.take_along_axis(s.T, t_idx, axis=1)        # (B, resampled targets)
-
-        s_x, s_y = assoc(ix, "XA", "XB"), assoc(iy, "YA", "YB")
-        pooled = np.concatenate([s_x, s_y], axis=1)
-        return (s_x.mean(axis=1) - s_y.mean(axis=1)) / pooled.std(axis=1, ddof=ddof)
-    return stat
+# -- analytic intervals, for statistics a bootstrap would have to refit ----------------------------
 
 
-def ect_correlations(unit_x: np.ndarray, unit_y: np.ndarray, attr: np.ndarray) -> Callable[[dict], np.ndarray]:
-    """``stat`` of ECT's Spearman rho with X, Y and the attributes resampled.
-
-    An attribute's similarity to the (normalized) mean of the resampled X vectors is,
-    up to a positive factor per resample that leaves the ranks unchanged, its summed
-    dot product with them: the attribute-by-X dot products weighted by how often each
-    X word was drawn. So no resample gathers vectors, only numbers.
-    """
-    from scipy.stats import rankdata
-
-    dots_x, dots_y = attr @ unit_x.T, attr @ unit_y.T        # (attributes, X), (attributes, Y)
-
-    def stat(idx):
-        sim_x = counts(idx["X"], dots_x.shape[1]) @ dots_x.T    # (B, attributes)
-        sim_y = counts(idx["Y"], dots_y.shape[1]) @ dots_y.T
-        a = idx["attributes"]
-        rx = rankdata(np.take_along_axis(sim_x, a, axis=1), axis=1)
-        ry = rankdata(np.take_along_axis(sim_y, a, axis=1), axis=1)
-        rx -= rx.mean(axis=1, keepdims=True)
-        ry -= ry.mean(axis=1, keepdims=True)
-        return (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
-    return stat
+def wilson_interval(p: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``p`` over ``n`` items."""
+    if not n or not np.isfinite(p):
+        return float("nan"), float("nan")
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(centre - half), float(centre + half)
 
 
-def rnsb_values(probabilities) -> Callable[[dict], np.ndarray]:
-    """``stat`` of RNSB with the identity terms and the classifier runs both resampled.
-
-    ``probabilities`` is ``(runs, terms)``: each run's P(negative) of every term. RNSB is
-    the mean over the (resampled) runs of the KL divergence of the (resampled) terms.
-    """
-    probs = np.asarray(probabilities, dtype=np.float64)
-
-    def stat(idx):
-        terms, runs = idx["identity"], idx["runs"]
-        p = probs[runs[:, :, None], terms[:, None, :]]          # (B, runs, terms)
-        return _kl(p.reshape(-1, p.shape[2])).reshape(p.shape[:2]).mean(axis=1)
-    return stat
+def fisher_z_interval(r: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Fisher-z interval of a Pearson correlation over ``n`` pairs."""
+    if n <= 3 or not np.isfinite(r):
+        return float("nan"), float("nan")
+    f = np.arctanh(np.clip(r, -0.999999, 0.999999))
+    return float(np.tanh(f - z / np.sqrt(n - 3))), float(np.tanh(f + z / np.sqrt(n - 3)))
 
 
-def _kl(p: np.ndarray) -> np.ndarray:
-    """Row-wise ``KL(p / sum p || uniform)``."""
-    q = p / p.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(q > 0, q * np.log(q * q.shape[1]), 0.0)
-    return terms.sum(axis=1)
+def normal_mean_interval(values, mean: float | None = None, z: float = Z95) -> tuple[float, float]:
+    """Normal interval of the mean of ``values`` (the finite ones), treated as independent;
+    ``mean``: the centre when the caller already has it."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[np.isfinite(values)]
+    mean = float(values.mean()) if mean is None else float(mean)
+    half = z * values.std(ddof=1) / np.sqrt(values.size) if values.size > 1 else float("nan")
+    return mean - half, mean + half

@@ -14,17 +14,12 @@ from itertools import combinations
 
 import numpy as np
 
+from .._resample import counts
+
 #: Statistics computed here (the others are exact functions of these; see extrinsic.py).
 TERM_KEYS = ("cf_bcm", "cf_mcm", "cf_mcm_std")
 LABEL_KEYS = ("fped", "fned", "tpr_gap")
 _CHUNK = 64
-
-
-def counts(idx: np.ndarray, n: int) -> np.ndarray:
-    """``(B, n)`` multiplicities of the items drawn in each row of ``idx``."""
-    b = idx.shape[0]
-    flat = (idx + (np.arange(b) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
 
 
 def _over_templates(r: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -89,7 +84,7 @@ def grid_statistics(fs, idx: dict, threshold: float, keys) -> dict:
     """Statistics ``keys`` of the family scores ``fs`` on ``B`` resamples: ``{key: (B,) array}``.
 
     ``idx`` holds ``(B, n)`` index arrays: ``"templates"`` into the rows and, per group,
-    into that group's terms (the :class:`~embdebias.metrics.uncertainty.Sample` format).
+    into that group's terms (the :class:`~embdebias.metrics._resample.Sample` format).
     """
     keys = set(keys)
     cols = fs.column_groups

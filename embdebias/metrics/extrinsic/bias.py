@@ -2,9 +2,9 @@ r"""Extrinsic bias: Czarnowska et al.'s generalized metrics over a downstream pr
 
 Intrinsic scores such as WEAT do not predict how biased a model built on the embedding
 is (Goldfarb-Tarrant et al. 2021; Delobelle et al. 2022). This module measures the bias
-of such a model: the :class:`~embdebias.fairness.probe.SentimentProbe` (logistic
+of such a model: the :class:`~embdebias.metrics.extrinsic.probe.SentimentProbe` (logistic
 regression on mean-pooled unit vectors, trained on the VADER lexicon) scores
-counterfactual sentences (:mod:`embdebias.fairness.templates`) that differ only in an
+counterfactual sentences (:mod:`embdebias.metrics.extrinsic.templates`) that differ only in an
 identity term, and the generalized fairness metrics of Czarnowska, Vyas & Shah (2021)
 compare its scores :math:`P(\text{positive})` across the groups of terms.
 
@@ -41,7 +41,7 @@ Statistics of one template family (:data:`STATISTICS`), each a call of
 interval over templates *and* terms: each resample draws counterfactual templates
 (template, filler) and, independently, the terms of each group, with replacement. The
 scores form a full (template x term) grid, so each statistic is computed on a thousand
-resamples at once from the draw counts (:mod:`embdebias.metrics._extrinsic_grid`); on
+resamples at once from the draw counts (:mod:`embdebias.metrics.extrinsic._grid`); on
 the full sample and on single resamples it equals the library (tested), whose values
 are the ones reported.
 
@@ -53,12 +53,15 @@ niece" without "niece" is "my"); the rest are listed in ``missing``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+
 import numpy as np
 
-from ..errors import EmbdebiasError, MissingWordsError
-from ..fairness import bcm, fairness_metric, mcm, pcm
-from ..fairness.templates import _SLOT, TemplateFamily, TemplateSet
-from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing
+from ... import wordlists
+from ...errors import EmbdebiasError, MissingWordsError
+from ...fairness import bcm, fairness_metric, mcm, pcm
+from .._base import N_SCORED, Metric, Option, register
+from .._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing
+from .templates import _SLOT, TemplateFamily, TemplateSet, load_templates
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,7 @@ class FamilyScores:
 
 def _pieces(probe, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(logit sums, token counts, complete)`` of texts; complete: every token in the vocabulary."""
-    from ..fairness.templates import tokenize
+    from .templates import tokenize
 
     sums, counts, _ = probe.logit_parts(texts)
     return sums, counts, counts == np.array([len(tokenize(t)) for t in texts])
@@ -316,13 +319,13 @@ def sample_items(fs: FamilyScores, key: str) -> dict:
 
 def grid_statistics(fs: FamilyScores, idx: dict, threshold: float = 0.5, keys=None) -> dict:
     """Statistics on ``B`` resamples: ``{key: (B,) array}`` (all of :func:`grid_keys`, or ``keys``)."""
-    from ._extrinsic_grid import grid_statistics as on_grid
+    from ._grid import grid_statistics as on_grid
 
     return on_grid(fs, idx, threshold, grid_keys(fs) if keys is None else keys)
 
 
 def grid_statistic(fs: FamilyScores, key: str, threshold: float = 0.5):
-    """``stat(idx) -> (B,)`` of one statistic, for a :class:`~embdebias.metrics.uncertainty.Sample`."""
+    """``stat(idx) -> (B,)`` of one statistic, for a :class:`~embdebias.metrics._resample.Sample`."""
     return lambda idx: grid_statistics(fs, idx, threshold, keys=(key,))[key]
 
 
@@ -395,9 +398,9 @@ class ExtrinsicResult(MetricResult):
 
 
 def fit_probe(embedding, template_set: TemplateSet, **probe_params):
-    """A :class:`~embdebias.fairness.probe.SentimentProbe` fitted on ``embedding``,
+    """A :class:`~embdebias.metrics.extrinsic.probe.SentimentProbe` fitted on ``embedding``,
     never trained on a token of ``template_set``."""
-    from ..fairness.probe import SentimentProbe
+    from .probe import SentimentProbe
 
     return SentimentProbe(**probe_params).fit(as_emb(embedding), exclude=template_set.tokens())
 
@@ -425,11 +428,12 @@ def extrinsic_bias(embedding, family: str = "emotion", *, templates=None, probe=
         6B 50d the sentences' mean score is 0.75 and 0.5 gives a template accuracy of
         0.53 although the sentences' AUC is 0.91). ``"median"`` puts the threshold at the
         median score of the family's sentences, splitting them in half as the gold labels
-        do when they are balanced (as in the bundled emotion family); it uses no gold label and is fixed before any bootstrap.
+        do when they are balanced (as in the bundled emotion family); it uses no gold label
+        and is fixed before any bootstrap.
     random_state : int or None, default 0
     lowercase : bool, default True
     """
-    from ..fairness.templates import load_templates
+
 
     template_set = templates if isinstance(templates, TemplateSet) else load_templates(templates)
     if probe is None:
@@ -440,7 +444,7 @@ def extrinsic_bias(embedding, family: str = "emotion", *, templates=None, probe=
 
 def _template_quality(fs: FamilyScores, threshold: float) -> tuple[float | None, float | None]:
     """``(accuracy, AUC)`` of the sentences against their gold labels (None without labels)."""
-    from ..fairness.scoring import roc_auc
+    from ...fairness.scoring import roc_auc
 
     if fs.labels is None:
         return None, None
@@ -465,3 +469,104 @@ def extrinsic_result(fs: FamilyScores, probe, threshold="median") -> ExtrinsicRe
         probe={**probe.get_params(), "n_train": probe.n_train_, "n_test": probe.n_test_,
                "n_positive": probe.n_positive_, "n_negative": probe.n_negative_,
                "lexicon_missing": probe.lexicon_missing_})
+
+
+# -- the metric as evaluate runs it ------------------------------------------------------------------
+
+
+@register
+class Extrinsic(Metric):
+    name, title = "extrinsic", "Extrinsic bias"
+    function = "extrinsic_bias"
+    kind = "extrinsic"
+    legend = ("Bias of a model built on the embedding, with Czarnowska et al. (2021)'s generalized metrics. "
+              "A sentiment probe (logistic regression on the mean of a sentence's unit word vectors, "
+              "trained on VADER lexicon words, never on a template word) scores sentences that differ "
+              "only in a female or male identity term; the rows compare its P(positive). "
+              "Between the genders: the score gap (female minus male; positive: female terms read as "
+              "more positive) and the counterfactual PCM, the mean |female - male| over every "
+              "template and pair of counterpart terms (my mother / my father, Mary / John). The group PCM, "
+              "BCM and MCM of two groups are |gap|, |gap|/2 and |gap| exactly, so they have no interval "
+              "of their own. Over terms (each term its own group): the counterfactual BCM and MCM (range, std) say how "
+              "much the identity term moves the score at all, within a gender as well as across. "
+              "FPED, FNED and TPR gap (emotion only) take the emotion word's polarity as gold label "
+              "and call a sentence positive at or above the family's median score. 0 is fairer for "
+              "every bias row. The probe's held-out accuracy and the template accuracy and AUC say "
+              "how far to trust it. Intervals: bootstrap over templates and terms; an absolute "
+              "value near 0 can have an interval above it (a resample's |difference| is rarely "
+              "smaller), so the signed gap's interval says whether 0 is plausible.")
+    statistics = {**{s.key: s.label for s in STATISTICS}, "accuracy": "probe accuracy (held-out lexicon words)",
+                  "template_accuracy": "template accuracy", "template_auc": "template AUC",
+                  "threshold": "decision threshold", N_SCORED: "sentences scored"}
+    options = {"templates": Option(None, "counterfactual templates: a file or a TemplateSet "
+                                         "(default: the bundled extrinsic_templates.json)")}
+
+    def params(self, opts):
+        t = opts["templates"]
+        return {"templates": "bundled" if t is None else str(getattr(t, "path", t))}
+
+    @staticmethod
+    def template_set(ctx) -> TemplateSet:
+        """The extrinsic templates (the bundled ones unless the ``templates`` option names a file)."""
+        if "extrinsic_templates" not in ctx.cache:
+            t = ctx.opts("extrinsic")["templates"]
+            ctx.cache["extrinsic_templates"] = t if isinstance(t, TemplateSet) else load_templates(t)
+        return ctx.cache["extrinsic_templates"]
+
+    def probe(self, emb, ctx):
+        """The sentiment probe fitted on ``emb`` (once per embedding in the evaluation)."""
+        probes = ctx.cache.setdefault("extrinsic_probes", {})
+        if id(emb) not in probes:
+            probes[id(emb)] = (emb, fit_probe(emb, self.template_set(ctx), random_state=ctx.random_state,
+                                              lowercase=ctx.lowercase))
+        return probes[id(emb)][1]
+
+    def units(self, ctx):
+        return list(self.template_set(ctx).families)
+
+    def data(self, ctx):
+        ts = self.template_set(ctx)
+        groups = ", ".join(f"{len(v)} {g}" for g, v in ts.groups.items())
+        fams = "; ".join(f"{f.name}: {len(f.templates)} templates x {len(f.units) // max(len(f.templates), 1)} "
+                         f"fillers on average ({len(f.units)} counterfactual templates)"
+                         for f in ts.families.values())
+        given = ctx.opts(self.name)["templates"]
+        if hasattr(given, "families"):
+            where = "a template set given in Python"
+        else:
+            info = wordlists.describe(given or "extrinsic_templates", ctx.lists)
+            where = f"`{info['path']}` ({info['source']})"
+        return (f"templates: {where}; identity terms: {groups}; {fams}. Probe: trained on VADER "
+                f"(Hutto & Gilbert 2014) words with |valence| >= 1, minus every template word")
+
+    def score(self, emb, unit, ctx):
+        from .._resample import Sample
+
+        probe = self.probe(emb, ctx)
+        fs = score_family(probe, self.template_set(ctx), unit, max_missing=ctx.max_missing)
+        r = extrinsic_result(fs, probe)
+        cells = {**r.statistics, "accuracy": r.accuracy, "template_accuracy": r.template_accuracy,
+                 "template_auc": r.template_auc, "threshold": r.threshold, N_SCORED: r.n_scored}
+        fairer = {s.key: s.fairer for s in STATISTICS}
+        samples = {(unit, key): Sample(sample_items(fs, key), grid_statistic(fs, key, r.threshold), fairer[key])
+                   for key in grid_keys(fs)}
+        return r, {unit: {k: v for k, v in cells.items() if v is not None}}, samples
+
+    def notes(self, report, place="table"):
+        """Whether the intrinsic and extrinsic verdicts agree, saying first whether the reference had a
+        measurable extrinsic gender gap (the signed score gaps' intervals); under the table and in
+        the verdict."""
+        from ..agreement import agreement_text
+
+        ref = report.embeddings[0] if report.embeddings else ""
+        gaps = [(t, cell.ci_low, cell.ci_high) for (m, t, s) in report.rows
+                if m == self.name and s == "score_gap" and (cell := report.cell(m, t, s, ref)) is not None]
+        note = ""
+        if gaps and all(lo is not None and hi is not None and lo <= 0 <= hi for _, lo, hi in gaps):
+            note = (f"'{ref}' has no female - male score gap beyond the noise in any template family "
+                    f"({', '.join(f'{t} [{lo:.3g}, {hi:.3g}]' for t, lo, hi in gaps)}), so there was "
+                    f"little extrinsic gender bias for debiasing to remove.")
+        text = agreement_text(report.agreement(), note)
+        if not text:
+            return []
+        return [f"- {text}"] if place == "verdict" else [text + "\n"]

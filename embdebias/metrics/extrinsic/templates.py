@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..data.templates import read_templates_json
-from ..errors import WordListError
+from ...data.templates import read_templates_json
+from ...errors import WordListError
 
 PERSON = "{person}"
 _SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

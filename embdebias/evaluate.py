@@ -1,0 +1,306 @@
+"""Run a suite of bias and quality metrics over one or more embeddings.
+
+:func:`evaluate` returns a :class:`~embdebias.report.Report`: one row per (metric, test,
+statistic), one column per embedding, like a paper's table, each cell a value with its
+interval, plus every metric's full result (including the out-of-vocabulary words of each
+set), the parameters used, and for every metric the data it used and how to read it.
+
+The metrics are those of the registry (:data:`embdebias.metrics.REGISTRY`, one module
+each); the default suite is :data:`DEFAULT_SUITE` (its docs are made from the registry
+below). Their defaults come from the ``lists`` set ("published": Bolukbasi et al.'s
+professions, Zhao et al.'s SemBias), so the numbers compare with the literature, and
+every table names its data. ``evaluate`` takes only what the metrics share; a metric's
+own options go through ``options={"weat": {"n_permutations": 10_000}, "bat": {"sembias":
+path}}``, checked by the metric (its :attr:`~embdebias.metrics.Metric.options`).
+
+**Gender direction.** Direct bias is reported twice: on the *original* direction (one
+direction for every column: the ``subspace`` given, else fitted on the first column) and
+on each column's *own* re-fitted direction. BAT uses each column's ``she - he``. Only
+direct bias needs the definitional pairs; the others run without them.
+
+**Tolerant scoring.** A unit (one WEAT test, the SemBias file, one data set, ...) that
+cannot be scored on an embedding -- too many missing words, say -- leaves empty cells,
+its reason in :attr:`Report.failures` and the report, and a :class:`UnscoredWarning`;
+``strict=True`` raises instead. A word set losing more than ``max_missing`` of its
+words is such a case.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Mapping
+
+from .embedding import as_embedding
+from .errors import EmbdebiasError
+from .metrics import REGISTRY, EvalContext, get_metric
+from .metrics._common import DEFAULT_MAX_MISSING, check_max_missing, to_builtin
+from .metrics._resample import bootstrap_interval, paired_change, resample_rng
+from .report import Report
+
+__all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_options",
+           "tests_help"]
+
+#: Metrics run by default, in report order.
+DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "indirect_bias", "residual", "extrinsic",
+                 "similarity", "analogy")
+
+
+#: Where the keyword arguments ``evaluate`` took before issue 19 went: ``{old: (metric, option)}``
+#: (``neutral_words`` went to each metric that uses it: direct_bias, ect, indirect_bias, residual).
+MOVED_OPTIONS = {
+    "sembias": ("bat", "sembias"), "weat_groups": ("weat", "groups"), "weat_tests": ("weat", "tests"),
+    "n_permutations": ("weat", "n_permutations"), "exact_limit": ("weat", "exact_limit"),
+    "rnsb_runs": ("rnsb", "runs"), "rnsb_C": ("rnsb", "C"), "identity_terms": ("rnsb", "identity_terms"),
+    "c": ("direct_bias", "c"), "neutral_words": ("direct_bias", "neutral_words"),
+    "similarity_datasets": ("similarity", "datasets"), "analogy_restrict_vocab": ("analogy", "restrict_vocab"),
+    "templates": ("extrinsic", "templates"),
+}
+
+
+def suite_doc(names=DEFAULT_SUITE) -> str:
+    """``name (title)`` of each metric of a suite, from the registry."""
+    return ", ".join(f"{n} ({get_metric(n).title})" for n in names)
+
+
+def tests_help() -> str:
+    """The help of the CLI's ``--tests``: the registered metrics (those outside the default
+    suite marked), the WEAT groups and what the default is; made from the registry."""
+    from . import wordlists
+
+    extra = [n for n in REGISTRY if n not in DEFAULT_SUITE]
+    groups = " ".join(dict.fromkeys(t.group for t in wordlists.weat_tests()))
+    note = f"; not in the default suite: {' '.join(extra)}" if extra else ""
+    return (f"what to run: metric names ({' '.join(REGISTRY)}{note}), WEAT groups ({groups}) "
+            f"or WEAT test ids (default: the full suite: {' '.join(DEFAULT_SUITE)})")
+
+
+class UnscoredWarning(UserWarning):
+    """A unit of a metric could not be scored on an embedding; its cells are empty."""
+
+
+def _named_embeddings(embeddings) -> dict:
+    if isinstance(embeddings, Mapping):
+        items = [(str(k), as_embedding(v, name=str(k))) for k, v in embeddings.items()]
+    elif isinstance(embeddings, (list, tuple)) and not (
+            len(embeddings) == 2 and not hasattr(embeddings[0], "vectors")
+            and not hasattr(embeddings[0], "index_to_key") and hasattr(embeddings[1], "shape")):
+        items = []
+        for e in embeddings:
+            emb = as_embedding(e)
+            items.append((emb.name, emb))
+    else:
+        emb = as_embedding(embeddings)
+        items = [(emb.name, emb)]
+    if not items:
+        raise EmbdebiasError("evaluate: no embeddings given")
+    out: dict = {}
+    for name, emb in items:
+        unique, k = name, 2
+        while unique in out:
+            unique, k = f"{name}-{k}", k + 1
+        out[unique] = emb
+    return out
+
+
+def suite_options(names) -> dict:
+    """Turn a list of metric names, WEAT groups and WEAT test ids into :func:`evaluate` arguments.
+
+    Names are case-insensitive. ``["weat", "BAT"]`` -> ``{"suite": ("weat", "bat")}``;
+    ``["caliskan"]`` -> the WEAT metric over that group (``options={"weat": {"groups":
+    ("caliskan",)}}``); ``["weat6", "gender_math_arts"]`` -> those WEAT tests. Unknown names
+    raise :class:`EmbdebiasError` listing what is known.
+    """
+    from . import wordlists
+
+    tests = wordlists.weat_tests()
+    groups = {t.group.lower(): t.group for t in tests}
+    by_id = {t.id.lower(): t for t in tests}
+    suite, weat_groups, weat_tests = [], [], []
+    for name in names:
+        key = str(name).lower()
+        if key in REGISTRY:
+            suite.append(key)
+        elif key in groups:
+            weat_groups.append(groups[key])
+        elif key in by_id:
+            weat_tests.append(by_id[key])
+        else:
+            raise EmbdebiasError(f"unknown test {name!r}; known: metrics {', '.join(REGISTRY)}; "
+                                 f"WEAT groups {', '.join(groups.values())}; WEAT tests "
+                                 f"{', '.join(t.id for t in tests)}")
+    if (weat_groups or weat_tests) and "weat" not in suite:
+        suite.insert(0, "weat")
+    out: dict = {"suite": tuple(dict.fromkeys(suite))}
+    if weat_tests:
+        out["options"] = {"weat": {"tests": weat_tests + [t for g in weat_groups for t in wordlists.weat_tests(g)]}}
+    elif weat_groups:
+        out["options"] = {"weat": {"groups": tuple(weat_groups)}}
+    return out
+
+
+def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: EvalContext, strict: bool,
+                samples: dict) -> None:
+    """Score one unit of one metric on one embedding into ``report`` (tolerant unless ``strict``);
+    its bootstrap samples go into ``samples[(embedding, metric, test, statistic)]``."""
+    try:
+        result, cells, unit_samples = metric.score(emb, unit, ctx)
+    except EmbdebiasError as exc:
+        if strict:
+            raise
+        reason = str(exc)
+        warnings.warn(f"{emb_name}: {metric.name}/{unit} not scored: {reason}", UnscoredWarning, stacklevel=4)
+        report.failures.append({"embedding": emb_name, "metric": metric.name, "unit": unit, "reason": reason})
+        for test in metric.tests(unit):
+            for stat in metric.statistics:
+                report.add(emb_name, metric.name, test, stat, None)
+        return
+    report.details.setdefault(emb_name, {})[f"{metric.name}/{unit}"] = result.to_dict()
+    for (test, stat), sample in unit_samples.items():
+        samples[(emb_name, metric.name, test, stat)] = sample
+    for test, stats in cells.items():
+        for stat, value in stats.items():
+            report.add(emb_name, metric.name, test, stat, value)
+
+
+def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, seed) -> None:
+    """Bootstrap intervals of every sampled statistic, and paired comparisons with the first column.
+
+    Each interval and comparison draws from its own generator (:func:`resample_rng`, seeded
+    by ``seed`` and the row's key), so the numbers do not depend on what else was computed,
+    and :func:`~embdebias.metrics.weat` with the same seed gives the same interval.
+    """
+    reference = report.embeddings[0]
+    for (emb, metric, test, stat), sample in samples.items():
+        lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, emb, metric, test, stat), level)
+        report.set_interval(emb, metric, test, stat, lo, hi)
+        ref = samples.get((reference, metric, test, stat))
+        if emb == reference or ref is None:
+            continue
+        change = paired_change(ref, sample, n_boot, resample_rng(seed, "paired", emb, metric, test, stat), level)
+        report.comparisons.append({
+            "embedding": emb, "reference": reference, "metric": metric, "test": test, "statistic": stat,
+            "reference_value": report.value(metric, test, stat, reference),
+            "value": report.value(metric, test, stat, emb), **change})
+
+
+def _check_moved(kwargs: dict) -> None:
+    """A keyword ``evaluate`` no longer takes: say which metric's option it is now."""
+    for key in kwargs:
+        if key in MOVED_OPTIONS:
+            metric, option = MOVED_OPTIONS[key]
+            raise EmbdebiasError(f"evaluate: {key!r} is an option of the metric {metric!r}: pass "
+                                 f"options={{{metric!r}: {{{option!r}: ...}}}}")
+        raise EmbdebiasError(f"evaluate: unknown argument {key!r}")
+
+
+def _check_shared(bootstrap, level, options) -> None:
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, numbers.Integral) or bootstrap < 0:
+        raise EmbdebiasError(f"evaluate: bootstrap must be an integer >= 0 (0: no intervals), got {bootstrap!r}")
+    if not 0.0 < float(level) < 1.0:
+        raise EmbdebiasError(f"evaluate: level must be in (0, 1), got {level!r}")
+    if options is not None and not isinstance(options, Mapping):
+        raise EmbdebiasError(f"evaluate: options must be a dict {{metric: {{option: value}}}}, got {options!r}")
+    unknown = sorted(set(options or {}) - set(REGISTRY))
+    if unknown:
+        raise EmbdebiasError(f"evaluate: options for unknown metric(s) {', '.join(map(repr, unknown))}; "
+                             f"known: {', '.join(REGISTRY)}")
+
+
+def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: bool) -> dict:
+    return to_builtin({
+        "suite": [m.name for m in metrics], "random_state": ctx.random_state, "max_missing": ctx.max_missing,
+        "lowercase": ctx.lowercase, "bootstrap_resamples": bootstrap, "bootstrap_level": level,
+        "direction": ctx.reference_label, "lists": ctx.lists, "strict": strict,
+        "options": {m.name: m.params(ctx.opts(m.name)) for m in metrics}})
+
+
+def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_name: str | None = None,
+             random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
+             lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
+             progress=None, **moved) -> Report:
+    """Score one or more embeddings with a suite of metrics (see the module docstring).
+
+    Parameters
+    ----------
+    embeddings : Embedding, KeyedVectors, list of them, or dict name -> embedding
+        Columns of the report (a list uses each embedding's ``name``). The first column
+        is the reference ("original") whose gender direction every column is measured on.
+    suite : sequence of str, optional
+        Metrics to run (names of :data:`~embdebias.metrics.REGISTRY`, case-insensitive;
+        default :data:`DEFAULT_SUITE`).
+    options : dict, optional
+        ``{metric: {option: value}}``: each metric's own options (see
+        :func:`~embdebias.metrics.describe_metrics` and each metric's ``options``); an
+        unknown metric or option raises :class:`~embdebias.errors.EmbdebiasError`.
+    subspace : BiasSubspace or array, optional
+        The "original" gender direction the metrics share (direct and indirect bias);
+        default fitted on the first column.
+    direction_name : str, optional
+        What ``subspace`` is, for the report (e.g. "the original embedding's").
+    random_state : int or None, default 0
+        Seed of every random step (WEAT permutations, RNSB splits, the bootstrap).
+    max_missing : float, default 0.2
+        Largest fraction of any word set that may be out of vocabulary.
+    lowercase : bool, default True
+        Fall back to lowercase forms of words whose exact form is missing (reported).
+    lists : {"published", "curated"}, default "published"
+        The bundled list set for the professions (direct bias, ECT) and SemBias (BAT).
+    bootstrap : int, default 1000
+        Resamples of the bootstrap that gives every bias number its interval at ``level``
+        and compares every column with the first (paired); 0 skips it.
+    level : float, default 0.95
+        Coverage of the intervals.
+    strict : bool, default False
+        Raise on the first unit that cannot be scored instead of leaving it empty.
+    progress : callable, optional
+        Called as ``progress(embedding_name, metric)`` before each metric runs.
+    **moved
+        Nothing: a metric's option given here (as before issue 19, see :data:`MOVED_OPTIONS`)
+        raises :class:`~embdebias.errors.EmbdebiasError` saying where it goes now.
+
+    Returns
+    -------
+    Report
+    """
+    from . import wordlists
+
+    _check_moved(moved)
+    _check_shared(bootstrap, level, options)
+    named = _named_embeddings(embeddings)
+    names = DEFAULT_SUITE if suite is None else ([suite] if isinstance(suite, str) else suite)
+    metrics = [get_metric(m) for m in names]
+    wordlists.check_lists(lists)
+    first = next(iter(named))
+    ctx = EvalContext(lists=lists, max_missing=check_max_missing(max_missing), lowercase=lowercase,
+                      random_state=random_state, subspace=subspace, direction_name=direction_name,
+                      reference=named[first], reference_name=first, options=dict(options or {}))
+    for name in ctx.options:  # every given option is checked, also of a metric not in the suite
+        ctx.opts(name)
+    report = Report(list(named))
+    report.params = _params(metrics, ctx, bootstrap=bootstrap, level=level, strict=strict)
+    for metric in metrics:
+        report.data[metric.name] = metric.data(ctx)
+        report.legends[metric.name] = metric.legend_for(ctx)
+        report.labels[metric.name] = dict(metric.statistics)
+    samples: dict = {}
+    for name, emb in named.items():
+        report.details.setdefault(name, {})
+        for metric in metrics:
+            if progress is not None:
+                progress(name, metric.name)
+            for unit in metric.units(ctx):
+                _score_unit(report, metric, name, emb, unit, ctx, strict, samples)
+    if bootstrap:
+        from ._threads import one_thread
+
+        with one_thread():  # thousands of small products (resamples x items)
+            _add_uncertainty(report, samples, int(bootstrap), float(level), random_state)
+    return report
+
+
+evaluate.__doc__ += f"""
+    Notes
+    -----
+    The default suite: {suite_doc()}.
+"""

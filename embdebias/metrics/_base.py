@@ -1,0 +1,279 @@
+"""What a metric is to :func:`~embdebias.evaluate.evaluate` and the report, and the registry.
+
+A metric is one module: its function (``weat``, ``rnsb``, ...), its vectorised resampling
+statistic, and a :class:`Metric` subclass registered with :func:`register`, which says
+
+* what the metric is called, how to read it, which statistics it reports (machine keys,
+  with display labels) and which word lists or data it used;
+* its own options (:class:`Option`: default, meaning, check), passed to ``evaluate`` as
+  ``options={"weat": {"n_permutations": 10_000}}``;
+* how to score one *unit* of work (a WEAT test, the SemBias file, a similarity data set)
+  on one embedding, with the :class:`~embdebias.metrics._resample.Sample` of every bias
+  statistic for its interval;
+* report hooks for what only it knows: how a cell is displayed, notes under its table,
+  its line in the verdict.
+
+``evaluate`` is a loop over these objects, so a unit that cannot be scored becomes empty
+cells with its reason instead of stopping the others, and a new metric is one module.
+Statistic keys are stable (``effect_size``, ``p_value``, ``n_scored``, ...); the labels are
+for people and may change.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .. import wordlists
+from ..errors import EmbdebiasError
+from ._common import DEFAULT_MAX_MISSING, MetricResult, lookup, unit_vectors
+
+__all__ = ["EvalContext", "Metric", "MetricResult", "N_SCORED", "Option", "REGISTRY", "describe_metrics",
+           "get_metric", "register"]
+
+#: Machine key of the number of items (words, pairs, lines, questions) a row scored.
+N_SCORED = "n_scored"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a metric: its default, what it means, and how a given value is checked.
+
+    ``check(value) -> value`` returns the value to use (e.g. a tuple for a list) or raises
+    :class:`~embdebias.errors.EmbdebiasError`; None accepts any value. A value given as
+    None means the default.
+    """
+
+    default: object
+    doc: str
+    check: Callable[[object], object] | None = None
+
+
+def positive_int(value) -> int:
+    """An integer >= 1 (an option check)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EmbdebiasError(f"expected an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def positive_number(value) -> float:
+    """A finite number > 0 (an option check)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise EmbdebiasError(f"expected a number > 0, got {value!r}")
+    return float(value)
+
+
+def string_tuple(value) -> tuple:
+    """A non-empty sequence of names or paths (an option check); a single one is one item."""
+    items = (value,) if isinstance(value, (str, os.PathLike)) else tuple(value)
+    if not items or not all(isinstance(v, (str, os.PathLike)) for v in items):
+        raise EmbdebiasError(f"expected one or more names, got {value!r}")
+    return items
+
+
+class Metric:
+    """One metric as :func:`~embdebias.evaluate.evaluate` sees it (subclass and :func:`register`).
+
+    Attributes
+    ----------
+    name, title : str
+        Machine key and display title.
+    function : str
+        The name of the metric's function in :mod:`embdebias.metrics` (e.g. ``"weat"``).
+    legend : str
+        How to read it: what it measures and which way is fairer.
+    statistics : dict
+        ``{statistic key: display label}``, in display order.
+    options : dict
+        ``{option name: Option}``: the metric's own options and their defaults.
+    folded : tuple of str
+        Statistics kept in the report's data but displayed inside another cell.
+    kind : {"intrinsic", "extrinsic", "quality"}
+        Which family of numbers it gives (the agreement of intrinsic and extrinsic verdicts).
+    """
+
+    name = ""
+    title = ""
+    function = ""
+    legend = ""
+    statistics: dict = {}
+    options: dict = {}
+    folded: tuple = ()
+    kind = "intrinsic"
+
+    # -- options -------------------------------------------------------------------------
+    def check_options(self, given) -> dict:
+        """Every option of the metric: the given ones checked, the others at their default.
+
+        Raises :class:`~embdebias.errors.EmbdebiasError` naming the metric and the option
+        for an unknown option or a bad value.
+        """
+        given = dict(given or {})
+        unknown = sorted(set(given) - set(self.options))
+        if unknown:
+            known = ", ".join(self.options) or "none"
+            raise EmbdebiasError(f"metric {self.name!r}: unknown option(s) {', '.join(map(repr, unknown))}; "
+                                 f"known: {known}")
+        out = {}
+        for key, opt in self.options.items():
+            value = given.get(key)
+            if value is None:
+                value = opt.default
+            elif opt.check is not None:
+                try:
+                    value = opt.check(value)
+                except EmbdebiasError as exc:
+                    raise EmbdebiasError(f"metric {self.name!r}, option {key!r}: {exc}") from None
+            out[key] = value
+        return out
+
+    def params(self, opts: dict) -> dict:
+        """The options as the report's parameters record them (JSON-ready)."""
+        return {k: (v if v is None or isinstance(v, (bool, int, float, str)) else str(v)) for k, v in opts.items()}
+
+    # -- scoring -------------------------------------------------------------------------
+    def units(self, ctx: EvalContext) -> list[str]:
+        """The units of work (one result each), e.g. the WEAT test ids."""
+        return [self.name]
+
+    def tests(self, unit: str) -> list[str]:
+        """The report's test rows that ``unit`` fills."""
+        return [unit]
+
+    def legend_for(self, ctx: EvalContext) -> str:
+        return self.legend
+
+    def data(self, ctx: EvalContext) -> str:
+        """Which lists and data set the metric used: their source and size."""
+        return ""
+
+    def score(self, emb, unit: str, ctx: EvalContext):
+        """``(result, {test: {statistic: cell}}, {(test, statistic): Sample})`` of ``unit`` on ``emb``.
+
+        A cell is a value or a ``(value, ci_low, ci_high)`` triple (an analytic interval).
+        The samples (see :mod:`embdebias.metrics._resample`) are the items each bias
+        statistic was computed from, for its bootstrap interval and the paired comparison
+        with the reference column; quality statistics have none.
+        """
+        raise NotImplementedError
+
+    # -- report hooks --------------------------------------------------------------------
+    def format_cell(self, statistic: str, cells: dict, digits: int) -> str | None:
+        """The text of a cell when the metric displays it its own way (else None).
+
+        ``cells`` is ``{statistic: value}`` of the same test and column.
+        """
+        return None
+
+    def notes(self, report, place: str = "table") -> list[str]:
+        """Markdown lines the metric adds under its table (``place="table"``) or at the end of
+        the verdict (``place="verdict"``)."""
+        return []
+
+    def verdict(self, report, embedding: str) -> dict | None:
+        """An entry of the report's verdict for ``embedding`` beyond the paired comparisons."""
+        return None
+
+    def verdict_text(self, entry: dict) -> str:
+        """The verdict line of :meth:`verdict`'s entry."""
+        return str(entry)
+
+
+@dataclass
+class EvalContext:
+    """What the metrics share in one :func:`~embdebias.evaluate.evaluate` call, and each
+    metric's options (``options[metric name]``, checked by the metric on first use)."""
+
+    lists: str = wordlists.DEFAULT_LISTS
+    max_missing: float = DEFAULT_MAX_MISSING
+    lowercase: bool = True
+    random_state: int | None = 0
+    subspace: object = None
+    direction_name: str | None = None
+    reference: object = None
+    reference_name: str = ""
+    options: dict = field(default_factory=dict)
+    cache: dict = field(default_factory=dict)
+    _checked: dict = field(default_factory=dict)
+
+    def opts(self, metric: str) -> dict:
+        """The options of ``metric``, checked, with defaults filled in."""
+        if metric not in self._checked:
+            self._checked[metric] = get_metric(metric).check_options(self.options.get(metric))
+        return self._checked[metric]
+
+    @property
+    def common(self) -> dict:
+        return dict(max_missing=self.max_missing, lowercase=self.lowercase)
+
+    def gender_tests(self) -> list:
+        return wordlists.weat_tests("gender")
+
+    def neutral(self, value) -> list:
+        """The neutral words of a ``neutral_words`` option (None: the professions of ``lists``)."""
+        key = ("neutral", repr(value))
+        if key not in self.cache:
+            self.cache[key] = wordlists.resolve_words(value, "professions", self.lists) if value is not None \
+                else wordlists.professions(self.lists)
+        return self.cache[key]
+
+    @staticmethod
+    def neutral_name(value) -> str:
+        """The test name of the neutral words' row."""
+        return "professions" if value is None else "neutral words"
+
+    @property
+    def reference_label(self) -> str:
+        """Which direction the "original direction" rows use."""
+        return self.direction_name or (
+            "the given subspace" if self.subspace is not None
+            else f"fitted on the definitional pairs in '{self.reference_name}' (the first column)")
+
+    def reference_direction(self):
+        """``(g, label)``: the one direction every column is measured on ("original")."""
+        if "reference_direction" not in self.cache:
+            from .projection import gender_direction
+
+            g, _ = gender_direction(self.reference, self.subspace, lists=self.lists)
+            self.cache["reference_direction"] = (g, self.reference_label)
+        return self.cache["reference_direction"]
+
+    def list_text(self, value, role: str, unit: str) -> str:
+        """``name: source, size unit (path)`` of a list argument, for the report."""
+        info = wordlists.source_of(value, role, self.lists)
+        where = f" (`{info['path']}`)" if info.get("path") else ""
+        return f"{info['name']}: {info['source']}, {info['size']:,} {unit}{where}"
+
+
+def set_vectors(emb, sets: dict, ctx: EvalContext) -> tuple[dict, dict]:
+    """``({set: found words}, {set: unit vectors})`` of named word sets, as the metrics look them up."""
+    looks = {k: lookup(emb, words, name=k, max_missing=1.0, min_size=0, lowercase=ctx.lowercase)
+             for k, words in sets.items()}
+    return {k: lk.words for k, lk in looks.items()}, {k: unit_vectors(emb, lk.rows) for k, lk in looks.items()}
+
+
+#: The registered metrics (name -> instance), in registration order.
+REGISTRY: dict[str, Metric] = {}
+
+
+def register(cls):
+    """Class decorator: register an instance of the :class:`Metric` subclass ``cls``."""
+    metric = cls()
+    if not metric.name:
+        raise EmbdebiasError(f"metric class {cls.__name__} needs a name")
+    REGISTRY[metric.name] = metric
+    return cls
+
+
+def get_metric(name: str) -> Metric:
+    """The registered metric called ``name`` (case-insensitive)."""
+    key = str(name).lower()
+    if key not in REGISTRY:
+        raise EmbdebiasError(f"unknown metric {name!r}; known: {', '.join(REGISTRY)}")
+    return REGISTRY[key]
+
+
+def describe_metrics() -> list[str]:
+    """One ``name: title`` line per registered metric (the CLI's ``--tests`` help)."""
+    return [f"{name}: {m.title}" for name, m in REGISTRY.items()]

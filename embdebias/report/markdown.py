@@ -1,0 +1,146 @@
+"""A :class:`~embdebias.report.model.Report` as Markdown: the verdict, then per metric its
+data, how to read it and a table (rows = tests x statistics, columns = embeddings).
+
+Metric-specific display comes from the metrics' hooks (``format_cell``, ``folded``,
+``notes``, ``verdict_text``), never from their names.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..metrics._base import N_SCORED
+from .model import metric_of
+
+
+def to_markdown(report, *, digits: int = 3, missing: bool = True) -> str:
+    """See :meth:`Report.to_markdown <embdebias.report.model.Report.to_markdown>`."""
+    parts = verdict_lines(report)
+    for metric in report.metrics():
+        parts += metric_section(report, metric, digits)
+    if report.failures:
+        parts.append("### Not scored\n")
+        parts += [f"- {f['embedding']}, {f['metric']}/{f['unit']}: {f['reason']}" for f in report.failures]
+        parts.append("")
+    if missing and report.missing:
+        parts += missing_lines(report)
+    return "\n".join(parts)
+
+
+def metric_section(report, metric: str, digits: int) -> list[str]:
+    m = metric_of(metric)
+    parts = [f"### {m.title or metric}\n"]
+    for label, text in (("Data", report.data.get(metric)), ("How to read", report.legends.get(metric))):
+        if text:
+            parts.append(f"{label}: {text}\n")
+    parts.append(table(report, metric, digits) + "\n")
+    if any(c.interval for (mm, _, _), per in report.cells.items() if mm == metric for c in per.values()):
+        parts.append(interval_note(report) + "\n")
+    parts += m.notes(report, "table")
+    for emb, results in report.details.items():  # listings, e.g. generated analogies
+        for key, res in results.items():
+            if key.startswith(metric + "/") and res.get("listing"):
+                parts.append(f"- {emb}: {res['listing']}")
+    return parts + [""]
+
+
+def missing_lines(report) -> list[str]:
+    parts = ["### Out-of-vocabulary words\n"]
+    for emb, per in report.missing.items():
+        for key, sets in per.items():
+            listed = "; ".join(f"{k}: {', '.join(v[:20])}{' ...' if len(v) > 20 else ''}"
+                               for k, v in sets.items())
+            parts.append(f"- {emb}, {key}: {listed}")
+    return parts + [""]
+
+
+def interval_note(report) -> str:
+    boot = report.params.get("bootstrap_resamples")
+    ref = report.embeddings[0] if report.embeddings else ""
+    return (f"[a, b]: {report.params.get('bootstrap_level', 0.95):.0%} interval, a bootstrap over the "
+            f"words or lines{f' ({boot:,} resamples)' if boot else ''} unless 'How to read' says otherwise; "
+            f"† the change from '{ref}' is within the noise "
+            f"(paired bootstrap interval of the change contains 0).")
+
+
+def _compared_text(report, emb: str, metric: str, outcome: dict, by_key: dict) -> str:
+    n = sum(len(v) for v in outcome.values())
+    counts = ", ".join(f"{len(v)} {k}" for k, v in outcome.items() if v)
+    worse = [by_key[(emb, metric, *item.split("/"))] for item in outcome["worse"]]
+    detail = ", ".join(f"{w['test']} {report.labels.get(metric, {}).get(w['statistic'], w['statistic'])} "
+                       f"{w['reference_value']:.3g} -> {w['value']:.3g}"
+                       for w in worse if w["value"] is not None)
+    return f"{metric_of(metric).title or metric}: {counts} of {n}" + (f" (worse: {detail})" if detail else "")
+
+
+def verdict_lines(report) -> list[str]:
+    verdict = report.verdict()
+    if not verdict:
+        return []
+    by_key = {(c["embedding"], c["metric"], c["test"], c["statistic"]): c for c in report.comparisons}
+    lines = ["### Verdict", "",
+             f"Each bias number of every column against '{report.embeddings[0]}', with a paired "
+             f"bootstrap over the same words: what changed beyond the noise.", ""]
+    for emb, per_metric in verdict.items():
+        parts = []
+        for metric, outcome in per_metric.items():
+            m = metric_of(metric)
+            own = m.verdict(report, emb)
+            parts.append(m.verdict_text(own) if own is not None
+                         else _compared_text(report, emb, metric, outcome, by_key))
+        lines.append(f"- **{emb}**: " + "; ".join(parts) + ".")
+    for metric in report.metrics():
+        lines += metric_of(metric).notes(report, "verdict")
+    return lines + [""]
+
+
+def table(report, metric: str, digits: int) -> str:
+    labels = report.labels.get(metric, {})
+    folded = set(metric_of(metric).folded)
+    lines = ["| " + " | ".join(["test", "statistic", *report.embeddings]) + " |",
+             "| " + " | ".join(["---", "---"] + ["---:"] * len(report.embeddings)) + " |"]
+    last_test = None
+    for m, t, s in report.rows:
+        if m != metric or s in folded:
+            continue
+        cells = [cell_text(report, m, t, s, e, digits) for e in report.embeddings]
+        label = str(labels.get(s, s)).replace("|", "\\|")
+        lines.append("| " + " | ".join([t if t != last_test else "", label, *cells]) + " |")
+        last_test = t
+    return "\n".join(lines)
+
+
+def cell_text(report, metric: str, test: str, statistic: str, embedding: str, digits: int) -> str:
+    cell = report.cells[(metric, test, statistic)].get(embedding)
+    v = None if cell is None else cell.value
+    if v is None:
+        return "n/a"
+    if isinstance(v, (bool, int)) or statistic == N_SCORED:
+        return str(int(v))
+    same_test = {s: per[embedding].value for (m, t, s), per in report.cells.items()
+                 if m == metric and t == test and per.get(embedding) is not None}
+    text = metric_of(metric).format_cell(statistic, same_test, digits)
+    if text is not None:
+        return text
+    digits = decimals(report, metric, test, statistic, digits)
+    return f"{v:.{digits}f}" + interval_text(report, cell, metric, test, statistic, embedding, digits)
+
+
+def decimals(report, metric: str, test: str, statistic: str, digits: int) -> int:
+    """``digits`` decimals, more for a row whose values and intervals are all below 0.1,
+    so that 0.0028 [0.001, 0.021] does not print as 0.003 [0.00, 0.02] (the interval
+    keeps one decimal fewer than the value, as in every row)."""
+    numbers = [v for c in report.cells.get((metric, test, statistic), {}).values() for v in c]
+    largest = max((abs(c) for c in numbers if isinstance(c, float)), default=0.0)
+    if not 0.0 < largest < 0.1:
+        return digits
+    return min(digits + int(-math.floor(math.log10(largest))) - 1, digits + 3)
+
+
+def interval_text(report, cell, metric: str, test: str, statistic: str, embedding: str, digits: int) -> str:
+    lo, hi = cell.ci_low, cell.ci_high
+    text = f" [{lo:.{digits - 1}f}, {hi:.{digits - 1}f}]" if lo is not None and hi is not None else ""
+    flat = any(c["outcome"] == "no significant change" and c["embedding"] == embedding
+               and (c["metric"], c["test"], c["statistic"]) == (metric, test, statistic)
+               for c in report.comparisons)
+    return text + (" †" if flat else "")
