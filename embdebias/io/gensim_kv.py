@@ -49,7 +49,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, owned
 from ..errors import EmbdebiasError, VectorFileError, quote
 from ..vocab import Vocabulary
 from ._common import GZIP_MAGIC, check_finite, check_limit, require_file
-from ._pickle import KEYED_VECTORS, WORD2VEC, ArraySpec, GensimRecord, PickleRefused, RestrictedUnpickler
+from ._pickle import KEYED_VECTORS, WORD2VEC, ArraySpec, GensimRecord, PickleRefused, load_restricted
 
 #: The attribute of the pickle that holds the fingerprint of its vectors file.
 FINGERPRINT = "embdebias_vectors_fingerprint"
@@ -140,7 +140,7 @@ def _restricted_fields(path: Path, mmap: bool) -> dict:
     compressed = _is_gzip(path)
     try:
         with (gzip.open(path, "rb") if compressed else open(path, "rb")) as fh:
-            root = RestrictedUnpickler(fh).load()
+            root = load_restricted(fh)
     except PickleRefused as exc:
         raise VectorFileError(path, _refusal_message(exc)) from None
     except Exception as exc:  # a damaged pickle raises anything: UnpicklingError, EOFError, MemoryError...

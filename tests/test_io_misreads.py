@@ -1,0 +1,51 @@
+"""Issue 20, sections 2 and 3: silent misreads, crashes and memory in the readers.
+
+Every case is built from a model of its format, with the expected outcome computed
+independently of the reader (``struct``, ``decimal``, ``fractions``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import pickle
+
+import numpy as np
+import pytest
+
+from embdebias.errors import VectorFileError
+from embdebias.io import _pickle
+from embdebias.io.gensim_kv import read_gensim_kv
+
+
+# -- pickles: tuple nesting --------------------------------------------------------------------
+def _deep_key_pickle(depth: int) -> bytes:
+    """A protocol-2 pickle of ``{((...(),...),): 1}``: a dict whose key nests ``depth`` tuples."""
+    return pickle.PROTO + b"\x02" + pickle.EMPTY_DICT + pickle.EMPTY_TUPLE + pickle.TUPLE1 * depth \
+        + pickle.BININT1 + b"\x01" + pickle.SETITEM + pickle.STOP
+
+
+@pytest.mark.parametrize("safe_depth", [None, 0])  # None: the C unpickler on a large stack; 0: the Python one
+def test_deeply_nested_tuple_in_a_small_kv_gz_is_a_clean_error(tmp_path, monkeypatch, safe_depth):
+    path = tmp_path / "deep.kv.gz"
+    path.write_bytes(gzip.compress(_deep_key_pickle(1_000_000)))
+    assert path.stat().st_size < 2048  # a 1 KB file that used to crash the process (SIGSEGV)
+    if safe_depth is not None:
+        monkeypatch.setattr(_pickle, "_SAFE_DEPTH", safe_depth)
+    with pytest.raises(VectorFileError, match="deep.kv.gz.*(nested deeper than 1000|holds a dict)"):
+        read_gensim_kv(path)
+
+
+def test_depth_checked_unpickler_counts_levels_exactly(tmp_path):
+    import io
+    ok = _pickle._DepthCheckedUnpickler(io.BytesIO(_deep_key_pickle(_pickle.MAX_TUPLE_DEPTH - 1)),
+                                        encoding="latin1").load()
+    assert list(ok.values()) == [1]
+    with pytest.raises(_pickle.PickleTooDeep):
+        _pickle._DepthCheckedUnpickler(io.BytesIO(_deep_key_pickle(_pickle.MAX_TUPLE_DEPTH)),
+                                       encoding="latin1").load()
+
+
+def test_tuple_depth_bound_is_an_upper_bound():
+    import io
+    data = _deep_key_pickle(500)
+    assert _pickle.tuple_depth_bound(io.BytesIO(data), chunk=7) >= 500
