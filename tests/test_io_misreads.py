@@ -49,3 +49,52 @@ def test_tuple_depth_bound_is_an_upper_bound():
     import io
     data = _deep_key_pickle(500)
     assert _pickle.tuple_depth_bound(io.BytesIO(data), chunk=7) >= 500
+
+
+# -- word lists: the byte-order mark, nesting, long integers --------------------------------------
+BOM = "\ufeff"
+
+
+@pytest.mark.parametrize("suffix, body", [
+    (".txt", "he\nshe\nking\n"),
+    (".json", '["he", "she", "king"]'),
+])
+def test_word_list_with_a_bom_reads_like_one_without(tmp_path, suffix, body):
+    from embdebias import wordlists
+    plain, marked = tmp_path / f"plain{suffix}", tmp_path / f"marked{suffix}"
+    plain.write_text(body, encoding="utf-8")
+    marked.write_bytes(b"\xef\xbb\xbf" + body.encode("utf-8"))
+    assert wordlists.load_words(marked) == wordlists.load_words(plain) == ["he", "she", "king"]
+
+
+def test_pair_list_with_a_bom_reads_like_one_without(tmp_path):
+    from embdebias import wordlists
+    marked = tmp_path / "pairs.txt"
+    marked.write_bytes(b"\xef\xbb\xbfshe he\nwoman man\n")
+    assert wordlists.load_pairs(marked) == [("she", "he"), ("woman", "man")]
+
+
+def test_specific_list_with_a_bom_gives_the_same_vectors(tmp_path):
+    from embdebias.debias.api import make_debiaser
+    from tests.synthetic import synthetic_embedding
+    emb = synthetic_embedding(n_filler=200)
+    words = ["he", "she", "man", "woman", "king", "queen"]  # the BOM used to stick to "he", unexempting it
+    plain, marked = tmp_path / "plain.txt", tmp_path / "marked.txt"
+    plain.write_text("\n".join(words) + "\n", encoding="utf-8")
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    a = make_debiaser("hard", gender_specific=plain).fit(emb).transform(emb)
+    b = make_debiaser("hard", gender_specific=marked).fit(emb).transform(emb)
+    np.testing.assert_array_equal(a.vectors, b.vectors)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('["he", ' + "9" * 5000 + "]", "5000 digits"),
+])
+def test_json_word_list_bombs_are_clean_errors(tmp_path, body, message):
+    from embdebias import wordlists
+    from embdebias.errors import WordListError
+    path = tmp_path / "bomb.json"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(WordListError, match=f"bomb.json.*{message}"):
+        wordlists.load_words(path)
