@@ -98,3 +98,22 @@ def test_json_word_list_bombs_are_clean_errors(tmp_path, body, message):
     path.write_text(body, encoding="utf-8")
     with pytest.raises(WordListError, match=f"bomb.json.*{message}"):
         wordlists.load_words(path)
+
+
+# -- fairness scores: what float() takes but a decimal number is not ---------------------------
+@pytest.mark.parametrize("score", ["0_5", "1_000.0", "\u0663", "0x10", "1e_5"])
+def test_fairness_score_that_only_float_accepts_is_refused(tmp_path, score):
+    from embdebias.errors import FairnessInputError
+    from embdebias.fairness.scores_file import read_scores_csv
+    path = tmp_path / "scores.csv"
+    path.write_text(f"id,group,score\n1,a,0.25\n2,b,{score}\n", encoding="utf-8")
+    with pytest.raises(FairnessInputError, match=r"scores.csv \(line 3, column 'score'\).*not a number"):
+        read_scores_csv(path)
+
+
+@pytest.mark.parametrize("score, value", [("0.5", 0.5), ("-.5e1", -5.0), ("+7.", 7.0), (" 1E-2 ", 0.01)])
+def test_fairness_score_decimal_forms_are_read(tmp_path, score, value):
+    from embdebias.fairness.scores_file import read_scores_csv
+    path = tmp_path / "scores.csv"
+    path.write_text(f"id,group,score\n1,a,0.25\n2,b,{score}\n", encoding="utf-8")
+    assert list(read_scores_csv(path).scores) == [0.25, value]
