@@ -117,3 +117,39 @@ def test_fairness_score_decimal_forms_are_read(tmp_path, score, value):
     path = tmp_path / "scores.csv"
     path.write_text(f"id,group,score\n1,a,0.25\n2,b,{score}\n", encoding="utf-8")
     assert list(read_scores_csv(path).scores) == [0.25, value]
+
+
+# -- gensim .kv: float64, longdouble and big-endian vectors beyond the float32 range -------------
+FLT_MAX = __import__("struct").unpack("<f", b"\xff\xff\x7f\x7f")[0]  # the largest float32, from its bytes
+
+
+def _save_kv(path, words, vectors):
+    from gensim.models import KeyedVectors
+    kv = KeyedVectors(vector_size=vectors.shape[1], dtype=vectors.dtype)
+    kv.add_vectors(words, vectors)
+    kv.vectors = vectors  # the exact array (add_vectors may cast)
+    kv.save(str(path))
+
+
+@pytest.mark.parametrize("dtype", ["<f8", ">f8", "longdouble", ">f4"])
+@pytest.mark.parametrize("mmap", [True, False])
+def test_kv_values_beyond_float32_are_an_error_naming_the_row(tmp_path, dtype, mmap):
+    path = tmp_path / "big.kv"
+    vectors = np.array([[1.0, 2.0], [0.5, -1.0], [1.0, 2.0]], dtype=dtype)
+    if np.dtype(dtype).itemsize > 4:
+        vectors[1, 1] = -float(FLT_MAX) * 2  # finite in the file, infinite as float32
+    else:
+        vectors[1, 1] = np.inf
+    _save_kv(path, ["a", "b", "c"], vectors)
+    expected = "beyond the float32 range" if np.dtype(dtype).itemsize > 4 else "NaN or infinite"
+    with pytest.raises(VectorFileError, match=f"big.kv.*'b' \\(row 1\\).*{expected}"):
+        read_gensim_kv(path, mmap=mmap)
+
+
+def test_kv_float64_at_the_float32_maximum_is_read(tmp_path):
+    path = tmp_path / "max.kv"
+    _save_kv(path, ["a", "b"], np.array([[FLT_MAX, -FLT_MAX], [1.0, 0.1]], dtype="<f8"))
+    emb = read_gensim_kv(path)
+    assert emb.vectors.dtype == np.float32
+    assert emb.vectors[0].tolist() == [FLT_MAX, -FLT_MAX]
+    assert emb.vectors[1, 1] == np.float32(0.1)

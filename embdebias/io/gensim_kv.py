@@ -106,8 +106,7 @@ def read_gensim_kv(path, *, limit: int | None = None, mmap: bool = True, name: s
     vectors = _check_vectors(fields.get("vectors"), fields.get("vector_size"), len(words), path)
     _check_fingerprint(fields, vectors, path)
     n = len(words) if limit is None else min(limit, len(words))
-    _check_rows_finite(vectors, words, n, path)
-    vectors = vectors[:n] if vectors.dtype == np.float32 else vectors[:n].astype(np.float32)
+    vectors = _checked_float32(vectors, words, n, path)
     # The words are distinct (key_to_index is their inverse): no second duplicate scan.
     return Embedding(Vocabulary._from_unique(words[:n]), owned(vectors), name=name or path.name,
                      path=os.fspath(path)).assume_finite()
@@ -345,14 +344,29 @@ def _check_vector_size(vector_size, columns: int, path: Path) -> None:
     raise VectorFileError(path, f"vector_size is {shown} but the vectors have {columns} columns")
 
 
-def _check_rows_finite(vectors: np.ndarray, words: list[str], n: int, path: Path) -> None:
-    """NaN and infinity in the first ``n`` rows, in chunks (one pass over a memory map)."""
+def _checked_float32(vectors: np.ndarray, words: list[str], n: int, path: Path) -> np.ndarray:
+    """The first ``n`` rows as float32, in chunks (one pass over a memory map), checked finite.
+
+    A float64 (or longdouble) value beyond the float32 range would become infinite: it
+    is an error naming its row, like NaN and infinity in the file.
+    """
+    native = vectors.dtype == np.float32
+    out = vectors[:n] if native else np.empty((n, vectors.shape[1]), dtype=np.float32)
     for start in range(0, n, DEFAULT_CHUNK_ROWS):
-        finite = np.isfinite(vectors[start:min(start + DEFAULT_CHUNK_ROWS, n)]).all(axis=1)
+        stop = min(start + DEFAULT_CHUNK_ROWS, n)
+        block = vectors[start:stop]
+        if not native:
+            with np.errstate(over="ignore"):
+                out[start:stop] = block
+        finite = np.isfinite(out[start:stop]).all(axis=1)
         if not finite.all():
             r = start + int(np.flatnonzero(~finite)[0])
-            raise VectorFileError(path, f"the vector of {quote(words[r], 40)} (row {r}) has NaN or infinite "
-                                        f"values; expected finite numbers")
+            beyond = bool(np.isfinite(block[r - start]).all())
+            what = (f"values beyond the float32 range (|x| > {np.finfo(np.float32).max:.6g}) in its "
+                    f"{vectors.dtype} vector; expected numbers that float32 holds" if beyond
+                    else "NaN or infinite values; expected finite numbers")
+            raise VectorFileError(path, f"the vector of {quote(words[r], 40)} (row {r}) has {what}")
+    return out
 
 
 # -- the fingerprint of the vectors file ----------------------------------------------------------
