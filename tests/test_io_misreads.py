@@ -153,3 +153,89 @@ def test_kv_float64_at_the_float32_maximum_is_read(tmp_path):
     assert emb.vectors.dtype == np.float32
     assert emb.vectors[0].tolist() == [FLT_MAX, -FLT_MAX]
     assert emb.vectors[1, 1] == np.float32(0.1)
+
+
+# -- text: one decimal -> float32 rounding on both paths -----------------------------------------
+def nearest_float32(text: str) -> float:
+    """The float32 nearest to the decimal ``text`` (ties to even), computed exactly with fractions."""
+    from decimal import Decimal
+    from fractions import Fraction
+    q = Fraction(Decimal(text))
+    sign, q = (-1 if q < 0 else 1), abs(q)
+    if q == 0:
+        return sign * 0.0
+    e = q.numerator.bit_length() - q.denominator.bit_length()  # 2**e <= q < 2**(e + 2)
+    if Fraction(2) ** e > q:
+        e -= 1
+    e = max(e - 23, -149)  # the value is m * 2**e with a 24-bit m (fewer in the subnormal range)
+    m = round(q / Fraction(2) ** e)  # Fraction rounds half to even
+    if m * Fraction(2) ** e >= Fraction(2) ** 128:
+        return sign * float("inf")
+    return sign * float(m * Fraction(2) ** e)
+
+
+def tricky_decimals(count: int, seed: int = 0) -> list[str]:
+    """Decimals at and around float32 midpoints, where rounding through float64 goes wrong."""
+    from decimal import Decimal, getcontext
+    from fractions import Fraction
+    getcontext().prec = 60
+    rng = np.random.default_rng(seed)
+    out = ["1.0000000596046448", "3.4028235677973366e38", "3.4028235677973362e38", "7.006492321624086e-46",
+           "3.4028234663852886e38", "1.401298464324817e-45", "7.006492321624085e-46"]
+    bits = rng.integers(1, 0x7F7FFFFF, size=count, dtype=np.uint32)
+    for low in bits.view(np.float32):
+        a, b = Fraction(float(low)), Fraction(float(np.nextafter(low, np.float32(np.inf))))
+        mid = (a + b) / 2
+        exact = Decimal(mid.numerator) / Decimal(mid.denominator)
+        for decimal in (exact, exact.next_plus(), exact.next_minus()):
+            out.append(f"{decimal:.17g}")  # 17 digits: a float64 that may sit on the midpoint
+        out.append(f"{exact:.40g}")
+    return out
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_text_values_are_correctly_rounded_to_float32_on_both_paths(tmp_path, slow):
+    from embdebias.io.text import read_text
+    values = tricky_decimals(300)
+    d = 4
+    rows = [values[i:i + d] for i in range(0, len(values) - d + 1, d)]
+    lines = [f"w{k} " + " ".join(r) for k, r in enumerate(rows)]
+    if slow:  # a word with a space in the block: the block is parsed line by line
+        lines.insert(1, "two words " + " ".join(["0.5"] * d))
+    path = tmp_path / "tricky.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    expected = np.array([[nearest_float32(v) for v in r] for r in rows], dtype=np.float32)
+    emb = read_text(path, header=False, words_with_spaces=True)
+    got = np.array([emb.vectors[emb.get(f"w{k}")] for k in range(len(rows))])
+    np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+
+
+def test_nearest_float32_oracle_on_known_values():
+    assert nearest_float32("1.0000000596046448") == float(np.nextafter(np.float32(1), np.float32(2)))
+    assert nearest_float32("1.000000059604644775390625") == 1.0  # the exact midpoint: to even
+    assert nearest_float32("3.40282356779733661637539395458142568448e38") == float("inf")
+    assert nearest_float32("-3.4028235677973366e38") == -float(np.finfo(np.float32).max)
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_float32_maximum_is_read_the_same_on_both_paths(tmp_path, slow):
+    from embdebias.io.text import read_text
+    lines = ["big 3.4028235677973366e38 -3.4028235e38", "small 1 2"]
+    if slow:
+        lines.append("two words 0 0")
+    path = tmp_path / "max.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    emb = read_text(path, header=False, words_with_spaces=True)
+    assert emb.vectors[0].tolist() == [FLT_MAX, -FLT_MAX]
+
+
+@pytest.mark.parametrize("lead", [" ", "\t", "  "])
+@pytest.mark.parametrize("fmt", ["glove", "word2vec-text"])
+def test_text_row_starting_with_a_separator_is_an_error_not_a_word(tmp_path, lead, fmt):
+    from embdebias.io import load
+    body = "he 1 2\n" + lead + "she 3 4\nit 5 6\n"
+    path = tmp_path / "lead.txt"
+    path.write_text(("3 2\n" if fmt == "word2vec-text" else "") + body, encoding="ascii")
+    where = "line 3" if fmt == "word2vec-text" else "line 2.*empty word"
+    with pytest.raises(VectorFileError, match=f"lead.txt.*{where}"):
+        load(path, format=fmt)
