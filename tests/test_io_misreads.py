@@ -239,3 +239,64 @@ def test_text_row_starting_with_a_separator_is_an_error_not_a_word(tmp_path, lea
     where = "line 3" if fmt == "word2vec-text" else "line 2.*empty word"
     with pytest.raises(VectorFileError, match=f"lead.txt.*{where}"):
         load(path, format=fmt)
+
+
+# -- word2vec binary: the record boundary in both layouts ---------------------------------------
+def w2v_bytes(words: list[bytes], vectors: np.ndarray, newline: bool, after: bytes = b"") -> bytes:
+    """A word2vec binary file built with ``struct``: header, then word, space, d little-endian float32
+    and (``newline``) a newline per record, and ``after`` after every record."""
+    import struct
+    n, d = vectors.shape
+    out = [f"{n} {d}\n".encode("ascii")]
+    for word, vector in zip(words, vectors):
+        out.append(word + b" " + struct.pack(f"<{d}f", *vector.tolist()) + (b"\n" if newline else b"") + after)
+    return b"".join(out)
+
+
+def realistic_vectors(n: int, d: int, seed: int) -> np.ndarray:
+    return (np.random.default_rng(seed).normal(size=(n, d)) * 0.3).astype(np.float32)
+
+
+@pytest.mark.parametrize("newline", [True, False])
+@pytest.mark.parametrize("d", [8, 50, 300])
+def test_word2vec_bin_word_with_a_space_is_an_error_at_its_record(tmp_path, newline, d):
+    from embdebias.io.word2vec_bin import read_word2vec_bin
+    rng = np.random.default_rng(d)
+    for trial in range(20):
+        n = 30
+        words = [f"w{k}".encode() for k in range(n)]
+        spaced = int(rng.integers(0, n - 1))
+        words[spaced] = b"new " + bytes(rng.choice(list(b"abcdefghij"), size=int(rng.integers(1, 6))).tolist())
+        path = tmp_path / f"s{trial}.bin"
+        path.write_bytes(w2v_bytes(words, realistic_vectors(n, d, trial), newline))
+        # At the record (its vector read a few bytes off: a value over 2**64, NaN or infinity), or, when
+        # all its shifted values look plausible (a chance of 0.75**d), at the next one (its stray first bytes).
+        with pytest.raises(VectorFileError, match=f"(record ({spaced + 1}|{spaced + 2})\\b|vector of 'new')"):
+            read_word2vec_bin(path)
+
+
+@pytest.mark.parametrize("newline", [True, False])
+@pytest.mark.parametrize("after", [b"\t", b"\r", b" ", b"\n\t"])
+def test_word2vec_bin_records_followed_by_white_space_are_an_error(tmp_path, newline, after):
+    from embdebias.io.word2vec_bin import read_word2vec_bin
+    path = tmp_path / "t.bin"
+    path.write_bytes(w2v_bytes([b"he", b"she", b"it"], realistic_vectors(3, 4, 0), newline, after))
+    with pytest.raises(VectorFileError, match="record 2"):
+        read_word2vec_bin(path)
+
+
+@pytest.mark.parametrize("newline", [True, False])
+def test_word2vec_bin_valid_files_with_spaces_inside_vectors_read_exactly(tmp_path, newline):
+    """Vectors whose first bytes are 0x20 (the alternative reading a word with a space would give) still read."""
+    from embdebias.io.word2vec_bin import read_word2vec_bin
+    n, d = 400, 6
+    vectors = realistic_vectors(n, d, 5)
+    raw = vectors.view(np.uint8).reshape(n, 4 * d)
+    raw[::3, 0] = 0x20  # a space as the first (lowest mantissa) byte of every third vector
+    raw[1::3, 1] = 0x20
+    words = [f"word{k}".encode() for k in range(n)]
+    path = tmp_path / "v.bin"
+    path.write_bytes(w2v_bytes(words, vectors, newline))
+    emb = read_word2vec_bin(path, window_bytes=4096)
+    assert emb.words.tolist() == [w.decode() for w in words]
+    np.testing.assert_array_equal(emb.vectors.view(np.uint32), vectors.view(np.uint32))

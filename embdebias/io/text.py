@@ -89,8 +89,7 @@ from ..errors import EmbdebiasError, VectorFileError, quote
 from ._common import (BOM, HEADER_LINE, TAB_TO_SPACE, bad_header_error, check_block_finite, check_limit,
                       check_no_empty_word, check_unicode_errors, damaged_header, decode_joined, glove_dim, is_gzip,
                       is_number, lone_cr, lone_cr_error, make_embedding, open_binary, open_output, parse_float32,
-                      quote_bytes,
-                      require_file, sample_lines)
+                      quote_bytes, require_file, sample_lines)
 
 #: Bytes of whole lines parsed at once (8 MiB measured faster than 32 MiB: cache-friendlier).
 BLOCK_BYTES = 8 << 20
@@ -599,7 +598,8 @@ _LEADING_WHITESPACE = " \t\x0b\x0c"
 def _check_glove_words(words: list[str], array, target, format_name: str) -> None:
     """Refuse GloVe words that read back as more values, and a first word the reader takes for a BOM."""
     if words and words[0].startswith("\ufeff"):
-        raise EmbdebiasError(f"{target}: the first word {quote(words[0])} starts with U+FEFF, which the {format_name} "
+        raise EmbdebiasError(f"{target}: {format_name} format cannot store the first word {quote(words[0])}: it "
+                             f"starts with U+FEFF, which the {format_name} "
                              f"reader drops as a byte-order mark; put another word first or use 'word2vec-text'")
 
     leading = pc.match_substring_regex(array, r"^[ \t\x0b\x0c]").to_numpy(zero_copy_only=False)
