@@ -123,12 +123,12 @@ def test_fairness_score_decimal_forms_are_read(tmp_path, score, value):
 FLT_MAX = __import__("struct").unpack("<f", b"\xff\xff\x7f\x7f")[0]  # the largest float32, from its bytes
 
 
-def _save_kv(path, words, vectors):
+def _save_kv(path, words, vectors, separately=False):
     from gensim.models import KeyedVectors
     kv = KeyedVectors(vector_size=vectors.shape[1], dtype=vectors.dtype)
     kv.add_vectors(words, vectors)
     kv.vectors = vectors  # the exact array (add_vectors may cast)
-    kv.save(str(path))
+    kv.save(str(path), sep_limit=0 if separately else 10 * 1024 ** 2)  # gensim stores large arrays apart
 
 
 @pytest.mark.parametrize("dtype", ["<f8", ">f8", "longdouble", ">f4"])
@@ -300,3 +300,60 @@ def test_word2vec_bin_valid_files_with_spaces_inside_vectors_read_exactly(tmp_pa
     emb = read_word2vec_bin(path, window_bytes=4096)
     assert emb.words.tolist() == [w.decode() for w in words]
     np.testing.assert_array_equal(emb.vectors.view(np.uint32), vectors.view(np.uint32))
+
+
+# -- reads that never SIGBUS: files cut while they are read ---------------------------------------
+def test_word2vec_bin_cut_while_read_is_an_error_not_sigbus(tmp_path, monkeypatch):
+    from embdebias.io import word2vec_bin
+    n, d = 2000, 16
+    words = [f"w{k}".encode() for k in range(n)]
+    path = tmp_path / "cut.bin"
+    path.write_bytes(w2v_bytes(words, realistic_vectors(n, d, 1), newline=False))
+    first = word2vec_bin._FileWindows.window
+    calls = []
+
+    def cut_after_first(self, pos, size):
+        calls.append(pos)
+        if len(calls) == 2:  # another program truncates the file between two windows
+            os.truncate(path, path.stat().st_size // 2)
+        return first(self, pos, size)
+
+    import os
+    monkeypatch.setattr(word2vec_bin._FileWindows, "window", cut_after_first)
+    with pytest.raises(VectorFileError, match="cut.bin.*(truncated record|ends after)"):
+        word2vec_bin.read_word2vec_bin(path, window_bytes=4096)
+    assert len(calls) > 2
+
+
+def test_kv_companion_cut_while_read_is_an_error_not_sigbus(tmp_path, monkeypatch):
+    import os
+
+    from embdebias.io import gensim_kv
+    path = tmp_path / "cut.kv"
+    _save_kv(path, [f"w{k}" for k in range(50)], realistic_vectors(50, 8, 2), separately=True)
+    load = gensim_kv._load_companion
+
+    def cut_after_mapping(companion, *args):
+        vectors = load(companion, *args)
+        os.truncate(companion, companion.stat().st_size - 100)  # the map is made: now the file shrinks
+        return vectors
+
+    monkeypatch.setattr(gensim_kv, "_load_companion", cut_after_mapping)
+    with pytest.raises(VectorFileError, match="cut.kv.vectors.npy.*shrank"):
+        read_gensim_kv(path, mmap=True)
+
+
+def test_npz_companion_larger_than_the_words_need_is_refused_before_inflating(tmp_path):
+    import io
+    import zipfile
+    path = tmp_path / "bomb.kv.gz"
+    _save_kv(path, ["a", "b", "c"], realistic_vectors(3, 4, 3), separately=True)
+    companion = tmp_path / "bomb.kv.gz.vectors.npz"
+    assert companion.exists()
+    member = io.BytesIO()
+    np.save(member, np.zeros((3_000_000, 4), np.float32))  # 48 MB of zeros: a few KB of deflate
+    with zipfile.ZipFile(companion, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("val.npy", member.getvalue())
+    assert companion.stat().st_size < 200_000
+    with pytest.raises(VectorFileError, match="holds 3000000 rows for the pickle's 3 words"):
+        read_gensim_kv(path)
