@@ -357,3 +357,48 @@ def test_npz_companion_larger_than_the_words_need_is_refused_before_inflating(tm
     assert companion.stat().st_size < 200_000
     with pytest.raises(VectorFileError, match="holds 3000000 rows for the pickle's 3 words"):
         read_gensim_kv(path)
+
+
+# -- cda: a line longer than a block, in bounded memory ---------------------------------------------
+def _long_line(words: int, seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    vocab = ["he", "she", "her", "him", "his", "John", "Mary", "the", "king", "said", "to", "Smith", "of",
+             "queen", "boy", "girl", "It", ".", ",", "her.", "Her", "HE", "mother-in-law", "actor", "actress"]
+    return " ".join(rng.choice(vocab, size=words).tolist())
+
+
+@pytest.mark.parametrize("mode", ["two-sided", "replace"])
+@pytest.mark.parametrize("newline_at_end", [True, False])
+@pytest.mark.parametrize("block_size", [1000, 9])
+def test_cda_long_line_in_parts_gives_what_the_whole_line_gives(tmp_path, mode, newline_at_end, block_size):
+    from embdebias.cda import CounterfactualAugmenter
+    words = 20_000 if block_size > 100 else 1500  # (parts of 9 bytes: one engine call per word or two)
+    text = "short first line he said\n" + _long_line(words, 1) + "\nhe and her\n" + _long_line(words // 7, 2)
+    text += "\n" if newline_at_end else ""
+    src = tmp_path / "corpus.txt"
+    src.write_text(text, encoding="utf-8")
+    whole = CounterfactualAugmenter(mode=mode, block_size=1 << 22)  # every line within one block
+    parts = CounterfactualAugmenter(mode=mode, block_size=block_size)  # the long lines in many parts
+    whole.augment_file(src, tmp_path / "whole.txt")
+    parts.augment_file(src, tmp_path / "parts.txt")
+    assert (tmp_path / "parts.txt").read_bytes() == (tmp_path / "whole.txt").read_bytes()
+    assert parts.stats_.to_dict() | {"seconds": 0} == whole.stats_.to_dict() | {"seconds": 0}
+    assert list(parts.iter_file(src)) == (tmp_path / "whole.txt").read_text(encoding="utf-8").splitlines()
+
+
+def test_cda_memory_stays_bounded_on_one_long_line(tmp_path):
+    import tracemalloc
+
+    from embdebias.cda import CounterfactualAugmenter
+    src = tmp_path / "one_line.txt.gz"
+    line = _long_line(400_000, 3).encode("utf-8")  # about 1.8 MB
+    src.write_bytes(gzip.compress(line * 4))  # one line of about 7 MB
+    augmenter = CounterfactualAugmenter(block_size=1 << 16).fit()  # (the lexicon's tables are not the line's)
+    tracemalloc.start()
+    try:
+        augmenter.augment_file(src, tmp_path / "out.txt")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert augmenter.stats_.lines_read == 1 and augmenter.stats_.lines_augmented == 1
+    assert peak < 6 << 20, f"peak {peak / 2**20:.1f} MiB for a {len(line) * 4 / 2**20:.1f} MiB line"

@@ -2123,54 +2123,62 @@ def s_decimal(rng, value: float) -> str:
     return f"{float(v):.8e}"
 
 
-def s_text_case(index: int, rng, glove: bool) -> SCase:
-    n, d = int(rng.integers(3, 25)), int(rng.integers(1, 9))
-    words = s_words(rng, n, glove=glove)
-    texts = [[s_decimal(rng, s_value(rng)) for _ in range(d)] for _ in range(n)]
-    damage = rng.random() < 0.35
-    what = "valid"
+def s_text_damage(rng, texts: list, prefix: list, glove: bool) -> tuple[str, int]:
+    """Damage one row (not the first: a damaged first row may set a GloVe dimension); what, and the count change."""
+    n, d = len(texts), len(texts[0])
+    k = int(rng.integers(1, n))
+    what = str(rng.choice(["leading separator", "underscore value", "beyond float32", "nan", "short row",
+                           "long row" if glove else "count"]))
+    values = {"underscore value": "0_5", "nan": "nan",
+              "beyond float32": str(rng.choice(["3.4028236e38", "-1e39", "3.40282357e38"]))}
+    if what == "leading separator":
+        prefix[k] = bytes(rng.choice([b" ", b"\t"]))
+    elif what in values:
+        texts[k][int(rng.integers(0, d))] = values[what]
+    elif what == "short row":
+        texts[k] = texts[k][:-1]
+    elif what == "long row":
+        texts[k] = texts[k] + ["0.5"]
+    return what, int(what == "count")
+
+
+def s_text_row(rng, word: str, texts: list, prefix: bytes) -> bytes:
+    """One line: the word, each value after a space (or sometimes a tab), sometimes a trailing space."""
+    seps = [bytes(rng.choice([b" ", b"\t"])) if rng.random() < 0.2 else b" " for _ in texts]
+    body = word.encode("utf-8") + b"".join(sep + t.encode("ascii") for sep, t in zip(seps, texts))
+    return prefix + body + (b" " if rng.random() < 0.1 else b"")
+
+
+def s_text_file(rng, header: bytes | None, rows: list, name: str) -> tuple[str, bytes]:
+    """The file of the rows: maybe a BOM first (dropped by the reader), CRLF, blank lines, gzip."""
     lead = b"\xef\xbb\xbf" if rng.random() < 0.1 else b""
     nl = b"\r\n" if rng.random() < 0.15 else b"\n"
-    rows = [None] * n
-    prefix = [b""] * n
-    header_n = n
-    if damage:
-        k = int(rng.integers(1, n))  # not the first row: a damaged first row may set a GloVe dimension
-        what = str(rng.choice(["leading separator", "underscore value", "beyond float32", "nan", "short row",
-                               "count" if not glove else "long row"]))
-        if what == "leading separator":
-            prefix[k] = bytes(rng.choice([b" ", b"\t"]))
-        elif what == "underscore value":
-            texts[k][int(rng.integers(0, d))] = "0_5"
-        elif what == "beyond float32":
-            texts[k][int(rng.integers(0, d))] = str(rng.choice(["3.4028236e38", "-1e39", "3.40282357e38"]))
-        elif what == "nan":
-            texts[k][int(rng.integers(0, d))] = "nan"
-        elif what == "short row":
-            texts[k] = texts[k][:-1]
-        elif what == "long row":
-            texts[k] = texts[k] + ["0.5"]
-        else:
-            header_n = n + 1
-    for k in range(n):
-        seps = [bytes(rng.choice([b" ", b"\t"])) if rng.random() < 0.2 else b" " for _ in texts[k]]
-        body = words[k].encode("utf-8") + b"".join(sep + t.encode("ascii") for sep, t in zip(seps, texts[k]))
-        rows[k] = prefix[k] + body + (b" " if rng.random() < 0.1 else b"")
-    lines = [] if glove else [f"{header_n} {d}".encode("ascii")]
+    lines = [] if header is None else [header]
     for row in rows:
         lines.append(row)
         if rng.random() < 0.05:
             lines.append(b"")
     data = lead + nl.join(lines) + nl
-    name = "case.glove.txt" if glove else "case.txt"
     if rng.random() < 0.15:
-        data, name = gzip.compress(data, mtime=0), name + ".gz"
-    expected = np.array([[nearest_float32(t) for t in row] for row in texts[:1]] and
-                        [[nearest_float32(t) for t in row] if len(row) == d else [np.nan] * d for row in texts],
-                        dtype=np.float32) if n else np.zeros((0, d), np.float32)
+        return name + ".gz", gzip.compress(data, mtime=0)
+    return name, data
+
+
+def s_text_case(index: int, rng, glove: bool) -> SCase:
+    n, d = int(rng.integers(3, 25)), int(rng.integers(1, 9))
+    words = s_words(rng, n, glove=glove)
+    texts = [[s_decimal(rng, s_value(rng)) for _ in range(d)] for _ in range(n)]
+    prefix = [b""] * n
+    damage = rng.random() < 0.35
+    what, extra = s_text_damage(rng, texts, prefix, glove) if damage else ("valid", 0)
+    header = None if glove else f"{n + extra} {d}".encode("ascii")
+    name, data = s_text_file(rng, header, [s_text_row(rng, w, t, p) for w, t, p in zip(words, texts, prefix)],
+                             "case.glove.txt" if glove else "case.txt")
+    expected = np.array([[nearest_float32(t) for t in row] if len(row) == d else [np.nan] * d for row in texts],
+                        dtype=np.float32)
     must_fail = damage or not np.isfinite(expected).all()
-    return SCase(index, "glove" if glove else "word2vec-text", what, {name: data}, name,
-                 "glove" if glove else "word2vec-text", None if must_fail else words,
+    fmt = "glove" if glove else "word2vec-text"
+    return SCase(index, fmt, what, {name: data}, name, fmt, None if must_fail else words,
                  None if must_fail else expected)
 
 
@@ -2301,21 +2309,28 @@ def s_classify(case: SCase, got: dict, where: Path) -> tuple[str, str]:
         return ("clean", "") if case.words is None else ("refused", f"{got['error']}: {got['message'][:200]}")
     if case.words is None:
         return "misread", f"read {len(got['words'])} words with no error, expected one ({case.desc})"
-    if got["words"] != case.words:
-        k = next((i for i, (a, b) in enumerate(zip(got["words"], case.words)) if a != b),
-                 min(len(got["words"]), len(case.words)))
-        shown = got["words"][k] if k < len(got["words"]) else None
-        return "misread", f"{len(got['words'])} words, expected {len(case.words)}; word {k}: {shown!r}, " \
-                          f"expected {case.words[k] if k < len(case.words) else None!r}"
-    vectors = np.load(str(where / "vectors.npy"))
-    if vectors.shape != case.vectors.shape or not np.array_equal(vectors.view(np.uint32),
-                                                                 case.vectors.view(np.uint32)):
-        bad = np.argwhere(vectors.view(np.uint32) != case.vectors.view(np.uint32)) if vectors.shape == \
-            case.vectors.shape else [[0, 0]]
-        r, c = (int(x) for x in bad[0])
-        return "misread", f"value [{r}, {c}]: {vectors[r, c]!r}, expected {case.vectors[r, c]!r}" \
-            if vectors.shape == case.vectors.shape else f"shape {vectors.shape}, expected {case.vectors.shape}"
-    return "ok", ""
+    why = s_words_differ(got["words"], case.words) or s_values_differ(np.load(str(where / "vectors.npy")),
+                                                                       case.vectors)
+    return ("misread", why) if why else ("ok", "")
+
+
+def s_words_differ(got: list, want: list) -> str | None:
+    if got == want:
+        return None
+    k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    return (f"{len(got)} words, expected {len(want)}; word {k}: {got[k] if k < len(got) else None!r}, "
+            f"expected {want[k] if k < len(want) else None!r}")
+
+
+def s_values_differ(got: np.ndarray, want: np.ndarray) -> str | None:
+    """Bit for bit (so -0.0 is not 0.0)."""
+    if got.shape != want.shape:
+        return f"shape {got.shape}, expected {want.shape}"
+    bad = np.argwhere(got.view(np.uint32) != want.view(np.uint32))
+    if not len(bad):
+        return None
+    r, c = (int(x) for x in bad[0])
+    return f"value [{r}, {c}]: {got[r, c]!r}, expected {want[r, c]!r}"
 
 
 def structured_campaign(opts) -> tuple[list, float]:

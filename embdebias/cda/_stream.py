@@ -92,10 +92,22 @@ def checked(block: bytes, path: Path, offset: int, line: int, unicode_errors: st
     return block.decode("utf-8", unicode_errors).encode("utf-8")
 
 
+def part_end(data: bytes) -> int:
+    """Where to cut a part off a long line: after its last space or tab (0: none, keep reading).
+
+    Never inside a word: the rules look at whole words, and a word split between two parts
+    would be two words.
+    """
+    return max(data.rfind(b" "), data.rfind(b"\t")) + 1
+
+
 def iter_blocks(fh, path: Path, unicode_errors: str, block_size: int = BLOCK_SIZE) -> Iterator[bytes]:
     """The corpus read from ``fh`` as checked blocks of whole lines (see the module docstring).
 
-    A line longer than ``block_size`` makes one block of its own (held in memory).
+    A line longer than ``block_size`` comes in parts of about ``block_size`` bytes, each cut
+    after a space or tab (:func:`part_end`): a block that does not end with a newline (and is
+    not the last) is a part of a line that goes on in the next block.  Memory stays bounded
+    however long the line (a run of more than a block without space or tab is held whole).
     """
     pending: list[bytes] = []  # the start of a line that has not ended yet
     offset, line = 0, 1
@@ -112,6 +124,12 @@ def iter_blocks(fh, path: Path, unicode_errors: str, block_size: int = BLOCK_SIZ
             pending = [chunk[cut:]] if cut < len(chunk) else []
         else:
             pending.append(chunk)
+            if sum(map(len, pending)) > block_size and part_end(chunk):  # a long line: hand on its part so far
+                data = b"".join(pending)
+                cut = part_end(data)
+                yield checked(data[:cut], path, offset, line, unicode_errors)
+                offset += cut
+                pending = [data[cut:]] if cut < len(data) else []
         chunk = _read(fh, path, block_size)
     if pending:
         yield checked(b"".join(pending), path, offset, line, unicode_errors)

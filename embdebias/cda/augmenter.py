@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator
 from ..errors import EmbdebiasError
 from ._engine import BlockCounts, Engine
 from ._lexicon import Lexicon, build_lexicon
+from ._long_lines import transformed
 from ..corpus import check_corpus_path
 from ._stream import BLOCK_SIZE, iter_blocks, open_corpus
 
@@ -306,16 +307,17 @@ class CounterfactualAugmenter(BaseEstimator):
         self.stats_ = stats = CDAStats()
         start = time.perf_counter()
         with open_corpus(src) as (fh, _):
-            for block in iter_blocks(fh, src, self.unicode_errors, self.block_size):
-                data, counts = engine.transform(block, two_sided)
+            carry = ""  # the start of a line that a long line's parts have not ended yet
+            blocks = _counting(iter_blocks(fh, src, self.unicode_errors, self.block_size), stats)
+            for data, counts in transformed(engine, blocks, two_sided):
                 stats.add(counts, two_sided)
-                stats.bytes_read += len(block)
                 stats.bytes_written += len(data)
-                lines = data.decode("utf-8").split("\n")
-                if lines[-1] == "":
-                    lines.pop()
+                lines = (carry + data.decode("utf-8")).split("\n")
+                carry = lines.pop()
                 yield from lines
                 stats.seconds = time.perf_counter() - start
+            if carry:
+                yield carry
 
     def augment_file(self, src, dst, *, progress: bool = False) -> CDAStats:
         """Augment the corpus ``src`` into ``dst``, streamed, atomically.
@@ -358,11 +360,10 @@ class CounterfactualAugmenter(BaseEstimator):
               open_output(tmp, dst, compresslevel=GZIP_LEVEL) as out):
             bar = _ProgressBar(src, raw) if progress else None
             try:
-                for block in iter_blocks(fh, src, self.unicode_errors, self.block_size):
-                    data, counts = engine.transform(block, two_sided)
+                blocks = _counting(iter_blocks(fh, src, self.unicode_errors, self.block_size), stats)
+                for data, counts in transformed(engine, blocks, two_sided):
                     out.write(data)
                     stats.add(counts, two_sided)
-                    stats.bytes_read += len(block)
                     stats.bytes_written += len(data)
                     if bar is not None:
                         bar.update()
@@ -374,6 +375,13 @@ class CounterfactualAugmenter(BaseEstimator):
                 bar.close(leave=True)
         stats.seconds = time.perf_counter() - start
         return stats
+
+
+def _counting(blocks: Iterator[bytes], stats: CDAStats) -> Iterator[bytes]:
+    """The blocks, each counted in ``stats.bytes_read`` as it is read."""
+    for block in blocks:
+        stats.bytes_read += len(block)
+        yield block
 
 
 class _ProgressBar:
