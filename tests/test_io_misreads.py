@@ -402,3 +402,35 @@ def test_cda_memory_stays_bounded_on_one_long_line(tmp_path):
         tracemalloc.stop()
     assert augmenter.stats_.lines_read == 1 and augmenter.stats_.lines_augmented == 1
     assert peak < 6 << 20, f"peak {peak / 2**20:.1f} MiB for a {len(line) * 4 / 2**20:.1f} MiB line"
+
+
+# -- words are the bytes the file holds: never normalized, never merged -----------------------------
+DISTINCT = ["he", "ｈｅ", "h\ufeffe", "he\ufeff", "Å", "A\u030a", "ﬁle", "file", "ＫＩＮＧ", "KING"]
+
+
+@pytest.mark.parametrize("fmt, name", [("word2vec-text", "w.txt"), ("glove", "w.glove.txt"), ("word2vec-bin", "w.bin"),
+                                       ("native", "w.embd"), ("gensim-kv", "w.kv"), ("fasttext-vec", "w.vec")])
+def test_words_differing_only_by_compatibility_form_or_a_bom_stay_distinct(tmp_path, fmt, name):
+    import warnings
+
+    from embdebias.embedding import Embedding
+    from embdebias.io import load, save
+    vectors = realistic_vectors(len(DISTINCT), 3, 9)
+    save(Embedding(DISTINCT, vectors), tmp_path / name, format=fmt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a "duplicate word dropped" warning fails the test
+        emb = load(tmp_path / name, format=fmt)
+    assert emb.words.tolist() == DISTINCT
+    np.testing.assert_array_equal(emb.vectors, vectors)
+    assert [emb.get(w) for w in DISTINCT] == list(range(len(DISTINCT)))
+
+
+@pytest.mark.parametrize("newline", [True, False])
+def test_word2vec_bin_words_differing_by_compatibility_form_stay_distinct(tmp_path, newline):
+    from embdebias.io.word2vec_bin import read_word2vec_bin
+    path = tmp_path / "d.bin"
+    vectors = realistic_vectors(len(DISTINCT), 5, 4)
+    path.write_bytes(w2v_bytes([w.encode("utf-8") for w in DISTINCT], vectors, newline))
+    emb = read_word2vec_bin(path)
+    assert emb.words.tolist() == DISTINCT
+    np.testing.assert_array_equal(emb.vectors, vectors)
