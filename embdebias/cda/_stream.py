@@ -1,6 +1,7 @@
 """Reading a text corpus (plain or gzip) in big blocks of whole lines, checked.
 
-Every block is UTF-8 text ending at a newline (the last one may not): a NUL byte, a
+Every block is UTF-8 text ending at a newline (the last one may not, nor the parts of a
+line longer than a block, see :func:`iter_blocks`): a NUL byte, a
 first block that is mostly control bytes, undecodable bytes (with
 ``unicode_errors="strict"``), a damaged gzip stream, an empty file, a directory or a
 FIFO raise a :class:`~embdebias.errors.CorpusError` naming the file and the place.
