@@ -24,12 +24,17 @@ window:
    checked in one comparison; if a chain had not merged yet, pointer doubling gives the
    exact chain (``O(m log m)`` for ``m`` spaces).
 
-Each record is then validated (non-empty word without control characters, the newline
-after the vector when the file has them, UTF-8, finite values), the words are decoded in
-one call per window and the vectors are copied once, as opaque ``4 d``-byte items, into
-the preallocated output.  A word with a space, a wrong dimension in the header or a
-damaged record makes these checks fail at the first record that does not fit (the
-records after it would be shifted), with its byte offset.
+Each record is then validated (non-empty word without control characters that does not
+start with white space, the newline after the vector when the file has them, UTF-8,
+finite values), the words are decoded in one call per window and the vectors are copied
+once, as opaque ``4 d``-byte items, into the preallocated output.  A word with a space, a
+wrong dimension in the header or a damaged record makes these checks fail at the first
+record that does not fit (the records after it would be shifted), with its byte offset.
+Without newlines (gensim's layout) nothing in the format shows where a word with a space
+ends; the vectors do, and :meth:`_BinaryReader._spaced_records` makes it an error at its
+record when its vector read a few bytes off holds a value no embedding has while the
+vector after the space is plausible (when all its shifted values look plausible, a chance
+of about ``0.75 ** d``, the next record's stray first bytes usually fail instead).
 
 The header is checked against the file size before anything is allocated: each record
 takes at least ``4 d + 2`` bytes, so ``n (4 d + 2)`` must fit in the file (for gzip, in
