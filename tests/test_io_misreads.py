@@ -269,8 +269,8 @@ def test_word2vec_bin_word_with_a_space_is_an_error_at_its_record(tmp_path, newl
         words[spaced] = b"new " + bytes(rng.choice(list(b"abcdefghij"), size=int(rng.integers(1, 6))).tolist())
         path = tmp_path / f"s{trial}.bin"
         path.write_bytes(w2v_bytes(words, realistic_vectors(n, d, trial), newline))
-        # At the record (its vector read a few bytes off: a value over 2**64, NaN or infinity), or, when
-        # all its shifted values look plausible (a chance of 0.75**d), at the next one (its stray first bytes).
+        # At the record (its vector read a few bytes off: a value over 2**64 or under 2**-60, NaN or infinity), or, when
+        # all its shifted values look plausible (a chance of about 0.5**d), at the next one (its stray first bytes).
         with pytest.raises(VectorFileError, match=f"(record ({spaced + 1}|{spaced + 2})\\b|vector of 'new')"):
             read_word2vec_bin(path)
 

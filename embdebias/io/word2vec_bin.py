@@ -34,7 +34,7 @@ Without newlines (gensim's layout) nothing in the format shows where a word with
 ends; the vectors do, and :meth:`_BinaryReader._spaced_records` makes it an error at its
 record when its vector read a few bytes off holds a value no embedding has while the
 vector after the space is plausible (when all its shifted values look plausible, a chance
-of about ``0.75 ** d``, the next record's stray first bytes usually fail instead).
+of about ``0.5 ** d``, the next record's stray first bytes usually fail instead).
 
 The header is checked against the file size before anything is allocated: each record
 takes at least ``4 d + 2`` bytes, so ``n (4 d + 2)`` must fit in the file (for gzip, in
@@ -92,10 +92,11 @@ _NEWLINE, _SPACE = 10, 32
 _WHITESPACE_BYTES = b" \t\r\n\x0b\x0c"
 _LEADING = np.zeros(256, dtype=bool)
 _LEADING[list(_WHITESPACE_BYTES)] = True
-#: No embedding holds a value of magnitude 2**64 (1.8e19) or more, or a normal one of 2**-64 (5e-20) or
-#: less; a vector read a few bytes off holds a value of 2**64 or more with a chance of about 1/4 per
-#: value, its exponents being random mantissa bytes (``_spaced_records``).
+#: No embedding holds a value of magnitude 2**64 (1.8e19) or more, or a normal one below 2**-60
+#: (8.7e-19); a vector read a few bytes off holds one or the other with a chance of about 1/2 per value,
+#: its exponents being random mantissa bytes (``_spaced_records``).
 _PLAUSIBLE_EXPONENT = 64
+_TINY = 2.0 ** -60
 
 
 def _implausible(vectors: np.ndarray, lo: float, hi: float) -> np.ndarray:
@@ -414,28 +415,22 @@ class _BinaryReader:
             return np.zeros(0, np.int64)
         owner, alternative = owner[same_next], inside[same_next]
         own = self._vectors_at(a, spaces[chain[owner]] + 1)
-        # A shift by whole floats keeps the true values: then the float whose top byte is the space that ends
-        # the word's rest (a magnitude of about 2**-63) is the only odd one.
-        shift = spaces[alternative] - spaces[chain[owner]]
-        whole = (shift % 4 == 0) & (shift // 4 <= self.d)
-        spaced_float = np.where(whole, np.abs(own[np.arange(len(own)), np.minimum(shift // 4, self.d) - 1]), np.inf)
-        band = 2.0 ** -_PLAUSIBLE_EXPONENT, 2.0 ** _PLAUSIBLE_EXPONENT
-        suspect = _implausible(own, 0.0, band[1]) | (spaced_float < 2.0 ** -60)
-        if not suspect.any():
+        big = _implausible(own, 0.0, 2.0 ** _PLAUSIBLE_EXPONENT)
+        tiny = _implausible(own, _TINY, np.inf)
+        if not (big | tiny).any():
             return np.zeros(0, np.int64)
         # Judged against the magnitudes of the window's other records too (a file may hold odd values throughout).
         sample = np.setdiff1d(chain[np.linspace(0, len(chain) - 1, min(len(chain), 4096)).astype(np.int64)],
-                              chain[owner[suspect]])
+                              chain[owner[big | tiny]])
         sizes = np.abs(self._vectors_at(a, spaces[sample] + 1))
         sizes = sizes[np.isfinite(sizes) & (sizes >= np.finfo(np.float32).tiny)]
         if not len(sizes):
             return np.zeros(0, np.int64)
         lo, hi = sizes.min() / 256, sizes.max() * 256
         other = self._vectors_at(a, spaces[alternative] + 1)
-        # Only too large a value counts against a record's own vector (files with tiny normal values exist),
-        # and the tiny float of a whole-float shift.
-        odd = _implausible(own, 0.0, max(hi, band[1])) | (spaced_float < min(lo, 2.0 ** -60))
-        spaced = odd & ~_implausible(other, max(lo, band[0]), min(hi, band[1]))
+        # A tiny value counts against a record only where the other records have none.
+        odd = _implausible(own, 0.0, max(hi, 2.0 ** _PLAUSIBLE_EXPONENT)) | (tiny & (sizes.min() >= _TINY))
+        spaced = odd & ~_implausible(other, max(lo, _TINY), min(hi, 2.0 ** _PLAUSIBLE_EXPONENT))
         return np.unique(owner[spaced])
 
     def _vectors_at(self, a: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -491,7 +486,7 @@ class _BinaryReader:
         shown = quote(word.decode("utf-8", "replace"))
         if self.spaced:
             return (f"the word {shown} of {record} seems to go on past a space: its {self.nbytes} vector bytes hold "
-                    f"a value of magnitude 2**{_PLAUSIBLE_EXPONENT} or more, far beyond those of the other records, "
+                    f"a value beyond 2**{_PLAUSIBLE_EXPONENT} or below 2**-60, unlike the other records, "
                     f"while reading the word on to the next space gives a plausible vector; expected a word without "
                     f"spaces (or is the header's dimension {self.d} wrong?)")
         if word and word[:1] in _WHITESPACE_BYTES:
