@@ -325,7 +325,7 @@ def _load_on_large_stack(unpickler: pickle.Unpickler):
 
     previous = threading.stack_size(_UNPICKLE_STACK)
     try:
-        worker = threading.Thread(target=run, name="embdebias-unpickle")
+        worker = threading.Thread(target=run, name="embdebias-unpickle", daemon=True)  # Ctrl-C: no wait for it
         worker.start()
     finally:
         threading.stack_size(previous)
