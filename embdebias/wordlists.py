@@ -204,17 +204,23 @@ def data_lines(path) -> list[tuple[int, str]]:
 _quote = quote
 
 
-def _json_entries(path: Path) -> list[tuple[int, object]]:
-    """``(line number, element)`` of a JSON file holding one list."""
+def read_json(path: Path) -> tuple[str, object]:
+    """The text of a JSON list file and its value, bounded: nesting too deep or an integer of more than
+    :data:`MAX_INT_DIGITS` digits is a :class:`WordListError` naming the file, never a traceback."""
     text = read_text(path)
     try:
-        data = json.loads(text, parse_int=_bounded_int)
+        return text, json.loads(text, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise WordListError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     except RecursionError:
         raise WordListError(f"{path}: JSON nested too deeply; expected a list of words or pairs") from None
     except ValueError as exc:  # an integer of too many digits (_bounded_int)
         raise WordListError(f"{path}: {exc}") from None
+
+
+def _json_entries(path: Path) -> list[tuple[int, object]]:
+    """``(line number, element)`` of a JSON file holding one list."""
+    text, data = read_json(path)
     if not isinstance(data, list):
         raise WordListError(f"{path}:1: expected a JSON list, got a JSON {type(data).__name__}")
     return list(zip(_element_lines(text), data, strict=False))
