@@ -20,9 +20,9 @@ interpreter, and peak memory is per load).  Peak memory is the subprocess's peak
 resident set: ``VmHWM`` from ``/proc/self/status`` on Linux (``resource.getrusage``'s
 ``ru_maxrss`` elsewhere; on Linux that value can carry over the parent's peak through
 fork, which is why it is not used there); "over base" subtracts the same figure
-measured after the imports and before the load.  For the memory-mapped readers
-it also counts the mapped file pages the load touched (native: all it touched; the
-binary reader maps one 32 MiB window at a time).
+measured after the imports and before the load.  For the memory-mapped native reader
+it also counts the mapped file pages the load touched; the binary reader reads 32 MiB
+windows into one buffer (never mapped: a file that shrinks under a map gives SIGBUS).
 
 Usage::
 

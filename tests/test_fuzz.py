@@ -130,3 +130,37 @@ def test_bounded_campaign_finds_nothing_bad(tmp_path):
                            "--jobs", "2", "--out", str(report)], capture_output=True, text=True, timeout=600)
     assert report.exists(), proc.stderr[-3000:]
     assert proc.returncode == 0, report.read_text()
+
+
+# -- the structure-aware mode (--structured) ----------------------------------------------------------
+def test_structured_oracle_is_exact(fuzz):
+    assert fuzz.nearest_float32("1.0000000596046448") == float(np.nextafter(np.float32(1), np.float32(2)))
+    assert fuzz.nearest_float32("3.4028235677973366e38") == float(np.finfo(np.float32).max)
+    assert fuzz.nearest_float32("3.40282357e38") == float("inf")
+    assert fuzz.nearest_float32("-0") == 0.0 and np.signbit(fuzz.nearest_float32("-0"))
+
+
+def test_structured_classify_catches_misreads(fuzz, tmp_path):
+    words, vectors = ["he", "ｈｅ"], np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    case = fuzz.SCase(0, "glove", "valid", {}, "x", "glove", words, vectors)
+    off = vectors.copy()
+    off.view(np.uint32)[1, 1] += 1  # one ulp
+    np.save(str(tmp_path / "vectors.npy"), off)
+    assert fuzz.s_classify(case, {"ok": True, "words": words}, tmp_path)[0] == "misread"
+    assert fuzz.s_classify(case, {"ok": True, "words": ["he"]}, tmp_path)[0] == "misread"  # merged words
+    np.save(str(tmp_path / "vectors.npy"), vectors)
+    assert fuzz.s_classify(case, {"ok": True, "words": words}, tmp_path) == ("ok", "")
+    damaged = fuzz.SCase(0, "glove", "leading separator", {}, "x", "glove", None, None)
+    assert fuzz.s_classify(damaged, {"ok": True, "words": words}, tmp_path)[0] == "misread"
+    assert fuzz.s_classify(damaged, {"ok": False, "error": "VectorFileError", "message": ""}, tmp_path)[0] == "clean"
+    assert fuzz.s_classify(case, {"crash": "SIGSEGV"}, tmp_path)[0] == "abort"
+
+
+def test_structured_campaign_bounded_finds_nothing_bad(fuzz):
+    opts = fuzz.parse_args(["--structured", "--mutants", "60", "--seed", "7"])
+    results, _ = fuzz.structured_campaign(opts)
+    assert len(results) == 60
+    assert {case.kind for case, _, _ in results} == set(fuzz.S_KINDS)
+    assert any(case.words is None for case, _, _ in results)  # damaged cases are part of it
+    bad = [(case.index, case.kind, case.desc, cls, detail) for case, cls, detail in results if cls in fuzz.S_BAD]
+    assert not bad

@@ -2024,6 +2024,365 @@ def report(results: list, elapsed: float, opts) -> str:
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- structure-aware cases (--structured)
+# Each case is built from a model of its format: the words (str) and, for every value, either a float32
+# (binary formats) or the decimal text written (text formats).  The oracle is computed from the model
+# alone, never by the reader: a word is the exact str of the model; a text value is the float32 nearest
+# to its decimal (ties to even), computed with fractions; a binary value is the float32 whose bytes
+# were written.  A damaged case must be an error.  Each read runs in a forked child (a crash is a class
+# of its own), through ``embdebias.io.load`` with the format named.
+S_KINDS = ("word2vec-text", "glove", "word2vec-bin", "word2vec-bin-gensim", "native")
+S_CLASSES = ("ok", "clean", "misread", "refused", "traceback", "abort", "hang")
+S_BAD = ("misread", "refused", "traceback", "abort", "hang")
+#: Word pieces: ASCII, accents (composed and combining), CJK, full-width forms of ASCII words and a BOM
+#: inside a word (distinct words: compared as the bytes the file holds, never normalized).
+S_PIECES = ["he", "she", "king", "Queen", "café", "naïve", "日本", "ｈｅ", "ＫＩＮＧ", "h\ufeffe", "x", "don't",
+            "ne\u0301", "Ωmega", "ﬁle", "Å", "Å", "_", "a-b", "ÿ"]
+FLT_MAX_BITS = 0x7F7FFFFF
+
+
+def nearest_float32(text: str) -> float:
+    """The float32 nearest to the decimal ``text`` (ties to even), exactly, with fractions (inf beyond)."""
+    from decimal import Decimal
+    from fractions import Fraction
+    low = text.lower().lstrip("+-")
+    if low in ("nan",):
+        return float("nan")
+    if low in ("inf", "infinity"):
+        return float("-inf") if text.startswith("-") else float("inf")
+    q = Fraction(Decimal(text))
+    sign, q = (-1.0 if text.startswith("-") else 1.0), abs(q)
+    if q == 0:
+        return sign * 0.0
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    e = max(e - 23, -149)
+    m = round(q / Fraction(2) ** e)
+    if m * Fraction(2) ** e >= Fraction(2) ** 128:
+        return sign * float("inf")
+    return sign * float(m * Fraction(2) ** e)
+
+
+@dataclasses.dataclass
+class SCase:
+    index: int
+    kind: str
+    desc: str
+    files: dict                     # relative path -> bytes
+    entry: str
+    fmt: str                        # the format named to load()
+    words: list | None              # the oracle: None when the case must be an error
+    vectors: np.ndarray | None
+
+
+def s_words(rng, n: int, *, glove: bool = False) -> list:
+    """``n`` distinct words from :data:`S_PIECES` (GloVe: some with a space inside)."""
+    out, seen = [], set()
+    while len(out) < n:
+        word = "".join(rng.choice(S_PIECES, size=int(rng.integers(1, 3))))
+        if rng.random() < 0.3:
+            word += str(int(rng.integers(0, 100)))
+        if glove and rng.random() < 0.1:
+            word = word + " " + str(rng.choice(S_PIECES[:6]))
+        if word not in seen and not word.startswith("\ufeff"):
+            seen.add(word)
+            out.append(word)
+    return out
+
+
+def s_value(rng) -> float:
+    scale = float(rng.choice([1e-3, 0.3, 1.0, 50.0, 1e30]))
+    return float(np.float32(rng.normal() * scale))
+
+
+def s_decimal(rng, value: float) -> str:
+    """``value`` written as a decimal in one of the forms files hold; some near float32 midpoints."""
+    v = np.float32(value)
+    form = int(rng.integers(0, 7))
+    if form == 0:
+        return repr(float(v))
+    if form == 1:
+        return f"{float(v):.9g}"
+    if form == 2:
+        return f"{float(v):.6f}"
+    if form == 3:  # a decimal near the midpoint above v: where rounding through float64 goes wrong
+        from decimal import Decimal, getcontext
+        from fractions import Fraction
+        getcontext().prec = 60
+        nxt = np.nextafter(v, np.float32(np.inf) if v >= 0 else np.float32(-np.inf))
+        if not np.isfinite(nxt):
+            return repr(float(v))
+        mid = (Fraction(float(v)) + Fraction(float(nxt))) / 2
+        exact = Decimal(mid.numerator) / Decimal(mid.denominator)
+        return f"{rng.choice([exact, exact.next_plus(), exact.next_minus()]):.17g}"
+    if form == 4:
+        return f"{float(v):.17g}"
+    if form == 5:
+        return f"{float(v):.3E}".replace("E+0", "E+").replace("E-0", "E-")
+    return f"{float(v):.8e}"
+
+
+def s_text_damage(rng, texts: list, prefix: list, glove: bool) -> tuple[str, int]:
+    """Damage one row (not the first: a damaged first row may set a GloVe dimension); what, and the count change."""
+    n, d = len(texts), len(texts[0])
+    k = int(rng.integers(1, n))
+    what = str(rng.choice(["leading separator", "underscore value", "beyond float32", "nan", "short row",
+                           "long row" if glove else "count"]))
+    values = {"underscore value": "0_5", "nan": "nan",
+              "beyond float32": str(rng.choice(["3.4028236e38", "-1e39", "3.40282357e38"]))}
+    if what == "leading separator":
+        prefix[k] = bytes(rng.choice([b" ", b"\t"]))
+    elif what in values:
+        texts[k][int(rng.integers(0, d))] = values[what]
+    elif what == "short row":
+        texts[k] = texts[k][:-1]
+    elif what == "long row":
+        texts[k] = texts[k] + ["0.5"]
+    return what, int(what == "count")
+
+
+def s_text_row(rng, word: str, texts: list, prefix: bytes) -> bytes:
+    """One line: the word, each value after a space (or sometimes a tab), sometimes a trailing space."""
+    seps = [bytes(rng.choice([b" ", b"\t"])) if rng.random() < 0.2 else b" " for _ in texts]
+    body = word.encode("utf-8") + b"".join(sep + t.encode("ascii") for sep, t in zip(seps, texts))
+    return prefix + body + (b" " if rng.random() < 0.1 else b"")
+
+
+def s_text_file(rng, header: bytes | None, rows: list, name: str) -> tuple[str, bytes]:
+    """The file of the rows: maybe a BOM first (dropped by the reader), CRLF, blank lines, gzip."""
+    lead = b"\xef\xbb\xbf" if rng.random() < 0.1 else b""
+    nl = b"\r\n" if rng.random() < 0.15 else b"\n"
+    lines = [] if header is None else [header]
+    for row in rows:
+        lines.append(row)
+        if rng.random() < 0.05:
+            lines.append(b"")
+    data = lead + nl.join(lines) + nl
+    if rng.random() < 0.15:
+        return name + ".gz", gzip.compress(data, mtime=0)
+    return name, data
+
+
+def s_text_case(index: int, rng, glove: bool) -> SCase:
+    n, d = int(rng.integers(3, 25)), int(rng.integers(1, 9))
+    words = s_words(rng, n, glove=glove)
+    texts = [[s_decimal(rng, s_value(rng)) for _ in range(d)] for _ in range(n)]
+    prefix = [b""] * n
+    damage = rng.random() < 0.35
+    what, extra = s_text_damage(rng, texts, prefix, glove) if damage else ("valid", 0)
+    header = None if glove else f"{n + extra} {d}".encode("ascii")
+    name, data = s_text_file(rng, header, [s_text_row(rng, w, t, p) for w, t, p in zip(words, texts, prefix)],
+                             "case.glove.txt" if glove else "case.txt")
+    expected = np.array([[nearest_float32(t) for t in row] if len(row) == d else [np.nan] * d for row in texts],
+                        dtype=np.float32)
+    must_fail = damage or not np.isfinite(expected).all()
+    fmt = "glove" if glove else "word2vec-text"
+    return SCase(index, fmt, what, {name: data}, name, fmt, None if must_fail else words,
+                 None if must_fail else expected)
+
+
+def s_bin_vectors(rng, n: int, d: int) -> np.ndarray:
+    if rng.random() < 0.8:
+        return (rng.normal(size=(n, d)) * float(rng.choice([0.01, 0.3, 3.0]))).astype(np.float32)
+    bits = rng.integers(0, 1 << 32, size=(n, d), dtype=np.uint64).astype(np.uint32)
+    bits[(bits & 0x7F800000) == 0x7F800000] &= 0xBF7FFFFF  # finite
+    return bits.view(np.float32)
+
+
+def s_bin_case(index: int, rng, newline: bool) -> SCase:
+    n, d = int(rng.integers(2, 40)), int(rng.integers(1, 17))
+    words = s_words(rng, n)
+    raw = [w.encode("utf-8") for w in words]
+    vectors = s_bin_vectors(rng, n, d)
+    damage = rng.random() < 0.35
+    what, after, header = "valid", [b""] * n, (n, d)
+    if damage:
+        k = int(rng.integers(0, n - 1))
+        what = str(rng.choice(["word with a space", "tab after a record", "count", "truncated", "nan"]))
+        if what == "word with a space":
+            raw[k] = raw[k] + b" " + str(rng.choice(S_PIECES[:6])).encode("utf-8")
+        elif what == "tab after a record":
+            after[k] = b"\t"
+        elif what == "count":
+            header = (n + 1, d)
+        elif what == "nan":
+            vectors = vectors.copy()
+            vectors[k, int(rng.integers(0, d))] = np.nan
+    parts = [f"{header[0]} {header[1]}\n".encode("ascii")]
+    for k in range(n):
+        parts.append(raw[k] + b" " + struct.pack(f"<{d}f", *vectors[k].tolist()) + (b"\n" if newline else b"")
+                     + after[k])
+    data = b"".join(parts)
+    if what == "truncated":
+        data = data[:-int(rng.integers(1, 4 * d)) - (1 if newline else 0)]
+    name = "case.bin"
+    if rng.random() < 0.15:
+        data, name = gzip.compress(data, mtime=0), name + ".gz"
+    kind = "word2vec-bin" if newline else "word2vec-bin-gensim"
+    return SCase(index, kind, what, {name: data}, name, "word2vec-bin", None if damage else words,
+                 None if damage else vectors)
+
+
+def s_native_case(index: int, rng, root: Path) -> SCase:
+    """A native directory written by the library's writer from the model; damaged by cutting a member."""
+    from embdebias.embedding import Embedding
+    from embdebias.io.native import write_native
+    n, d = int(rng.integers(1, 30)), int(rng.integers(1, 17))
+    words = s_words(rng, n)
+    vectors = s_bin_vectors(rng, n, d)
+    out = root / f"native{index}.embd"
+    write_native(Embedding(words, vectors), out)
+    files = {f"case.embd/{p.name}": p.read_bytes() for p in out.iterdir()}
+    shutil.rmtree(out)
+    damage = rng.random() < 0.3
+    if damage:
+        member = sorted(k for k in files if not k.endswith(".json"))[int(rng.integers(0, len(files) - 1))]
+        files[member] = files[member][:-int(rng.integers(1, min(8, len(files[member])) + 1))]
+    return SCase(index, "native", "cut member" if damage else "valid", files, "case.embd", "native",
+                 None if damage else words, None if damage else vectors)
+
+
+def make_structured(index: int, base_seed: int, root: Path) -> SCase:
+    rng = np.random.default_rng([base_seed, index, 20])
+    kind = S_KINDS[index % len(S_KINDS)]
+    if kind in ("word2vec-text", "glove"):
+        return s_text_case(index, rng, kind == "glove")
+    if kind == "native":
+        return s_native_case(index, rng, root)
+    return s_bin_case(index, rng, kind == "word2vec-bin")
+
+
+def s_read_in_child(case: SCase, where: Path, timeout: float, mem: int) -> dict:
+    """Load the case in a forked child; its outcome as a dict (``crash``: the signal that ended it)."""
+    result = where / "result.json"
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 0
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+            import warnings
+
+            from embdebias.errors import EmbdebiasError
+            from embdebias.io import load
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    emb = load(str(where / case.entry), format=case.fmt)
+                np.save(str(where / "vectors.npy"), np.ascontiguousarray(emb.vectors, dtype=np.float32))
+                out = {"ok": True, "words": emb.words.tolist()}
+            except EmbdebiasError as exc:
+                out = {"ok": False, "error": type(exc).__name__, "message": str(exc)[:300]}
+            except BaseException as exc:  # noqa: BLE001 - a traceback class
+                out = {"ok": False, "error": type(exc).__name__, "message": str(exc)[:300], "traceback": True}
+            result.write_text(json.dumps(out))
+        except BaseException:
+            code = 3
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return {"hang": True}
+        time.sleep(0.002)
+    if os.WIFSIGNALED(status):
+        return {"crash": signal.Signals(os.WTERMSIG(status)).name}
+    try:
+        return json.loads(result.read_text())
+    except (OSError, ValueError):
+        return {"crash": f"exit {os.WEXITSTATUS(status)} without a result"}
+
+
+def s_classify(case: SCase, got: dict, where: Path) -> tuple[str, str]:
+    if got.get("hang"):
+        return "hang", "no result within the timeout"
+    if "crash" in got:
+        return "abort", got["crash"]
+    if got.get("traceback"):
+        return "traceback", f"{got['error']}: {got['message'][:150]}"
+    if not got["ok"]:
+        return ("clean", "") if case.words is None else ("refused", f"{got['error']}: {got['message'][:200]}")
+    if case.words is None:
+        return "misread", f"read {len(got['words'])} words with no error, expected one ({case.desc})"
+    why = s_words_differ(got["words"], case.words) or s_values_differ(np.load(str(where / "vectors.npy")),
+                                                                       case.vectors)
+    return ("misread", why) if why else ("ok", "")
+
+
+def s_words_differ(got: list, want: list) -> str | None:
+    if got == want:
+        return None
+    k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    return (f"{len(got)} words, expected {len(want)}; word {k}: {got[k] if k < len(got) else None!r}, "
+            f"expected {want[k] if k < len(want) else None!r}")
+
+
+def s_values_differ(got: np.ndarray, want: np.ndarray) -> str | None:
+    """Bit for bit (so -0.0 is not 0.0)."""
+    if got.shape != want.shape:
+        return f"shape {got.shape}, expected {want.shape}"
+    bad = np.argwhere(got.view(np.uint32) != want.view(np.uint32))
+    if not len(bad):
+        return None
+    r, c = (int(x) for x in bad[0])
+    return f"value [{r}, {c}]: {got[r, c]!r}, expected {want[r, c]!r}"
+
+
+def structured_campaign(opts) -> tuple[list, float]:
+    """``--structured``: ``--mutants`` cases from the format models, each read once in a forked child."""
+    import embdebias.io  # noqa: F401 - imported once, before the children fork
+    import embdebias.io.text  # noqa: F401
+    import embdebias.io.word2vec_bin  # noqa: F401
+
+    root = Path(tempfile.mkdtemp(prefix="efz-s-"))
+    t0 = time.monotonic()
+    results = []
+    try:
+        for i in (opts.only if opts.only else range(opts.mutants)):
+            case = make_structured(i, opts.seed, root)
+            where = root / f"c{i}"
+            write_files(where, case.files)
+            cls, detail = s_classify(case, s_read_in_child(case, where, opts.timeout, opts.mem_limit), where)
+            results.append((case, cls, detail))
+            if opts.verbose:
+                print(f"{i:5d} {case.kind:20s} {case.desc:20s} {cls:9s} {detail[:100]}", flush=True)
+            if opts.keep_failures and cls in S_BAD:
+                dest = Path(opts.keep_failures) / cls / f"{case.kind}-{i:05d}"
+                shutil.rmtree(dest, ignore_errors=True)
+                write_files(dest, case.files)
+                (dest / "README.txt").write_text(f"case {i} (--structured --seed {opts.seed} --only {i}): "
+                                                 f"{case.kind}, {case.desc}\n{cls}: {detail}\n")
+            shutil.rmtree(where, ignore_errors=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return results, time.monotonic() - t0
+
+
+def structured_report(results: list, elapsed: float, opts) -> str:
+    table = collections.Counter((case.kind, cls) for case, cls, _ in results)
+    damaged = collections.Counter(case.kind for case, _, _ in results if case.words is None)
+    kinds = [k for k in S_KINDS if any(case.kind == k for case, _, _ in results)]
+    lines = ["# embdebias structure-aware fuzz report", "",
+             f"seed {opts.seed}, {len(results)} cases built from format models (expected words and float32 "
+             f"values computed independently), {elapsed:.0f} s wall", "",
+             "| format | cases | must fail | " + " | ".join(S_CLASSES) + " |", "|---" * (len(S_CLASSES) + 3) + "|"]
+    for k in kinds:
+        total = sum(table[k, c] for c in S_CLASSES)
+        lines.append(f"| {k} | {total} | {damaged[k]} | " + " | ".join(str(table[k, c]) for c in S_CLASSES) + " |")
+    lines.append(f"| **total** | **{len(results)}** | **{sum(damaged.values())}** | "
+                 + " | ".join(f"**{sum(table[k, c] for k in kinds)}**" for c in S_CLASSES) + " |")
+    bad = [(case, cls, detail) for case, cls, detail in results if cls in S_BAD]
+    lines += ["", f"bad cases: {len(bad)}", ""]
+    for case, cls, detail in bad[:40]:
+        lines.append(f"- case {case.index} {case.kind} ({case.desc}): {cls}: {detail}")
+    return "\n".join(lines)
+
+
 def atomic_write(path: str, text: str) -> None:
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
@@ -2044,6 +2403,10 @@ def parse_args(argv=None):
     p.add_argument("--out", help="write the Markdown report here (atomically)")
     p.add_argument("--keep-failures", metavar="DIR", help="save the input and a README of every bad case here")
     p.add_argument("-v", "--verbose", action="store_true", help="one line per run")
+    p.add_argument("--structured", action="store_true",
+                   help="structure-aware mode: --mutants cases built from a model of each format (text, GloVe,\n"
+                        "word2vec-bin in both layouts, native) with an independent oracle of the words and float32\n"
+                        "values, each read through embdebias.io.load in a forked child")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     opts.mem_limit = int(opts.mem_limit * 2**30)
@@ -2056,6 +2419,13 @@ def main(argv=None) -> int:
         worker_main()
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up the work directory like ^C does
+    if opts.structured:
+        results, elapsed = structured_campaign(opts)
+        text = structured_report(results, elapsed, opts)
+        print(text)
+        if opts.out:
+            atomic_write(opts.out, text + "\n")
+        return 1 if any(cls in S_BAD for _, cls, _ in results) else 0
     results, elapsed = campaign(opts)
     text = report(results, elapsed, opts)
     print(text)

@@ -353,11 +353,26 @@ class Engine:
         counterfactual; else replace the changed lines.
         """
         counts = BlockCounts(lines=raw.count(b"\n") + (bool(raw) and not raw.endswith(b"\n")))
+        a, starts, ends, reps = self.swaps(raw, counts)
+        if not reps:
+            return raw, counts
+        return _assemble(raw, a, starts, ends, reps, two_sided, counts), counts
+
+    def swaps(self, raw: bytes, counts: BlockCounts, lo: int = 0, hi: int | None = None):
+        """``(bytes as array, starts, ends, replacements)`` of the words of ``raw`` swapped, counted in ``counts``.
+
+        Only the words that start in ``raw[lo:hi]`` are swapped and counted; the bytes
+        around are context (the rules look at the words beside): a part of a long line
+        is transformed this way (:mod:`._long_lines`).
+        """
         a = np.frombuffer(raw, dtype=np.uint8)
         starts, ends, word = tokenize(a)
         c, ent, end = self.find(a, starts, ends)
+        if hi is not None or lo:
+            inside = (starts[c] >= lo) & (starts[c] < (len(raw) if hi is None else hi))
+            c, ent, end = c[inside], ent[inside], end[inside]
         if not c.size:
-            return raw, counts
+            return a, c, end, []
         blk = _Block(a, word, starts, ends)
         ok = self._valid_names(blk, c, ent)
         c, ent, end = c[ok], ent[ok], end[ok]
@@ -365,12 +380,11 @@ class Engine:
         swap = target >= 0
         c, ent, end, target = c[swap], ent[swap], end[swap], target[swap]
         if not c.size:
-            return raw, counts
+            return a, c, end, []
         self._count(ent, counts)
         cls = blk.case_class(c)
         forms = self.forms
-        reps = [forms[t][k] for t, k in zip(target.tolist(), cls.tolist())]
-        return _assemble(raw, a, starts[c], end, reps, two_sided, counts), counts
+        return a, starts[c], end, [forms[t][k] for t, k in zip(target.tolist(), cls.tolist())]
 
     def _targets(self, blk: _Block, c, ent, end, counts: BlockCounts) -> np.ndarray:
         """The target form index of each dictionary word (-1: kept)."""

@@ -16,6 +16,7 @@ from ..text import BLOCK_BYTES as BLOCK_SIZE
 from ..text import CorpusFile
 from ._engine import BlockCounts, Engine
 from ._lexicon import Lexicon, build_lexicon
+from ._long_lines import transformed
 
 MODES = ("two-sided", "replace")
 INTERVENTIONS = ("grammatical", "naive")
@@ -301,19 +302,20 @@ class CounterfactualAugmenter(BaseEstimator):
             As for :meth:`augment_file`.
         """
         engine, two_sided = self._fitted(), self.mode == "two-sided"
-        corpus = CorpusFile(src, unicode_errors=self.unicode_errors, block_bytes=self.block_size)
+        corpus = CorpusFile(src, unicode_errors=self.unicode_errors, block_bytes=self.block_size,
+                            cut_long_lines=True, cut_inside_words=False)
         self.stats_ = stats = CDAStats()
         start = time.perf_counter()
-        for block in corpus.blocks():
-            data, counts = engine.transform(block, two_sided)
+        carry = ""  # the start of a line that a long line's parts have not ended yet
+        for data, counts in transformed(engine, _counting(corpus.blocks(), stats), two_sided):
             stats.add(counts, two_sided)
-            stats.bytes_read += len(block)
             stats.bytes_written += len(data)
-            lines = data.decode("utf-8").split("\n")
-            if lines[-1] == "":
-                lines.pop()
+            lines = (carry + data.decode("utf-8")).split("\n")
+            carry = lines.pop()
             yield from lines
             stats.seconds = time.perf_counter() - start
+        if carry:
+            yield carry
 
     def augment_file(self, src, dst, *, progress: bool = False) -> CDAStats:
         """Augment the corpus ``src`` into ``dst``, streamed, atomically.
@@ -348,7 +350,8 @@ class CounterfactualAugmenter(BaseEstimator):
         from ..io._common import open_output
 
         engine, two_sided = self._fitted(), self.mode == "two-sided"
-        corpus = CorpusFile(src, unicode_errors=self.unicode_errors, block_bytes=self.block_size)
+        corpus = CorpusFile(src, unicode_errors=self.unicode_errors, block_bytes=self.block_size,
+                            cut_long_lines=True, cut_inside_words=False)
         src, dst = corpus.path, Path(dst)
         check_output(dst, inputs=(src,))
         self.stats_ = stats = CDAStats()
@@ -356,11 +359,9 @@ class CounterfactualAugmenter(BaseEstimator):
         with atomic_file(dst, inputs=(src,)) as tmp, open_output(tmp, dst, compresslevel=GZIP_LEVEL) as out:
             bar = _ProgressBar(corpus) if progress else None
             try:
-                for block in corpus.blocks():
-                    data, counts = engine.transform(block, two_sided)
+                for data, counts in transformed(engine, _counting(corpus.blocks(), stats), two_sided):
                     out.write(data)
                     stats.add(counts, two_sided)
-                    stats.bytes_read += len(block)
                     stats.bytes_written += len(data)
                     if bar is not None:
                         bar.update()
@@ -372,6 +373,13 @@ class CounterfactualAugmenter(BaseEstimator):
                 bar.close(leave=True)
         stats.seconds = time.perf_counter() - start
         return stats
+
+
+def _counting(blocks: Iterator[bytes], stats: CDAStats) -> Iterator[bytes]:
+    """The blocks, each counted in ``stats.bytes_read`` as it is read."""
+    for block in blocks:
+        stats.bytes_read += len(block)
+        yield block
 
 
 class _ProgressBar:

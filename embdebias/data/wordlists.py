@@ -169,10 +169,11 @@ def read_bytes(path) -> bytes:
 
 
 def read_text(path: Path) -> str:
-    """The UTF-8 text of a list file; a clear :class:`WordListError` for a non-file or bad bytes."""
+    """The UTF-8 text of a list file, without a leading byte-order mark (else it would start the first word);
+    a clear :class:`WordListError` for a non-file or bad bytes."""
     data = read_bytes(path)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise WordListError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
@@ -191,16 +192,36 @@ def data_lines(path) -> list[tuple[int, str]]:
 _quote = quote
 
 
-def _json_entries(path: Path) -> list[tuple[int, object]]:
-    """``(line number, element)`` of a JSON file holding one list."""
+def read_json(path: Path) -> tuple[str, object]:
+    """The text of a JSON list file and its value, bounded: nesting too deep or an integer of more than
+    :data:`MAX_INT_DIGITS` digits is a :class:`WordListError` naming the file, never a traceback."""
     text = read_text(path)
     try:
-        data = json.loads(text)
+        return text, json.loads(text, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise WordListError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise WordListError(f"{path}: JSON nested too deeply; expected a list of words or pairs") from None
+    except ValueError as exc:  # an integer of too many digits (_bounded_int)
+        raise WordListError(f"{path}: {exc}") from None
+
+
+def _json_entries(path: Path) -> list[tuple[int, object]]:
+    """``(line number, element)`` of a JSON file holding one list."""
+    text, data = read_json(path)
     if not isinstance(data, list):
         raise WordListError(f"{path}:1: expected a JSON list, got a JSON {type(data).__name__}")
     return list(zip(_element_lines(text), data, strict=False))
+
+
+#: The most digits a JSON integer of a list may have (Python refuses to parse 4,300 and more).
+MAX_INT_DIGITS = 100
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits) > MAX_INT_DIGITS:
+        raise ValueError(f"a JSON integer of {len(digits)} digits; expected at most {MAX_INT_DIGITS}")
+    return int(digits)
 
 
 def _element_lines(text: str):

@@ -55,6 +55,10 @@ REQUIRED = ("id", "group", "score")
 _LABELS = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "false": 0, "true": 1}
 
 
+#: A score as a decimal number in ASCII: float() also takes "0_5" (as 5.0), non-ASCII digits and
+#: surrounding white space.  NaN and infinity match, to be reported as not finite.
+_DECIMAL = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|inf(?:inity)?)",
+                      re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -249,6 +253,8 @@ class _Columns:
     def score(self, row: list[str], line: int) -> float:
         cell = self.text(row, line, "score")
         try:
+            if not _DECIMAL.fullmatch(cell):
+                raise ValueError(cell)
             value = float(cell)
         except ValueError:
             raise FairnessInputError(

@@ -30,6 +30,7 @@ from __future__ import annotations
 import copyreg
 import pickle
 import re
+import threading
 
 import numpy as np
 
@@ -42,6 +43,10 @@ class PickleRefused(EmbdebiasError):
     def __init__(self, what: str, detail: str = ""):
         self.what, self.detail = what, detail
         super().__init__(f"{what}{detail}")
+
+
+class PickleTooDeep(EmbdebiasError):
+    """The pickle nests tuples deeper than :data:`MAX_TUPLE_DEPTH` (hashing them would overflow the C stack)."""
 
 
 class GensimRecord:
@@ -247,3 +252,99 @@ def RestrictedUnpickler(file) -> pickle.Unpickler:
     if copyreg._extension_cache or copyreg._inverted_registry:  # empty unless some code registered codes
         return _PythonUnpickler(file, encoding="latin1")
     return _FastUnpickler(file, encoding="latin1")  # latin-1: gensim's choice, for Python 2 pickles
+
+
+# -- nesting ----------------------------------------------------------------------------------------
+#: The deepest tuple nesting a pickle may hold.  Hashing a tuple (a dict key, a set member)
+#: recurses in C once per level with no depth check: a 1 KB gzip can hold a million levels,
+#: which overflows the stack (SIGSEGV, no Python code runs).  gensim never nests deeper than 5.
+MAX_TUPLE_DEPTH = 1000
+#: Upper bound of the C stack that one level of tuple hashing takes (measured: about 50 bytes).
+_STACK_PER_LEVEL = 128
+#: The thread stack the C unpickler runs on, and so the deepest nesting it may meet.
+_UNPICKLE_STACK = 64 << 20
+_SAFE_DEPTH = (_UNPICKLE_STACK - (8 << 20)) // _STACK_PER_LEVEL
+#: The bytes of the opcodes that build a tuple: TUPLE1, TUPLE2, TUPLE3; TUPLE ('t') comes after a MARK ('(').
+_TUPLE_OPCODES = (pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3)
+
+
+def tuple_depth_bound(fh, chunk: int = 1 << 20) -> int:
+    """An upper bound of the tuple nesting in the pickle ``fh`` holds (read to its end; not rewound).
+
+    Each level of nesting needs one tuple-building opcode, so the count of the bytes that
+    can be one (in data too: an overcount, never an undercount) bounds the depth.  A
+    TUPLE opcode needs a MARK before it, so ``'t'`` counts at most as often as ``'('``.
+    """
+    short, mark, tup = 0, 0, 0
+    while block := fh.read(chunk):
+        short += sum(block.count(op) for op in _TUPLE_OPCODES)
+        mark += block.count(pickle.MARK)
+        tup += block.count(pickle.TUPLE)
+    return short + min(mark, tup)
+
+
+class _DepthCheckedUnpickler(_PythonUnpickler):
+    """The pure-Python restricted unpickler, refusing tuples nested deeper than :data:`MAX_TUPLE_DEPTH`."""
+
+    def __init__(self, file, **kwargs):
+        super().__init__(file, **kwargs)
+        self._depths = {}  # id(tuple) -> (tuple, depth); the tuple is kept so that its id is not reused
+
+    def _checked_tuple(self):
+        top = self.stack[-1]
+        depth = 1 + max((self._depths.get(id(e), (e, 1))[1] for e in top if type(e) is tuple), default=0)
+        if depth > MAX_TUPLE_DEPTH:
+            raise PickleTooDeep(f"a tuple nested deeper than {MAX_TUPLE_DEPTH} levels (no gensim file nests "
+                                f"more than a few)")
+        if depth > 1:  # a tuple without tuples in it is of depth 1: not recorded
+            self._depths[id(top)] = (top, depth)
+
+    dispatch = dict(_PythonUnpickler.dispatch)
+
+
+def _depth_checked(load):
+    def checked(self):
+        load(self)
+        self._checked_tuple()
+    return checked
+
+
+_DepthCheckedUnpickler.dispatch.update({op[0]: _depth_checked(pickle._Unpickler.dispatch[op[0]])
+                                        for op in (pickle.TUPLE, pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3)})
+
+
+def _load_on_large_stack(unpickler: pickle.Unpickler):
+    """``unpickler.load()`` in a thread with a :data:`_UNPICKLE_STACK` stack; its exception re-raised here."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = unpickler.load()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread as is
+            outcome["error"] = exc
+
+    previous = threading.stack_size(_UNPICKLE_STACK)
+    try:
+        worker = threading.Thread(target=run, name="embdebias-unpickle", daemon=True)  # Ctrl-C: no wait for it
+        worker.start()
+    finally:
+        threading.stack_size(previous)
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def load_restricted(fh):
+    """The object of the pickle in the seekable file ``fh``, through :func:`RestrictedUnpickler`.
+
+    Tuples nested too deeply for the C stack are refused (:data:`MAX_TUPLE_DEPTH`): when
+    the byte count (:func:`tuple_depth_bound`) says the pickle cannot nest deeper than a
+    thread's large stack takes, the fast C unpickler runs on such a thread; otherwise the
+    Python one counts the depth of every tuple it builds.
+    """
+    bound = tuple_depth_bound(fh)
+    fh.seek(0)
+    if bound <= _SAFE_DEPTH:
+        return _load_on_large_stack(RestrictedUnpickler(fh))
+    return _DepthCheckedUnpickler(fh, encoding="latin1").load()

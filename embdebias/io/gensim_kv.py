@@ -49,7 +49,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, owned
 from ..errors import EmbdebiasError, VectorFileError, quote
 from ..vocab import Vocabulary
 from ._common import GZIP_MAGIC, check_finite, check_limit, require_file
-from ._pickle import KEYED_VECTORS, WORD2VEC, ArraySpec, GensimRecord, PickleRefused, RestrictedUnpickler
+from ._pickle import KEYED_VECTORS, WORD2VEC, ArraySpec, GensimRecord, PickleRefused, load_restricted
 
 #: The attribute of the pickle that holds the fingerprint of its vectors file.
 FINGERPRINT = "embdebias_vectors_fingerprint"
@@ -106,8 +106,7 @@ def read_gensim_kv(path, *, limit: int | None = None, mmap: bool = True, name: s
     vectors = _check_vectors(fields.get("vectors"), fields.get("vector_size"), len(words), path)
     _check_fingerprint(fields, vectors, path)
     n = len(words) if limit is None else min(limit, len(words))
-    _check_rows_finite(vectors, words, n, path)
-    vectors = vectors[:n] if vectors.dtype == np.float32 else vectors[:n].astype(np.float32)
+    vectors = _checked_float32(vectors, words, n, path)
     # The words are distinct (key_to_index is their inverse): no second duplicate scan.
     return Embedding(Vocabulary._from_unique(words[:n]), owned(vectors), name=name or path.name,
                      path=os.fspath(path)).assume_finite()
@@ -140,7 +139,7 @@ def _restricted_fields(path: Path, mmap: bool) -> dict:
     compressed = _is_gzip(path)
     try:
         with (gzip.open(path, "rb") if compressed else open(path, "rb")) as fh:
-            root = RestrictedUnpickler(fh).load()
+            root = load_restricted(fh)
     except PickleRefused as exc:
         raise VectorFileError(path, _refusal_message(exc)) from None
     except Exception as exc:  # a damaged pickle raises anything: UnpicklingError, EOFError, MemoryError...
@@ -211,7 +210,10 @@ def _load_companion(companion: Path, compressed: bool, mmap: bool, fields: dict,
     try:
         if compressed:
             with zipfile.ZipFile(companion) as archive, archive.open("val.npy") as member:
-                _check_npy_header(member, archive.getinfo("val.npy").file_size, expected, companion)
+                # Before anything inflates: the array may not be larger than the pickle's words need (zipfile
+                # stops inflating at the declared size, which the header check ties to the shape).
+                _check_npy_header(member, archive.getinfo("val.npy").file_size, expected, companion,
+                                  exact_rows=True)
             with np.load(companion, allow_pickle=False) as archive:
                 return archive["val"]
         with open(companion, "rb") as fh:
@@ -242,10 +244,18 @@ def _read_npy_header(fh, companion: Path) -> tuple[tuple, np.dtype]:
     return shape, dtype
 
 
-def _check_npy_header(fh, file_size: int, expected: tuple[int, int | None], companion: Path) -> None:
-    """Refuse a ``.npy`` whose header is not a 2-d float array of the expected shape filling the file."""
+def _check_npy_header(fh, file_size: int, expected: tuple[int, int | None], companion: Path,
+                      exact_rows: bool = False) -> None:
+    """Refuse a ``.npy`` whose header is not a 2-d float array of the expected shape filling the file.
+
+    ``exact_rows``: no more rows than the pickle's words either (an ``.npz`` is inflated into
+    memory: 1.6 MB of zip can declare 1.6 GB).
+    """
     shape, dtype = _read_npy_header(fh, companion)
     rows, cols = expected
+    if exact_rows and len(shape) == 2 and shape[0] > rows:
+        raise VectorFileError(companion, f"holds {shape[0]} rows for the pickle's {rows} words; refusing to "
+                                         f"inflate more than the words need")
     if dtype.kind != "f" or dtype.fields is not None or len(shape) != 2 or shape[0] < rows \
             or (cols is not None and shape[1] != cols):
         want = f"({rows}, {cols if cols is not None else 'd'})"
@@ -345,14 +355,48 @@ def _check_vector_size(vector_size, columns: int, path: Path) -> None:
     raise VectorFileError(path, f"vector_size is {shown} but the vectors have {columns} columns")
 
 
-def _check_rows_finite(vectors: np.ndarray, words: list[str], n: int, path: Path) -> None:
-    """NaN and infinity in the first ``n`` rows, in chunks (one pass over a memory map)."""
+def _check_map_size(vectors: np.ndarray, path: Path) -> None:
+    """Before a chunk of a memory map is read: the file still holds all of it.
+
+    Reading a mapped page past the end of a file that shrank kills the process with
+    SIGBUS; checked per chunk, a file cut while it is read is an error instead.
+    """
+    if not isinstance(vectors, np.memmap) or vectors.filename is None:
+        return
+    needed = vectors.offset + vectors.nbytes  # (what the header check found at the start)
+    try:
+        size = os.stat(vectors.filename).st_size
+    except OSError:
+        size = -1
+    if size < needed:
+        raise VectorFileError(vectors.filename, f"the file shrank to {size} bytes while it was read (it needs "
+                                                f"{needed}); was it changed meanwhile? (the vectors of {path.name})")
+
+
+def _checked_float32(vectors: np.ndarray, words: list[str], n: int, path: Path) -> np.ndarray:
+    """The first ``n`` rows as float32, in chunks (one pass over a memory map), checked finite.
+
+    A float64 (or longdouble) value beyond the float32 range would become infinite: it
+    is an error naming its row, like NaN and infinity in the file.
+    """
+    native = vectors.dtype == np.float32
+    out = vectors[:n] if native else np.empty((n, vectors.shape[1]), dtype=np.float32)
     for start in range(0, n, DEFAULT_CHUNK_ROWS):
-        finite = np.isfinite(vectors[start:min(start + DEFAULT_CHUNK_ROWS, n)]).all(axis=1)
+        stop = min(start + DEFAULT_CHUNK_ROWS, n)
+        _check_map_size(vectors, path)
+        block = vectors[start:stop]
+        if not native:
+            with np.errstate(over="ignore"):
+                out[start:stop] = block
+        finite = np.isfinite(out[start:stop]).all(axis=1)
         if not finite.all():
             r = start + int(np.flatnonzero(~finite)[0])
-            raise VectorFileError(path, f"the vector of {quote(words[r], 40)} (row {r}) has NaN or infinite "
-                                        f"values; expected finite numbers")
+            beyond = bool(np.isfinite(block[r - start]).all())
+            what = (f"values beyond the float32 range (|x| > {np.finfo(np.float32).max:.6g}) in its "
+                    f"{vectors.dtype} vector; expected numbers that float32 holds" if beyond
+                    else "NaN or infinite values; expected finite numbers")
+            raise VectorFileError(path, f"the vector of {quote(words[r], 40)} (row {r}) has {what}")
+    return out
 
 
 # -- the fingerprint of the vectors file ----------------------------------------------------------

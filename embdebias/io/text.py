@@ -88,8 +88,8 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import EmbdebiasError, VectorFileError, quote
 from ._common import (BOM, HEADER_LINE, TAB_TO_SPACE, bad_header_error, check_block_finite, check_limit,
                       check_no_empty_word, check_unicode_errors, damaged_header, decode_joined, glove_dim, is_gzip,
-                      is_number, lone_cr, lone_cr_error, make_embedding, open_binary, open_output, quote_bytes,
-                      require_file, sample_lines)
+                      is_number, lone_cr, lone_cr_error, make_embedding, open_binary, open_output, parse_float32,
+                      quote_bytes, require_file, sample_lines)
 
 #: Bytes of whole lines parsed at once (8 MiB measured faster than 32 MiB: cache-friendlier).
 BLOCK_BYTES = 8 << 20
@@ -254,6 +254,8 @@ def _split_line(raw: bytes, stripped: bytes, where: _Where, layout: _Layout) -> 
     fields = stripped.rsplit(b" ", d)
     if len(fields) != d + 1:
         raise where.error(f"expected {layout.expected}, found {max(len(fields) - 1, 0)}")
+    if fields[0].startswith(b" "):  # not the word " she": a separator first leaves the word empty
+        raise where.error("empty word: the line starts with a space or tab; expected 'word v1 ... vd'")
     if b" " in fields[0]:
         _refuse_numbers_in_word(fields[0], where, layout)
     fields[0] = raw[:len(fields[0])]  # the word as written: its tabs stay tabs
@@ -299,8 +301,7 @@ def _parse_values(fields: list[bytes], word: str, where: _Where) -> np.ndarray:
     j = next((j for j, f in enumerate(fields) if not is_number(f)), None)  # stricter than float(): no "1_0"
     if j is not None:
         raise where.error(f"value {j + 1} of {quote(word)} is not a number: {quote_bytes(fields[j])}")
-    with np.errstate(over="ignore"):  # 1e39 becomes inf and is reported below
-        values = np.array([float(f) for f in fields], dtype=np.float32)
+    values = parse_float32(fields)  # 1e39 becomes inf and is reported below
     if not np.isfinite(values).all():
         j = int(np.flatnonzero(~np.isfinite(values))[0])
         raise where.error(f"value {j + 1} of {quote(word)} is {quote_bytes(fields[j])} "
@@ -597,7 +598,8 @@ _LEADING_WHITESPACE = " \t\x0b\x0c"
 def _check_glove_words(words: list[str], array, target, format_name: str) -> None:
     """Refuse GloVe words that read back as more values, and a first word the reader takes for a BOM."""
     if words and words[0].startswith("\ufeff"):
-        raise EmbdebiasError(f"{target}: the first word {quote(words[0])} starts with U+FEFF, which the {format_name} "
+        raise EmbdebiasError(f"{target}: {format_name} format cannot store the first word {quote(words[0])}: it "
+                             f"starts with U+FEFF, which the {format_name} "
                              f"reader drops as a byte-order mark; put another word first or use 'word2vec-text'")
 
     leading = pc.match_substring_regex(array, r"^[ \t\x0b\x0c]").to_numpy(zero_copy_only=False)

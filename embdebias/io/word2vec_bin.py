@@ -8,7 +8,8 @@ is one or the other throughout: the first record decides.  A word is non-empty U
 and carriage return).
 
 Reading without a Python loop over the words: the file is read in windows (32 MiB,
-memory-mapped one at a time for a plain file, read into one reused buffer for gzip),
+read into one reused buffer, never memory-mapped: a file that shrinks under a map
+kills the process with SIGBUS, while a read sees the end of the file and reports it),
 so that memory holds the output matrix and one window, never the whole input.  In a
 window:
 
@@ -23,12 +24,17 @@ window:
    checked in one comparison; if a chain had not merged yet, pointer doubling gives the
    exact chain (``O(m log m)`` for ``m`` spaces).
 
-Each record is then validated (non-empty word without control characters, the newline
-after the vector when the file has them, UTF-8, finite values), the words are decoded in
-one call per window and the vectors are copied once, as opaque ``4 d``-byte items, into
-the preallocated output.  A word with a space, a wrong dimension in the header or a
-damaged record makes these checks fail at the first record that does not fit (the
-records after it would be shifted), with its byte offset.
+Each record is then validated (non-empty word without control characters that does not
+start with white space, the newline after the vector when the file has them, UTF-8,
+finite values), the words are decoded in one call per window and the vectors are copied
+once, as opaque ``4 d``-byte items, into the preallocated output.  A word with a space, a
+wrong dimension in the header or a damaged record makes these checks fail at the first
+record that does not fit (the records after it would be shifted), with its byte offset.
+Without newlines (gensim's layout) nothing in the format shows where a word with a space
+ends; the vectors do, and :meth:`_BinaryReader._spaced_records` makes it an error at its
+record when its vector read a few bytes off holds a value no embedding has while the
+vector after the space is plausible (when all its shifted values look plausible, a chance
+of about ``0.5 ** d``, the next record's stray first bytes usually fail instead).
 
 The header is checked against the file size before anything is allocated: each record
 takes at least ``4 d + 2`` bytes, so ``n (4 d + 2)`` must fit in the file (for gzip, in
@@ -39,7 +45,6 @@ an error: the header is then wrong, or the file damaged).
 
 from __future__ import annotations
 
-import mmap
 import os
 from pathlib import Path
 
@@ -83,40 +88,29 @@ _CONTROL = np.zeros(256, dtype=bool)
 _CONTROL[:32] = True
 _CONTROL[[9, 13]] = False
 _NEWLINE, _SPACE = 10, 32
+#: The bytes a word may not start with: white space (after a vector, one newline is part of the record).
+_WHITESPACE_BYTES = b" \t\r\n\x0b\x0c"
+_LEADING = np.zeros(256, dtype=bool)
+_LEADING[list(_WHITESPACE_BYTES)] = True
+#: No embedding holds a value of magnitude 2**64 (1.8e19) or more, or a normal one below 2**-60
+#: (8.7e-19); a vector read a few bytes off holds one or the other with a chance of about 1/2 per value,
+#: its exponents being random mantissa bytes (``_spaced_records``).
+_PLAUSIBLE_EXPONENT = 64
+_TINY = 2.0 ** -60
+
+
+def _implausible(vectors: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Per row: whether some value is non-finite, or normal with a magnitude outside ``[lo, hi]``.
+
+    Zeros and subnormals (below 2**-126) are never implausible: files hold them.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        size = np.abs(vectors)
+        odd = ~np.isfinite(size) | ((size >= np.finfo(np.float32).tiny) & ((size < lo) | (size > hi)))
+    return odd.any(axis=1)
 
 
 # -- input windows ----------------------------------------------------------------------------
-class _MappedWindows:
-    """Windows of a plain file, each memory-mapped while it is looked at.
-
-    One window is mapped at a time, so the mapped file pages in the resident memory are
-    bounded by the window size (mapping the whole file would count all of it).  Mapping
-    avoids the copy that ``read`` makes.  The array a call returns keeps its window
-    mapped until it is dropped.
-    """
-
-    def __init__(self, path):
-        self.fh = open(path, "rb")
-        self.size = os.fstat(self.fh.fileno()).st_size
-        self.path = path
-
-    def window(self, pos: int, size: int) -> tuple[np.ndarray, bool]:
-        """The bytes from ``pos`` on (``size`` of them unless the file ends first), and whether it ends."""
-        end = min(pos + size, self.size)
-        if end <= pos:
-            return np.zeros(0, np.uint8), True
-        start = pos - pos % mmap.ALLOCATIONGRANULARITY
-        try:
-            mapped = mmap.mmap(self.fh.fileno(), end - start, access=mmap.ACCESS_READ, offset=start)
-        except (OSError, ValueError) as exc:  # the file shrank since it was opened
-            raise VectorFileError(self.path, f"cannot map bytes {start}-{end} ({exc}); "
-                                             f"was the file changed while it was read?", offset=pos) from None
-        return np.frombuffer(mapped, np.uint8, offset=pos - start), end == self.size
-
-    def close(self):
-        self.fh.close()
-
-
 class _StreamWindows:
     """Forward-only windows of a (gzip-decompressed) byte stream, read into one reused buffer.
 
@@ -156,17 +150,42 @@ class _StreamWindows:
         self.fh.close()
 
 
-def _open_windows(path) -> _MappedWindows | _StreamWindows:
-    """Mapped windows for a plain file, read ones for gzip or a file that cannot be mapped."""
-    if is_gzip(path):
-        return _StreamWindows(path)
-    mapped = _MappedWindows(path)
-    try:
-        mapped.window(0, 1)  # not every file system maps files
-    except VectorFileError:
-        mapped.close()
-        return _StreamWindows(path)
-    return mapped
+class _FileWindows:
+    """Windows of a plain file, each read with ``os.preadv`` into one reused buffer (never mapped).
+
+    A memory map kills the process with SIGBUS when the file shrinks while it is read
+    (another program truncating or rewriting it); a read just returns fewer bytes, which
+    ends the window there and becomes a "truncated record" error.  Reading costs one copy
+    from the page cache (about 20 GB/s).  The array a call returns is only valid until
+    the next call.
+    """
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDONLY)
+        self.size = os.fstat(self.fd).st_size  # what is past it (the file grew) is not read
+        self.buf = np.empty(0, np.uint8)
+
+    def window(self, pos: int, size: int) -> tuple[np.ndarray, bool]:
+        """The bytes from ``pos`` on (``size`` of them unless the file ends first), and whether it ends."""
+        want = max(0, min(size, self.size - pos))
+        if len(self.buf) < want:  # np.empty: no zero-filling of what the read overwrites
+            self.buf = np.empty(want, np.uint8)
+        got = 0
+        with memoryview(self.buf) as view:
+            while got < want:
+                read = os.preadv(self.fd, [view[got:want]], pos + got)
+                if not read:  # the file shrank since it was opened: it ends here
+                    return self.buf[:got], True
+                got += read
+        return self.buf[:got], pos + got >= self.size
+
+    def close(self):
+        os.close(self.fd)
+
+
+def _open_windows(path) -> _FileWindows | _StreamWindows:
+    """Read windows of a plain file, or of the decompressed stream of a gzip file."""
+    return _StreamWindows(path) if is_gzip(path) else _FileWindows(path)
 
 
 # -- the header ----------------------------------------------------------------------------------
@@ -267,6 +286,7 @@ class _BinaryReader:
         self.words: list[str] = []
         self.rows = 0
         self.newline = None  # whether records end with a newline: the first record decides
+        self.spaced = False  # the record in error seems to have a space in its word
         self.mask = np.empty(0, dtype=bool)  # reused by the space scan
 
     def read(self, name) -> Embedding:
@@ -284,7 +304,7 @@ class _BinaryReader:
 
     def _start(self) -> None:
         self.n, self.d, self.pos = _read_header(self.src, self.path)
-        gzipped = isinstance(self.src, _StreamWindows)
+        gzipped = is_gzip(self.path)
         rows = _rows_that_fit(self.path, self.n, self.d, self.pos, gzipped)
         self.nbytes = 4 * self.d
         self.want = self.n if self.limit is None else min(self.n, self.limit)
@@ -313,7 +333,7 @@ class _BinaryReader:
         chain = chain[chain < complete]
         if not len(chain):
             return self._no_record(a, spaces, length, eof)
-        self._take(a, spaces[chain], step)
+        self._take(a, spaces[chain], step, self._spaced_records(a, spaces, jump, chain, complete))
         self.pos += min(int(spaces[chain[-1]]) + step, length)
 
     def _find_spaces(self, a: np.ndarray, eof: bool) -> tuple[np.ndarray, int, bool]:
@@ -367,8 +387,62 @@ class _BinaryReader:
                        f"{quote(rest[:word_end].decode('utf-8', 'replace'))} and the end of the file",
             offset=self.pos)
 
-    def _take(self, a: np.ndarray, word_ends: np.ndarray, step: int) -> None:
-        """Check the records whose words end at ``word_ends``, decode their words and copy their vectors."""
+    def _spaced_records(self, a: np.ndarray, spaces: np.ndarray, jump: np.ndarray, chain: np.ndarray,
+                        complete: int) -> np.ndarray:
+        """The records (indices into ``chain``) whose word most likely goes on past its space.
+
+        A word with a space, ``"wo rd"``, reads as the word ``"wo"`` whose vector starts
+        with ``"rd "`` and is cut short; the next word then starts with the last bytes of
+        the true vector, and the records after it are read right.  Without newlines after
+        the vectors nothing in the format tells the two readings apart, but the vectors do:
+        shifted by a few bytes, a vector's exponents are random bytes of the true one.  So
+        where a space inside a record's vector would end an alternative word with the same
+        next record (a word with a space), and that alternative's vector is plausible
+        (:func:`_implausible`) while the record's own is not, the record is an error.  Such
+        an alternative exists for a few percent of the records of a valid file (a 0x20
+        byte near a vector's start), whose own vectors are plausible: it costs one gather
+        of those few vectors.
+        """
+        if self.newline:  # the newline after each vector already shows where the record ends
+            return np.zeros(0, np.int64)
+        outside = np.ones(complete, dtype=bool)
+        outside[chain] = False
+        inside = np.flatnonzero(outside)
+        inside = inside[inside > chain[0]]
+        owner = np.searchsorted(chain, inside) - 1
+        same_next = jump[inside] == jump[chain[owner]]
+        if not same_next.any():
+            return np.zeros(0, np.int64)
+        owner, alternative = owner[same_next], inside[same_next]
+        own = self._vectors_at(a, spaces[chain[owner]] + 1)
+        big = _implausible(own, 0.0, 2.0 ** _PLAUSIBLE_EXPONENT)
+        tiny = _implausible(own, _TINY, np.inf)
+        if not (big | tiny).any():
+            return np.zeros(0, np.int64)
+        # Judged against the magnitudes of the window's other records too (a file may hold odd values throughout).
+        sample = np.setdiff1d(chain[np.linspace(0, len(chain) - 1, min(len(chain), 4096)).astype(np.int64)],
+                              chain[owner[big | tiny]])
+        sizes = np.abs(self._vectors_at(a, spaces[sample] + 1))
+        sizes = sizes[np.isfinite(sizes) & (sizes >= np.finfo(np.float32).tiny)]
+        if not len(sizes):
+            return np.zeros(0, np.int64)
+        lo, hi = sizes.min() / 256, sizes.max() * 256
+        other = self._vectors_at(a, spaces[alternative] + 1)
+        # A tiny value counts against a record only where the other records have none.
+        odd = _implausible(own, 0.0, max(hi, 2.0 ** _PLAUSIBLE_EXPONENT)) | (tiny & (sizes.min() >= _TINY))
+        spaced = odd & ~_implausible(other, max(lo, _TINY), min(hi, 2.0 ** _PLAUSIBLE_EXPONENT))
+        return np.unique(owner[spaced])
+
+    def _vectors_at(self, a: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """The float32 vectors starting at the byte offsets ``starts`` of ``a`` (a gathered copy)."""
+        lengths = np.full(len(starts), self.nbytes, dtype=np.int64)
+        return gather_ranges(a, starts, lengths).view("<f4").reshape(len(starts), self.d)
+
+    def _take(self, a: np.ndarray, word_ends: np.ndarray, step: int, spaced: np.ndarray) -> None:
+        """Check the records whose words end at ``word_ends``, decode their words and copy their vectors.
+
+        ``spaced``: the records whose word seems to contain a space (:meth:`_spaced_records`).
+        """
         starts = np.empty_like(word_ends)
         starts[0] = 0
         starts[1:] = word_ends[:-1] + step
@@ -376,6 +450,8 @@ class _BinaryReader:
         # Each word with the space that ends it: checked, then decoded in one call.
         joined = gather_ranges(a, starts, lengths + 1)
         problem = self._first_problem(a, joined, starts, lengths)
+        if len(spaced) and (problem is None or spaced[0] < problem):
+            problem, self.spaced = int(spaced[0]), True
         good = len(word_ends) if problem is None else problem
         if problem is not None:
             error = VectorFileError(self.path, self._problem_message(a, problem, int(starts[problem]),
@@ -393,6 +469,8 @@ class _BinaryReader:
         """The index of the first record with an empty or too long word, a control character in its
         word or no newline after its vector (when the file has them); None if all are fine."""
         bad = (lengths == 0) | (lengths > MAX_WORD_BYTES)
+        # A word starts right after the previous vector (and its newline): never with white space.
+        bad |= _LEADING[a[np.minimum(starts, len(a) - 1)]] & (lengths > 0)
         if self.newline:
             newlines = starts + lengths + 1 + self.nbytes
             inside = newlines < len(a)  # (the last record of the file may lack it)
@@ -406,6 +484,15 @@ class _BinaryReader:
         record = f"record {self.rows + k + 1}"
         word = bytes(a[start:word_end])
         shown = quote(word.decode("utf-8", "replace"))
+        if self.spaced:
+            return (f"the word {shown} of {record} seems to go on past a space: its {self.nbytes} vector bytes hold "
+                    f"a value beyond 2**{_PLAUSIBLE_EXPONENT} or below 2**-60, unlike the other records, "
+                    f"while reading the word on to the next space gives a plausible vector; expected a word without "
+                    f"spaces (or is the header's dimension {self.d} wrong?)")
+        if word and word[:1] in _WHITESPACE_BYTES:
+            return (f"the word {shown} of {record} starts with white space {word[:1]!r}; expected a word right "
+                    f"after the previous vector{' and its newline' if self.newline else ''} (is something "
+                    f"between the records, or the header's dimension {self.d} wrong?)")
         hint = (f"; the previous record's word may contain a space, or the header's dimension {self.d} may be "
                 f"wrong" if self.rows + k else "")
         if not word:
@@ -535,6 +622,12 @@ def _check_writable(emb: Embedding, target: Path, joined: np.ndarray, starts: np
                              f"(its reader needs at least 1); use 'native'")
     control = np.flatnonzero(_CONTROL[joined])
     control = control[joined[control] != _NEWLINE]  # the newlines separate the words
+    leading = np.flatnonzero(_LEADING[joined[starts[:-1]]]) if len(starts) > 1 else np.zeros(0, np.int64)
+    if len(leading):
+        row = int(leading[0])
+        raise EmbdebiasError(f"{target}: word2vec-bin format cannot store the word {quote(emb.words[row])} "
+                             f"(row {row}): it starts with white space, which the reader takes for a damaged "
+                             f"record boundary; use 'native'")
     lengths = np.diff(starts) - 1
     if len(control) or (len(lengths) and lengths.max() > MAX_WORD_BYTES):
         row = (int(np.searchsorted(starts, control[0], side="right")) - 1 if len(control)

@@ -21,7 +21,8 @@ line and the byte offset (of the decompressed text, for gzip, which the message 
 
 Every block ends at a line end (``"\\n"``), but perhaps the last. A line longer than a
 block is one block of its own, or, with ``cut_long_lines=True`` (training, whose
-tokens never span a space), is cut after its last space or tab within the block, so a
+tokens never span a space, and ``cda``, which transforms a long line's parts with their
+neighbours as context), is cut after its last space or tab within the block, so a
 file without line ends streams in bounded memory.
 """
 
@@ -82,11 +83,15 @@ def excerpt(block: bytes, at: int) -> str:
     return repr(("..." if lo > line_start else "") + text + ("..." if hi < line_end else ""))
 
 
+def space_cut(buf: bytes) -> int:
+    """After the last space or tab of ``buf`` (0: it has none)."""
+    return max(buf.rfind(b" "), buf.rfind(b"\t")) + 1
+
+
 def long_line_cut(buf: bytes) -> int:
     """Where to cut ``buf``, a piece of a line longer than a block: after its last space or tab,
     else at the last UTF-8 character boundary."""
-    cut = max(buf.rfind(b" "), buf.rfind(b"\t")) + 1
-    return cut or char_end(buf)
+    return space_cut(buf) or char_end(buf)
 
 
 def char_end(buf: bytes) -> int:
@@ -111,6 +116,11 @@ class CorpusFile:
         Bytes read at a time.
     cut_long_lines : bool
         Cut a line longer than a block after a space or tab (default: keep it whole).
+    cut_inside_words : bool
+        With ``cut_long_lines``: a run longer than a block without space or tab is cut at
+        a character boundary (default, training: bounded memory whatever the file), or
+        held whole (``False``, ``cda``: its rules look at whole words, and a word cut in
+        two would be two words).
 
     Attributes
     ----------
@@ -125,13 +135,14 @@ class CorpusFile:
     """
 
     def __init__(self, path, *, unicode_errors: str = "strict", block_bytes: int = BLOCK_BYTES,
-                 cut_long_lines: bool = False):
+                 cut_long_lines: bool = False, cut_inside_words: bool = True):
         self.path = check_corpus_path(path)
         self.unicode_errors = check_unicode_errors(unicode_errors)
         if isinstance(block_bytes, bool) or not isinstance(block_bytes, int) or block_bytes < 1:
             raise EmbdebiasError(f"block size must be a positive integer, got {block_bytes!r}")
         self.block_bytes = block_bytes
         self.cut_long_lines = bool(cut_long_lines)
+        self.cut_inside_words = bool(cut_inside_words)
         with open(self.path, "rb") as fh:
             self.compressed = fh.read(2) == GZIP_MAGIC
         self.size = os.path.getsize(self.path)
@@ -200,7 +211,7 @@ class CorpusFile:
         cut = chunk.rfind(b"\n") + 1
         if not cut and self.cut_long_lines and sum(map(len, pending)) + len(chunk) >= self.block_bytes:
             chunk, pending = b"".join((*pending, chunk)), []
-            cut = long_line_cut(chunk)
+            cut = long_line_cut(chunk) if self.cut_inside_words else space_cut(chunk)
         if not cut:
             return b"", [*pending, chunk]
         block = b"".join((*pending, chunk[:cut])) if pending else chunk[:cut]
