@@ -94,7 +94,7 @@ def in_memory(rows: int, dim: int, baseline_rows: int, seed: int = 0) -> dict:
     emb = Embedding(words, rng.standard_normal((rows, dim), dtype=np.float32))
     hd = HardDebias().fit(emb)
     t0 = time.perf_counter()
-    fast = hd.transform(emb)
+    hd.transform(emb)
     t_fast = time.perf_counter() - t0
 
     # The per-word baseline on the first baseline_rows words, scaled per word.

@@ -128,7 +128,7 @@ def _ect(emb, x, y, words, max_missing: float):
 
 def ect_values(embs: dict, tests, lists: str = "published", max_missing: float = 0.2) -> list[tuple[str, str, dict]]:
     """``(attribute set (words), targets, {column: rho})`` of X vs Y over each attribute set."""
-    from embdebias import metrics, wordlists
+    from embdebias import wordlists
 
     seen: dict = {}
     for t in tests:

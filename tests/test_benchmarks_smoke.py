@@ -205,7 +205,7 @@ def test_bench_evaluate_times_every_metric_and_compares_cells(tmp_path, capsys):
     assert "1 of 2 report cells differ; largest difference 0.5" in bench_evaluate.compare_cells(
         {"a": 1.0, "b": 2.5}, {"a": 1.0, "b": 2.0})
     exported = bench_evaluate.export_revision("HEAD", tmp_path / "rev")
-    assert (exported / "embdebias" / "evaluation.py").is_file() and (exported / "wordlists").is_dir()
+    assert (exported / "embdebias" / "evaluate.py").is_file() and (exported / "wordlists").is_dir()
 
 
 def test_bench_hard_wefe_without_wefe_and_its_comparison(tmp_path, monkeypatch):

@@ -1,9 +1,4 @@
-"""The declared layers hold: no import cycle among the top-level units, and lint-imports' contracts.
-
-While ``fairness/probe.py`` and ``fairness/templates.py`` still live in fairness (issue 19
-moves them beside the extrinsic metric), fairness and metrics import each other; the
-checks are then expected to fail (strict: once the files move, they must pass).
-"""
+"""The declared layers hold: no import cycle among the top-level units, and lint-imports' contracts."""
 
 import ast
 import importlib.util
@@ -19,12 +14,6 @@ PACKAGE = ROOT / "embdebias"
 sys.path.insert(0, str(ROOT / "tools"))
 import import_cycles  # noqa: E402
 
-NOT_YET_MOVED = [p for p in ("fairness/probe.py", "fairness/templates.py") if (PACKAGE / p).exists()]
-pending_move = pytest.mark.xfail(bool(NOT_YET_MOVED), strict=True,
-                                 reason=f"{', '.join(NOT_YET_MOVED)} still in fairness (moved by issue 19)")
-
-
-@pending_move
 def test_no_import_cycle_among_top_level_units():
     assert import_cycles.cycles(import_cycles.unit_graph(PACKAGE)) == []
 
@@ -49,8 +38,6 @@ def test_embedding_and_vocab_import_no_io():
 def test_fairness_imports_only_numpy_scipy_and_the_standard_library():
     allowed = {"numpy", "scipy", *sys.stdlib_module_names}
     for path in (PACKAGE / "fairness").glob("*.py"):
-        if path.relative_to(PACKAGE).as_posix() in NOT_YET_MOVED:
-            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 assert {a.name.split(".")[0] for a in node.names} <= allowed, path.name
@@ -60,7 +47,6 @@ def test_fairness_imports_only_numpy_scipy_and_the_standard_library():
                 assert node.module in {"errors", "_files"}, (path.name, node.module)
 
 
-@pending_move
 def test_lint_imports_contracts_are_kept():
     if importlib.util.find_spec("importlinter") is None:
         pytest.skip("import-linter is not installed")

@@ -54,7 +54,7 @@ def test_bat_hand_computed(tmp_path):
     emb = _bat_embedding()
     g = emb["he"] / np.linalg.norm(emb["he"]) - emb["she"] / np.linalg.norm(emb["she"])
     # expected prediction per line, by hand
-    lines = [l.split("\t") for l in SEMBIAS.splitlines() if l and not l.startswith("#")]
+    lines = [line.split("\t") for line in SEMBIAS.splitlines() if line and not line.startswith("#")]
     expected = []
     for cols in lines[:4]:
         cos = [_cos(emb, *c.split(":"), g) for c in cols]

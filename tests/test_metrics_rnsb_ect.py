@@ -36,8 +36,10 @@ def _sentiment_embedding(identity_vectors, seed=0, n=60, dim=6):
     rng = np.random.default_rng(seed)
     pos = [f"pos{i}" for i in range(n)]
     neg = [f"neg{i}" for i in range(n)]
-    vp = rng.normal(0, 0.3, (n, dim)); vp[:, 0] += 1
-    vn = rng.normal(0, 0.3, (n, dim)); vn[:, 0] -= 1
+    vp = rng.normal(0, 0.3, (n, dim))
+    vp[:, 0] += 1
+    vn = rng.normal(0, 0.3, (n, dim))
+    vn[:, 0] -= 1
     ids = list(identity_vectors)
     words = pos + neg + ids
     vecs = np.vstack([vp, vn, np.array([identity_vectors[w] for w in ids])])
@@ -124,7 +126,8 @@ def test_ect_hand_spearman():
     mx, my = unit[:3].mean(0), unit[3:6].mean(0)
     sx = [float(unit[i] @ mx / np.linalg.norm(mx)) for i in range(6, 12)]
     sy = [float(unit[i] @ my / np.linalg.norm(my)) for i in range(6, 12)]
-    rank = lambda v: {i: r for r, i in enumerate(sorted(range(len(v)), key=v.__getitem__))}
+    def rank(v):
+        return {i: r for r, i in enumerate(sorted(range(len(v)), key=v.__getitem__))}
     rx, ry = rank(sx), rank(sy)
     n = len(sx)
     rho = 1 - 6 * sum((rx[i] - ry[i]) ** 2 for i in range(n)) / (n * (n * n - 1))

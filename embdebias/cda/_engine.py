@@ -218,7 +218,8 @@ class _Block:
 
     def ends_in_ly(self, t: np.ndarray) -> np.ndarray:
         e = np.maximum(self.e[t], 2)
-        return ((self.e[t] - self.s[t]) >= 3) & (_LOWER[self.a[e - 2]] == ord("l")) & (_LOWER[self.a[e - 1]] == ord("y"))
+        long_enough = (self.e[t] - self.s[t]) >= 3
+        return long_enough & (_LOWER[self.a[e - 2]] == ord("l")) & (_LOWER[self.a[e - 1]] == ord("y"))
 
     def case_class(self, t: np.ndarray) -> np.ndarray:
         """0: lower case (or as written), 1: UPPER case, 2: Title case."""
@@ -429,7 +430,10 @@ def _assemble(raw: bytes, a: np.ndarray, es: np.ndarray, ee: np.ndarray, reps: l
         return cf
     size = len(raw)
     shift = np.concatenate([[0], np.cumsum(np.array([len(r) for r in reps]) - (ee - es))])
-    line_start = np.where(lines > 0, newlines[np.maximum(lines - 1, 0)] + 1, 0) if newlines.size else np.zeros_like(lines)
+    if newlines.size:
+        line_start = np.where(lines > 0, newlines[np.maximum(lines - 1, 0)] + 1, 0)
+    else:
+        line_start = np.zeros_like(lines)
     line_end = newlines[np.minimum(lines, len(newlines) - 1)] if newlines.size else np.full_like(lines, size)
     line_end = np.where(lines < len(newlines), line_end, size)  # the "\n", or the end of the block
     cf_start = line_start + shift[np.searchsorted(line, lines, "left")]

@@ -1,7 +1,8 @@
 """Transforming a corpus whose lines may be longer than a block, in bounded memory.
 
-:meth:`embdebias.text.CorpusFile.blocks` (``cut_long_lines=True``) hands a line longer than a block on in parts (blocks that do
-not end with a newline), each cut after a space or tab.  Each part is transformed with
+:meth:`embdebias.text.CorpusFile.blocks` (``cut_long_lines=True``) hands a line longer
+than a block on in parts (blocks that do not end with a newline), each cut after a space
+or tab.  Each part is transformed with
 the end of the part before it and the start of the part after it as context, so that the
 rules (which look at the words beside a gendered word) see what they would see in the
 whole line; only the words that start in the part are swapped.  In two-sided mode the

@@ -265,7 +265,8 @@ class CounterfactualAugmenter(BaseEstimator):
         out, counts = engine.transform(raw, two_sided=False)
         counts.lines = len(batch)
         stats.add(counts, two_sided)
-        stats.bytes_read += len(raw) - (len(batch) - 1) + sum(len(b) < len(l) for b, l in zip(bodies, batch))
+        newlines = sum(len(body) < len(line) for body, line in zip(bodies, batch))
+        stats.bytes_read += len(raw) - (len(batch) - 1) + newlines
         if out is raw:
             result = list(batch)
         else:

@@ -35,12 +35,13 @@ negated together with the pair differences, so the prediction is theirs);
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from .._rows import unit_rows
 from ..data.sembias import SemBiasInstance, read_sembias  # noqa: F401 (SemBiasInstance: its old home)
-from ..errors import DimensionError, MissingWordsError, WordListError
+from ..errors import DimensionError, MissingWordsError
 from ._base import N_SCORED, Metric, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors
 from ._resample import Sample, mean_of
