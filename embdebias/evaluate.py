@@ -75,6 +75,16 @@ def tests_help() -> str:
             f"or WEAT test ids (default: the full suite: {' '.join(DEFAULT_SUITE)})")
 
 
+def metrics_table() -> str:
+    """The README's table of the registered metrics (a test keeps the two the same)."""
+    rows = ["| metric | what it is | default suite | its options (`options={metric: {...}}`) |",
+            "| --- | --- | --- | --- |"]
+    for name, metric in REGISTRY.items():
+        opts = ", ".join(f"`{o}`" for o in getattr(metric, "options", {})) or "none"
+        rows.append(f"| `{name}` | {metric.title} | {'yes' if name in DEFAULT_SUITE else 'no'} | {opts} |")
+    return "\n".join(rows)
+
+
 class UnscoredWarning(UserWarning):
     """A unit of a metric could not be scored on an embedding; its cells are empty."""
 

@@ -158,3 +158,13 @@ def test_every_moved_evaluate_keyword_names_a_real_option():
         assert option in get_metric(metric).options, old
     for metric in ("direct_bias", "ect", "indirect_bias", "residual"):
         assert "neutral_words" in REGISTRY[metric].options
+
+
+def test_readme_metric_table_is_the_registry():
+    """The README's metric table is what the registry makes (regenerate with metrics_table())."""
+    from pathlib import Path
+
+    from embdebias.evaluate import metrics_table
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert metrics_table() in readme
