@@ -164,3 +164,17 @@ def test_structured_campaign_bounded_finds_nothing_bad(fuzz):
     assert any(case.words is None for case, _, _ in results)  # damaged cases are part of it
     bad = [(case.index, case.kind, case.desc, cls, detail) for case, cls, detail in results if cls in fuzz.S_BAD]
     assert not bad
+
+
+def test_structured_reference_grammar_reads_valid_binary_cases_as_their_model(fuzz, tmp_path):
+    checked = 0
+    for i in range(2, 400, 5):  # the word2vec-bin kinds (index % 5 in 2, 3)
+        case = fuzz.make_structured(i, 5, tmp_path)
+        data = case.files[case.entry]
+        if case.words is None or case.entry.endswith(".gz") or not case.kind.startswith("word2vec-bin"):
+            continue
+        words, vectors = fuzz.s_reference_bin(data)
+        assert words == case.words
+        np.testing.assert_array_equal(vectors.view(np.uint32), case.vectors.view(np.uint32))
+        checked += 1
+    assert checked > 20

@@ -2032,8 +2032,8 @@ def report(results: list, elapsed: float, opts) -> str:
 # were written.  A damaged case must be an error.  Each read runs in a forked child (a crash is a class
 # of its own), through ``embdebias.io.load`` with the format named.
 S_KINDS = ("word2vec-text", "glove", "word2vec-bin", "word2vec-bin-gensim", "native")
-S_CLASSES = ("ok", "clean", "misread", "refused", "traceback", "abort", "hang")
-S_BAD = ("misread", "refused", "traceback", "abort", "hang")
+S_CLASSES = ("ok", "clean", "ambiguous", "misread", "refused", "traceback", "abort", "hang")
+S_BAD = ("misread", "refused", "traceback", "abort", "hang")  # ("ambiguous" is right: see SCase.alternative)
 #: Word pieces: ASCII, accents (composed and combining), CJK, full-width forms of ASCII words and a BOM
 #: inside a word (distinct words: compared as the bytes the file holds, never normalized).
 S_PIECES = ["he", "she", "king", "Queen", "café", "naïve", "日本", "ｈｅ", "ＫＩＮＧ", "h\ufeffe", "x", "don't",
@@ -2074,6 +2074,9 @@ class SCase:
     fmt: str                        # the format named to load()
     words: list | None              # the oracle: None when the case must be an error
     vectors: np.ndarray | None
+    #: a damaged file whose bytes the format's grammar reads as other, valid data (a word with a space in
+    #: gensim's layout can be indistinguishable from a valid file): that reading, or an error, is right
+    alternative: tuple | None = None
 
 
 def s_words(rng, n: int, *, glove: bool = False) -> list:
@@ -2190,6 +2193,23 @@ def s_bin_vectors(rng, n: int, d: int) -> np.ndarray:
     return bits.view(np.float32)
 
 
+def s_bin_damage(rng, raw: list, after: list, vectors: np.ndarray, header: tuple) -> tuple:
+    """Damage one record (a word with a space, a tab after it, NaN), the count, or the end ("truncated")."""
+    n, d = vectors.shape
+    k = int(rng.integers(0, n - 1))
+    what = str(rng.choice(["word with a space", "tab after a record", "count", "truncated", "nan"]))
+    if what == "word with a space":
+        raw[k] = raw[k] + b" " + str(rng.choice(S_PIECES[:6])).encode("utf-8")
+    elif what == "tab after a record":
+        after[k] = b"\t"
+    elif what == "count":
+        header = (n + 1, d)
+    elif what == "nan":
+        vectors = vectors.copy()
+        vectors[k, int(rng.integers(0, d))] = np.nan
+    return what, header, vectors
+
+
 def s_bin_case(index: int, rng, newline: bool) -> SCase:
     n, d = int(rng.integers(2, 40)), int(rng.integers(1, 17))
     words = s_words(rng, n)
@@ -2198,17 +2218,7 @@ def s_bin_case(index: int, rng, newline: bool) -> SCase:
     damage = rng.random() < 0.35
     what, after, header = "valid", [b""] * n, (n, d)
     if damage:
-        k = int(rng.integers(0, n - 1))
-        what = str(rng.choice(["word with a space", "tab after a record", "count", "truncated", "nan"]))
-        if what == "word with a space":
-            raw[k] = raw[k] + b" " + str(rng.choice(S_PIECES[:6])).encode("utf-8")
-        elif what == "tab after a record":
-            after[k] = b"\t"
-        elif what == "count":
-            header = (n + 1, d)
-        elif what == "nan":
-            vectors = vectors.copy()
-            vectors[k, int(rng.integers(0, d))] = np.nan
+        what, header, vectors = s_bin_damage(rng, raw, after, vectors, header)
     parts = [f"{header[0]} {header[1]}\n".encode("ascii")]
     for k in range(n):
         parts.append(raw[k] + b" " + struct.pack(f"<{d}f", *vectors[k].tolist()) + (b"\n" if newline else b"")
@@ -2220,8 +2230,51 @@ def s_bin_case(index: int, rng, newline: bool) -> SCase:
     if rng.random() < 0.15:
         data, name = gzip.compress(data, mtime=0), name + ".gz"
     kind = "word2vec-bin" if newline else "word2vec-bin-gensim"
+    alternative = s_reference_bin(b"".join(parts)) if what == "word with a space" else None
     return SCase(index, kind, what, {name: data}, name, "word2vec-bin", None if damage else words,
-                 None if damage else vectors)
+                 None if damage else vectors, alternative)
+
+
+def s_reference_word(raw: bytes) -> str | None:
+    """A word of the grammar (see :func:`s_reference_bin`), or None."""
+    if not raw or raw[:1] in b"\t\r\n\x0b\x0c" or any(c < 32 and c not in (9, 13) for c in raw):
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def s_reference_bin(data: bytes) -> tuple | None:
+    """The word2vec binary grammar, record by record (independent of the reader): (words, vectors), or None.
+
+    A record: a word (non-empty UTF-8 without spaces and control characters other than tab and
+    CR, not starting with white space), a space, 4 d bytes of finite little-endian float32, and a
+    newline when the first record has one (the last may lack it); then only white space.
+    """
+    head, _, rest = data.partition(b"\n")
+    n, d = (int(x) for x in head.split())
+    words, vectors, pos, newline = [], [], 0, None
+    for _ in range(n):
+        space = rest.find(b" ", pos)
+        word = s_reference_word(rest[pos:space] if space >= 0 and space + 1 + 4 * d <= len(rest) else b"")
+        if word is None:
+            return None
+        words.append(word)
+        vector = struct.unpack(f"<{d}f", rest[space + 1:space + 1 + 4 * d])
+        if not all(np.isfinite(vector)):
+            return None
+        vectors.append(vector)
+        pos = space + 1 + 4 * d
+        if newline is None:
+            newline = rest[pos:pos + 1] == b"\n"
+        if newline and rest[pos:pos + 1] == b"\n":
+            pos += 1
+        elif newline and pos < len(rest):
+            return None
+    if rest[pos:].strip(b" \t\r\n") or len(set(words)) < len(words):
+        return None
+    return words, np.array(vectors, dtype=np.float32).reshape(n, d)
 
 
 def s_native_case(index: int, rng, root: Path) -> SCase:
@@ -2307,6 +2360,11 @@ def s_classify(case: SCase, got: dict, where: Path) -> tuple[str, str]:
         return "traceback", f"{got['error']}: {got['message'][:150]}"
     if not got["ok"]:
         return ("clean", "") if case.words is None else ("refused", f"{got['error']}: {got['message'][:200]}")
+    if case.words is None and case.alternative is not None:
+        why = s_words_differ(got["words"], case.alternative[0]) or s_values_differ(
+            np.load(str(where / "vectors.npy")), case.alternative[1])
+        return ("misread", f"{why} (the grammar's reading of the damaged bytes)") if why else \
+            ("ambiguous", "read as the format's grammar reads the bytes")
     if case.words is None:
         return "misread", f"read {len(got['words'])} words with no error, expected one ({case.desc})"
     why = s_words_differ(got["words"], case.words) or s_values_differ(np.load(str(where / "vectors.npy")),

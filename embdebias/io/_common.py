@@ -218,7 +218,12 @@ def parse_float32(fields: list[bytes]) -> np.ndarray:
     """
     import pyarrow as pa  # (imported here: the binary readers need no pyarrow)
 
-    return pa.array(fields, pa.binary()).cast(pa.float32()).to_numpy(zero_copy_only=False)
+    offsets = np.zeros(len(fields) + 1, dtype=np.int32)
+    np.cumsum([len(f) for f in fields], out=offsets[1:])
+    # From buffers, not pa.array(list): that imports pandas on first use (a quarter of a second).
+    raw = pa.Array.from_buffers(pa.binary(), len(fields), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(fields))])
+    parsed = raw.cast(pa.float32())
+    return np.frombuffer(parsed.buffers()[1], dtype=np.float32, count=len(parsed)).copy()
 
 
 def quote_bytes(raw: bytes, limit: int = 60) -> str:

@@ -151,7 +151,7 @@ class _StreamWindows:
 
 
 class _FileWindows:
-    """Windows of a plain file, each read with ``os.preadv`` into one reused buffer (never mapped).
+    """Windows of a plain file, each read (``readinto``) into one reused buffer, never mapped.
 
     A memory map kills the process with SIGBUS when the file shrinks while it is read
     (another program truncating or rewriting it); a read just returns fewer bytes, which
@@ -161,8 +161,8 @@ class _FileWindows:
     """
 
     def __init__(self, path):
-        self.fd = os.open(path, os.O_RDONLY)
-        self.size = os.fstat(self.fd).st_size  # what is past it (the file grew) is not read
+        self.fh = open(path, "rb", buffering=0)
+        self.size = os.fstat(self.fh.fileno()).st_size  # what is past it (the file grew) is not read
         self.buf = np.empty(0, np.uint8)
 
     def window(self, pos: int, size: int) -> tuple[np.ndarray, bool]:
@@ -171,16 +171,17 @@ class _FileWindows:
         if len(self.buf) < want:  # np.empty: no zero-filling of what the read overwrites
             self.buf = np.empty(want, np.uint8)
         got = 0
+        self.fh.seek(pos)
         with memoryview(self.buf) as view:
             while got < want:
-                read = os.preadv(self.fd, [view[got:want]], pos + got)
+                read = self.fh.readinto(view[got:want])
                 if not read:  # the file shrank since it was opened: it ends here
                     return self.buf[:got], True
                 got += read
         return self.buf[:got], pos + got >= self.size
 
     def close(self):
-        os.close(self.fd)
+        self.fh.close()
 
 
 def _open_windows(path) -> _FileWindows | _StreamWindows:
