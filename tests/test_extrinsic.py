@@ -72,7 +72,7 @@ def test_bad_template_files_name_the_place(tmp_path, change, where):
 
 
 def test_template_file_not_json_or_not_a_file(tmp_path):
-    with pytest.raises(WordListError, match=r"t.json:2: not valid JSON"):
+    with pytest.raises(WordListError, match=r"t.json:2: invalid JSON"):
         load_templates(_write(tmp_path, '{\n  "identity_terms": ,\n}'))
     with pytest.raises(WordListError, match="not a regular file"):
         load_templates(str(tmp_path))

@@ -6,11 +6,9 @@ shape of what it returns (identity terms, fillers, families).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..errors import WordListError
-from .wordlists import read_text, wordlist_path
+from .wordlists import read_json, wordlist_path
 
 
 def read_templates_json(path=None) -> tuple[Path, object]:
@@ -22,9 +20,4 @@ def read_templates_json(path=None) -> tuple[Path, object]:
         The file is missing, not a regular file, not UTF-8 or not JSON (with its line).
     """
     path = wordlist_path("extrinsic_templates") if path is None else Path(path)
-    try:
-        return path, json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise WordListError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise WordListError(f"{path}: JSON nested too deeply") from None
+    return path, read_json(path)[1]  # bounded: deep nesting or huge integers are errors

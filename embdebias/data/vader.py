@@ -6,6 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import WordListError
+from .wordlists import read_text
 
 
 def vader_lexicon_path() -> Path:
@@ -25,7 +26,7 @@ def sentiment_lexicon(threshold: float = 1.0) -> tuple[tuple[str, ...], tuple[st
     """``(positive, negative)`` alphabetic VADER words with ``|valence| >= threshold``."""
     path = vader_lexicon_path()
     pos, neg = [], []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in enumerate(read_text(path).splitlines(), 1):
         parts = line.split("\t")
         if len(parts) < 2:
             continue

@@ -31,6 +31,7 @@ import numpy as np
 
 from .._case import rows_with_lowercase
 from .._rows import unit_rows
+from ..data.wordlists import read_text
 from ..errors import EmbdebiasError, WordListError
 from ._base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
@@ -90,7 +91,7 @@ def read_word_pairs(path) -> list[tuple[int, str, str, float]]:
     """``(line, word1, word2, score)`` rows of a word-similarity file."""
     path = Path(path)
     out = []
-    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, raw in enumerate(read_text(path).splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -180,7 +181,7 @@ def read_analogies(path) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
     """``[(section, [(a, b, c, d), ...]), ...]`` from a questions-words-format file."""
     path = Path(path)
     sections: list[tuple[str, list]] = []
-    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, raw in enumerate(read_text(path).splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
