@@ -13,7 +13,7 @@ import gzip
 import os
 from pathlib import Path
 
-from ..errors import UnknownFormatError, VectorFileError
+from ..errors import UnknownFormatError, VectorFileError, VectorFileNotFoundError
 from ._common import (
     BOM,
     GZIP_ERRORS,
@@ -203,7 +203,7 @@ def check_source(source) -> None:
     """
     text = os.fspath(source)
     if not os.path.lexists(text) and not any(sep and sep in text for sep in (os.sep, os.altsep)):
-        raise VectorFileError(text, f"no such file or directory; not a built-in embedding either "
+        raise VectorFileNotFoundError(text, f"no such file or directory; not a built-in embedding either "
                                     f"(built-in: {', '.join(BUILTIN_NAMES)})")
     require_file(text, allow_dir=True)
 
