@@ -308,3 +308,19 @@ def test_os_error_without_a_file_name_names_the_commands_files(small, tmp_path, 
     out = tmp_path / "out.bin"
     assert main(["convert", str(small), str(out)]) == 2
     assert _error(capsys) == (f"embdebias: error: Input/output error (the command's files: {small}, {out})")
+
+
+def test_a_damaged_text_file_is_not_called_binary(tmp_path):
+    """Detection guesses word2vec-bin for a text row longer than its sniff: the bytes are text, so no note."""
+    path = tmp_path / "v.txt"
+    path.write_bytes(b"1 3\na 1 " + b"9" * 100_000 + b"x 3\n")
+    assert io.detect_format(path) == "word2vec-bin"  # the guess the note must not repeat
+    with pytest.raises(VectorFileError) as info:
+        io.load(path, format="word2vec-text")
+    assert "detected" not in str(info.value)
+
+
+def test_a_text_file_read_as_binary_is_told_it_is_text(small, tmp_path):
+    with pytest.raises(VectorFileError) as info:
+        io.load(small, format="word2vec-bin")
+    assert "the content is word2vec-text (detected)" in str(info.value)

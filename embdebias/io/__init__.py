@@ -46,8 +46,8 @@ from ..embedding import Embedding, as_embedding
 from ..errors import EmbdebiasError, UnknownFormatError, VectorFileError, quote
 from ._common import UNICODE_ERRORS, check_limit, check_unicode_errors, gzip_errors
 from .default import BUILTIN_NAMES, DEFAULT_NAME, cache_dir, load_default
-from .detect import check_fits, check_source, detect_format
-from .formats import BY_NAME, TABLE, Format, same_content
+from .detect import check_fits, check_source, detect_format, looks_like_text
+from .formats import BY_NAME, TABLE, TEXT_FORMATS, Format, same_content
 
 #: The format names, in the order of :data:`~embdebias.io.formats.TABLE` (the one table of formats).
 FORMATS = tuple(f.name for f in TABLE)
@@ -236,6 +236,10 @@ def _with_detected_format(exc: VectorFileError, source, fmt: str) -> VectorFileE
     except EmbdebiasError:
         return exc
     if same_content(detected, fmt) or type(exc) is not VectorFileError:
+        return exc
+    # Detection falls back on a guess for a damaged file (a text row longer than its sniff looks binary):
+    # say what the content is only when its bytes agree (text for a text format, not text for the others).
+    if (detected in TEXT_FORMATS) != looks_like_text(source):
         return exc
     return VectorFileError(exc.path, f"{exc.reason}; read as {fmt} as asked, but the content is {detected} "
                                      f"(detected): give --input-format {detected} or leave it out "

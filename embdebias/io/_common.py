@@ -314,17 +314,15 @@ def lone_cr_error(path, line: int, offset: int) -> VectorFileError:
 def _line_end_fix(path) -> str:
     """How to fix the line ends, only where that fix is right: ``tr`` rewrites every CR byte, which only
     a plain text file survives (a binary file read as text, or gzip, would be corrupted)."""
-    from .detect import detect_format
-    from .formats import TEXT_FORMATS
+    from .detect import looks_like_text
 
     try:
         with open(path, "rb") as fh:
             compressed = fh.read(2) == GZIP_MAGIC
-        text = detect_format(path) in TEXT_FORMATS
-    except (EmbdebiasError, OSError):
+    except OSError:
         return ""
-    if not text:
-        return ""  # io.load says what the content is instead
+    if not looks_like_text(path):
+        return ""  # binary content read as text: io.load says what it is instead
     return " (convert the decompressed text with: tr '\\r' '\\n')" if compressed else " (convert with: tr '\\r' '\\n')"
 
 
