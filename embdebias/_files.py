@@ -14,7 +14,7 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import EmbdebiasError
+from .errors import EmbdebiasError, file_not_found
 
 #: The first two bytes of a gzip stream.
 GZIP_MAGIC = b"\x1f\x8b"
@@ -43,7 +43,7 @@ def open_regular(path, error, what: str) -> BinaryIO:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        raise error(f"{path}: file not found") from None
+        raise file_not_found(path, error) from None
     except IsADirectoryError:
         raise error(f"{path}: not a regular file ({what} must be a file)") from None
     except OSError as exc:

@@ -8,6 +8,7 @@ code that catches those keeps working.
 
 from __future__ import annotations
 
+import errno
 import os
 
 
@@ -156,6 +157,61 @@ class OutputLockedError(EmbdebiasError):
 class OutputChangedError(EmbdebiasError):
     """An output is not the one this run wrote: another process wrote or changed it since
     (:func:`embdebias._provenance.check_stamp`)."""
+
+
+class MissingFileError(EmbdebiasError, FileNotFoundError):
+    """An input file or directory does not exist.
+
+    Also a :class:`FileNotFoundError` (``errno`` ENOENT, ``filename`` the path), so that
+    ``except FileNotFoundError`` catches it as it would the built-in error. Each kind of
+    input has its own subclass, which is also that kind's error (:class:`VectorFileNotFoundError`
+    is a :class:`VectorFileError`, ...): :func:`file_not_found` picks it.
+
+    Attributes
+    ----------
+    path : str
+        The missing path (also ``filename``).
+    reason : str
+        What the message says after the path.
+    """
+
+    def __init__(self, path, message: str = "no such file or directory"):
+        self.path = os.fspath(path)
+        self.reason = message
+        self.line = self.offset = None
+        FileNotFoundError.__init__(self, errno.ENOENT, message, self.path)
+
+    def __str__(self) -> str:  # OSError would print "[Errno 2] ..."
+        return f"{self.path}: {self.reason}"
+
+    def __reduce__(self):  # OSError's args are (errno, strerror): rebuild from the path instead
+        return type(self), (self.path, self.reason)
+
+
+class VectorFileNotFoundError(MissingFileError, VectorFileError):
+    """A missing vector file (a :class:`VectorFileError` and a :class:`FileNotFoundError`)."""
+
+
+class CorpusNotFoundError(MissingFileError, CorpusError):
+    """A missing corpus (a :class:`CorpusError` and a :class:`FileNotFoundError`)."""
+
+
+class WordListNotFoundError(MissingFileError, WordListError):
+    """A missing word-list file (a :class:`WordListError` and a :class:`FileNotFoundError`)."""
+
+
+class FairnessFileNotFoundError(MissingFileError, FairnessInputError):
+    """A missing scores file (a :class:`FairnessInputError` and a :class:`FileNotFoundError`)."""
+
+
+#: Each kind of input's error -> its missing-file error.
+_NOT_FOUND = {cls.__bases__[1]: cls for cls in (VectorFileNotFoundError, CorpusNotFoundError, WordListNotFoundError,
+                                                FairnessFileNotFoundError)}
+
+
+def file_not_found(path, kind: type = EmbdebiasError, message: str = "no such file or directory") -> MissingFileError:
+    """The missing-file error of ``kind`` (the error class the input's other problems raise) for ``path``."""
+    return _NOT_FOUND.get(kind, MissingFileError)(path, message)
 
 
 def quote(text, limit: int = 60) -> str:

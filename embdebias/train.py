@@ -58,6 +58,7 @@ from __future__ import annotations
 import numbers
 import os
 import time
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -123,7 +124,44 @@ def _check_params(model: str, params: dict, gensim_params: dict) -> dict:
     if out["negative"] == 0 and not gensim_params.get("hs"):
         raise EmbdebiasError("negative=0 trains nothing without hierarchical softmax (hs=1)")
     _check_gensim_params(model, gensim_params)
+    if model == "fasttext":
+        _warn_bucket_size(gensim_params.get("bucket", FASTTEXT_BUCKET), out["vector_size"])
     return {**gensim_params, **out}
+
+
+#: gensim's (and fastText's) number of n-gram hash buckets.
+FASTTEXT_BUCKET = 2_000_000
+#: Above this many bytes of n-gram vectors, ``train_model`` warns before training.
+BUCKET_WARN_BYTES = 100_000_000
+
+
+def _warn_bucket_size(bucket, dim: int) -> None:
+    """fastText keeps ``bucket`` x ``dim`` float32 n-gram vectors in memory (and in a ``.ft.bin`` output),
+    whatever the corpus's size: say so before training when that is large."""
+    if isinstance(bucket, bool) or not isinstance(bucket, numbers.Integral):
+        return  # gensim refuses it
+    size = int(bucket) * dim * 4
+    if size > BUCKET_WARN_BYTES:
+        warnings.warn(f"fastText's {int(bucket):,} n-gram buckets x {dim} dimensions take {size / 1e6:,.0f} MB of "
+                      f"memory, and of a .ft.bin output; a small corpus needs far fewer (bucket=100000, on the "
+                      f"command line --bucket 100000: {100_000 * dim * 4 / 1e6:,.0f} MB)", stacklevel=4)
+
+
+def refuse_vector_file(corpus) -> None:
+    """A vector file given as the corpus (its format detected by :func:`embdebias.io.detect_format`) is a
+    :class:`CorpusError` with a hint: training on its numbers would give nonsense vectors."""
+    from .errors import UnknownFormatError
+    from .io import detect_format
+    from .text import check_corpus_path
+
+    path = check_corpus_path(corpus)
+    try:
+        fmt = detect_format(path)
+    except (UnknownFormatError, EmbdebiasError, OSError):  # not a vector file: a corpus, or the reader's to refuse
+        return
+    raise CorpusError(path, f"a {fmt} vector file, not a text corpus: train reads text, one sentence or paragraph "
+                            f"a line; to use these vectors give them to run, score or debias (embdebias run "
+                            f"{path} --out-dir DIR)")
 
 
 def _check_gensim_params(model: str, gensim_params: dict) -> None:
@@ -289,6 +327,7 @@ def train_model(corpus, model: str = "word2vec", *, sg: int = 1, vector_size: in
         An unknown model or a bad option value.
     """
     cls = _model_class(model)
+    refuse_vector_file(corpus)
     kwargs = _check_params(model, dict(sg=sg, vector_size=vector_size, window=window, min_count=min_count,
                                        epochs=epochs, negative=negative, sample=sample, workers=workers,
                                        seed=seed), gensim_params)

@@ -368,7 +368,9 @@ def test_signal_mid_run_leaves_no_temporaries(small, tmp_path, start_paused, sig
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == status
-    assert err.strip().splitlines() == ["embdebias: " + ("terminated" if sig == signal.SIGTERM else "interrupted")]
+    stopped = "terminated" if sig == signal.SIGTERM else "interrupted"
+    assert err.strip().splitlines() == [f"embdebias: {stopped}; run the same command again to resume from "
+                                        f"{out / run_module.PARTIAL}"]
     assert hidden_leftovers(out) == []
     assert not (out / "report.md").exists() and not target.exists()
 

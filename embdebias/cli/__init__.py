@@ -110,16 +110,35 @@ def _run(args, say) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # missing files, permissions, a full disk, ...
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"embdebias: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"embdebias: error: {_os_error(exc, args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:
         return _interrupted(exc)
 
 
+#: The arguments that name the files a command reads or writes, in the order they are listed.
+_FILE_ARGUMENTS = ("input", "inputs", "corpus", "scores", "output", "out", "out_dir", "json_stats")
+
+
+def _os_error(exc: OSError, args) -> str:
+    """An OS error as one line naming its file: the error's own (the writers set the output's), else
+    the files the command names, since the system said nothing more."""
+    if exc.filename:
+        return _one_line(f"{exc.filename}: {exc.strerror or exc}")
+    names = []
+    for name in _FILE_ARGUMENTS:
+        value = getattr(args, name, None)
+        names += [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
+    where = f" (the command's files: {', '.join(names)})" if names else ""
+    return _one_line(f"{exc.strerror or exc}{where}")
+
+
 def _interrupted(exc: KeyboardInterrupt) -> int:
-    """Say how the command was stopped; its exit status (143 for SIGTERM, 130 for Ctrl-C)."""
+    """Say how the command was stopped, and how to resume where a command can (``run`` sets the
+    exception's ``resume_hint``); its exit status (143 for SIGTERM, 130 for Ctrl-C)."""
     terminated = isinstance(exc, Terminated)
-    print(f"embdebias: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+    hint = getattr(exc, "resume_hint", None)
+    print(f"embdebias: {'terminated' if terminated else 'interrupted'}" + (f"; {hint}" if hint else ""),
+          file=sys.stderr)
     return 143 if terminated else 130
 

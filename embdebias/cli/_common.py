@@ -31,9 +31,42 @@ def prepare_output(args, target, say, *, vectors: bool = False, **kwargs):
     if vectors:
         from ..io import guess_format_from_path, output_companions
 
+        check_format_matches_name(args, target, say)
         for companion in output_companions(target, args.format or guess_format_from_path(target)):
             check(companion, force=args.force, **kwargs)
     return check(target, force=args.force, log=say, **kwargs)
+
+
+def check_format_matches_name(args, target, say) -> None:
+    """``--format`` that contradicts the output's name (``--format word2vec-bin`` into ``x.txt``): an error,
+    unless ``--force``; the next command would detect the content, but a person or a script goes by the name."""
+    from ..errors import EmbdebiasError
+    from ..io import format_named_by, output_format
+    from ..io.formats import same_content
+
+    named = format_named_by(target)
+    if args.format is None or named is None:
+        return
+    fmt = output_format(target, args.format)  # an unknown --format is named here first
+    if same_content(fmt, named):
+        return
+    if not args.force:
+        raise EmbdebiasError(f"{target}: --format {fmt} contradicts the name, which asks for {named}; rename the "
+                             f"output (e.g. {_renamed(target, fmt)}), drop --format, or give --force to write "
+                             f"{fmt} under this name")
+    if not getattr(args, "format_warned", False):  # commands check their output twice (before the lock, under it)
+        say(f"warning: {target}: writing {fmt} under a name that asks for {named} (--force)")
+        args.format_warned = True
+
+
+def _renamed(target, fmt: str) -> str:
+    from pathlib import Path
+
+    from ..io import EXTENSIONS
+
+    name = Path(target).name
+    stem = name.split(".", 1)[0] if "." in name.lstrip(".") else name
+    return str(Path(target).with_name(stem + EXTENSIONS[fmt]))
 
 
 def load_many(args) -> dict:
@@ -70,16 +103,11 @@ def lists_opt(p):
     add_arguments(p, names=("lists",))
 
 
-def scoring_opts(p, *, max_missing: float = 0.2, strict: bool = True):
-    from .._validation import FRACTION
+def scoring_opts(p, *, strict: bool = True):
+    """``--max-missing`` (one default everywhere: RunOptions') and, with ``strict``, ``--strict``."""
+    from ..pipeline.options import add_arguments
 
-    p.add_argument("--max-missing", type=FRACTION.parse, default=max_missing, metavar="F",
-                   help="a word set that loses more than this fraction of its words to the vocabulary "
-                        f"is not scored (default {max_missing})")
-    if strict:
-        from ..pipeline.options import add_arguments
-
-        add_arguments(p, names=("strict",))
+    add_arguments(p, names=("max_missing", "strict") if strict else ("max_missing",))
 
 
 def list_file_opts(p, *, equalize=True, expand=True):

@@ -8,10 +8,16 @@ from ._common import FORMATS_TEXT, force_opt, input_opts, prepare_output
 
 
 def add_parser(sub, parents) -> None:
-    p = sub.add_parser("convert", parents=parents, help="convert a vector file to another format")
-    p.add_argument("input")
-    p.add_argument("output")
-    p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {FORMATS_TEXT}")
+    p = sub.add_parser("convert", parents=parents, help="convert a vector file to another format",
+                       description="Read a vector file (its format detected from the content unless "
+                                   "--input-format names it) and write it in another format, atomically. "
+                                   "The output format is --format, else the one OUTPUT's name asks for "
+                                   "(.bin, .w2v.txt, .vec, .glove.txt, .ft.bin, .kv; anything else: native). "
+                                   "A --format that contradicts the name is an error unless --force.")
+    p.add_argument("input", metavar="INPUT", help="vector file, or a native-format directory")
+    p.add_argument("output", metavar="OUTPUT", help="output path (its name gives the format unless --format)")
+    p.add_argument("--format", default=None, metavar="FMT",
+                   help=f"output format: {FORMATS_TEXT} (default: from OUTPUT's name)")
     input_opts(p)
     force_opt(p)
     p.set_defaults(func=run_convert)

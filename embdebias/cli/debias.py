@@ -25,7 +25,7 @@ def add_parser(sub, parents) -> None:
     list_file_opts(p)
     lists_opt(p)
     p.add_argument("--components", type=_validation.POSITIVE.parse, default=1, metavar="K",
-                   help="dimension of the bias subspace")
+                   help="dimension of the bias subspace (default 1)")
     for param in method_params().values():
         p.add_argument(param.flag, dest=param.name, type=param.rule.parse, default=None, metavar=param.metavar,
                        help=param.help)

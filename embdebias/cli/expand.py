@@ -7,8 +7,12 @@ from ._common import DEFAULT, force_opt, input_opts, lists_opt, prepare_output
 
 
 def add_parser(sub, parents) -> None:
-    p = sub.add_parser("expand", parents=parents, help="expand the gender-specific word list with a linear SVM")
-    p.add_argument("input", nargs="?", default=DEFAULT)
+    p = sub.add_parser("expand", parents=parents, help="expand the gender-specific word list with a linear SVM",
+                       description="Train a linear SVM on the seed words (gender-specific against the rest) "
+                                   "and write the words it labels gender-specific, one a line (Bolukbasi et "
+                                   "al.'s expansion; the threshold is chosen by cross-validation).")
+    p.add_argument("input", nargs="?", default=DEFAULT, metavar="INPUT",
+                   help=f"vector file or '{DEFAULT}' (default)")
     p.add_argument("--out", required=True, help="output word list (one word per line)")
     p.add_argument("--seeds", metavar="FILE", help="seed words (default: the list set's; published: "
                                                    "Bolukbasi et al.'s 218)")
@@ -21,7 +25,7 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--max-rank", type=MAX_RANK.parse, default="n_train", metavar="N",
                    help="label only the N most frequent words (default: n_train, the training "
                         "words; 'all': the whole vocabulary)")
-    p.add_argument("--seed", type=SEED.parse, default=0)
+    p.add_argument("--seed", type=SEED.parse, default=0, help="the SVM's and the cross-validation's seed (default 0)")
     input_opts(p)
     force_opt(p)
     p.set_defaults(func=run_expand)

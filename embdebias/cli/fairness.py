@@ -19,7 +19,7 @@ def add_parser(sub, parents) -> None:
     p.add_argument("scores", nargs="?", metavar="SCORES.csv", help="the scores file")
     p.add_argument("--metric", action="append", metavar="NAME",
                    help="a registry metric (repeat for several); 'list' lists them")
-    p.add_argument("--list-metrics", action="store_true", help="list the registry's metrics and exit")
+    p.add_argument("--list-metrics", action="store_true", help="the same as '--metric list' (kept for old scripts)")
     p.add_argument("--json", action="store_true", help="JSON instead of text tables")
     p.add_argument("--group-order", nargs="+", metavar="G",
                    help="the groups in this order (default sorted); the first is x in the two-group "

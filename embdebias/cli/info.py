@@ -8,9 +8,13 @@ from ._common import DEFAULT, input_opts
 
 
 def add_parser(sub, parents) -> None:
-    p = sub.add_parser("info", parents=parents, help="format, size, dimension and norms of a vector file")
-    p.add_argument("input", nargs="?", default=DEFAULT)
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("info", parents=parents, help="format, size, dimension and norms of a vector file",
+                       description="Print a vector file's detected format, word count, dimension, dtype, "
+                                   "whether it is memory-mapped, and the smallest, mean and largest vector "
+                                   "norm (and how many vectors are zero).")
+    p.add_argument("input", nargs="?", default=DEFAULT, metavar="INPUT",
+                   help=f"vector file or '{DEFAULT}' (default)")
+    p.add_argument("--json", action="store_true", help="one JSON object instead of aligned text")
     input_opts(p)
     p.set_defaults(func=run_info)
 

@@ -9,8 +9,12 @@ from ._common import force_opt, input_opts, lists_opt, load_many, prepare_output
 
 
 def add_parser(sub, parents) -> None:
-    p = sub.add_parser("score", parents=parents, help="bias and quality metrics for one or more embeddings")
-    p.add_argument("inputs", nargs="*", metavar="INPUT")
+    p = sub.add_parser("score", parents=parents, help="bias and quality metrics for one or more embeddings",
+                       description="Score each INPUT with the bias metrics (WEAT, RNSB, ECT, BAT, direct and "
+                                   "indirect bias, residual bias, ...) and the quality tests (similarity, "
+                                   "analogy), with confidence intervals, as Markdown tables or JSON.")
+    p.add_argument("inputs", nargs="*", metavar="INPUT",
+                   help="vector files or built-in names (default: the built-in glove-6b-50d)")
     p.add_argument("--json", action="store_true", help="JSON instead of Markdown tables")
     p.add_argument("--tests", nargs="+", metavar="TEST", help=tests_help())
     add_arguments(p, names=("sembias",))

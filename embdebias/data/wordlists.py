@@ -54,7 +54,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .._files import open_regular
-from ..errors import WordListError, quote
+from ..errors import WordListError, WordListNotFoundError, quote
 from .manifest import RESOURCES
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -140,7 +140,7 @@ def wordlist_path(name_or_path, lists: str = DEFAULT_LISTS) -> Path:
         return data_dir() / _bundled(name_or_path, lists)[0]
     path = Path(os.fsdecode(name_or_path) if isinstance(name_or_path, bytes) else name_or_path)
     if not path.exists():
-        raise WordListError(f"{path}: word list file not found")
+        raise WordListNotFoundError(path, "word list file not found")
     if not path.is_file():
         raise WordListError(f"{path}: not a regular file (a word list must be a file)")
     return path

@@ -43,18 +43,18 @@ from pathlib import Path
 import numpy as np
 
 from ..embedding import Embedding, as_embedding
-from ..errors import EmbdebiasError, UnknownFormatError, quote
+from ..errors import EmbdebiasError, UnknownFormatError, VectorFileError, quote
 from ._common import UNICODE_ERRORS, check_limit, check_unicode_errors, gzip_errors
 from .default import BUILTIN_NAMES, DEFAULT_NAME, cache_dir, load_default
-from .detect import check_fits, check_source, detect_format
-from .formats import BY_NAME, TABLE, Format
+from .detect import check_fits, check_source, detect_format, looks_like_text
+from .formats import BY_NAME, TABLE, TEXT_FORMATS, Format, same_content
 
 #: The format names, in the order of :data:`~embdebias.io.formats.TABLE` (the one table of formats).
 FORMATS = tuple(f.name for f in TABLE)
 
 __all__ = ["FORMATS", "EXTENSIONS", "DEFAULT_NAME", "BUILTIN_NAMES", "UNICODE_ERRORS", "load", "save", "convert",
-           "describe", "detect_format", "guess_format_from_path", "output_name", "output_format", "load_default",
-           "cache_dir"]
+           "describe", "detect_format", "guess_format_from_path", "format_named_by", "output_name", "output_format",
+           "load_default", "cache_dir"]
 
 #: The file name ending of each format: what ``embdebias run`` names its outputs, and
 #: what :func:`guess_format_from_path` maps back to the format (the one table the API
@@ -86,6 +86,12 @@ def guess_format_from_path(path) -> str:
     str
         One of :data:`FORMATS`.
     """
+    return format_named_by(path) or "native"
+
+
+def format_named_by(path) -> str | None:
+    """The format whose ending ``path``'s name carries (:func:`guess_format_from_path`), or None for a name
+    without one (``out``, ``vectors.dat``), which asks for no format in particular."""
     name = Path(path).name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
@@ -94,7 +100,7 @@ def guess_format_from_path(path) -> str:
     for ending, fmt in _ENDINGS:
         if name.endswith(ending) and len(name) > len(ending):
             return fmt
-    return "native"
+    return None
 
 
 def output_name(stem: str, format: str) -> str:
@@ -210,8 +216,34 @@ def load(source=None, format: str = "auto", limit: int | None = None, mmap: bool
             raise EmbdebiasError(str(exc)) from None
         return emb.head(limit) if limit is not None else emb
     check_source(source)
-    fmt = detect_format(source) if format in (None, "auto") else _check_format(format)
-    return _read(source, fmt, limit, mmap, name, unicode_errors, trust_pickle)
+    if format in (None, "auto"):
+        return _read(source, detect_format(source), limit, mmap, name, unicode_errors, trust_pickle)
+    fmt = _check_format(format)
+    try:
+        return _read(source, fmt, limit, mmap, name, unicode_errors, trust_pickle)
+    except VectorFileError as exc:
+        raise _with_detected_format(exc, source, fmt) from None
+
+
+def _with_detected_format(exc: VectorFileError, source, fmt: str) -> VectorFileError:
+    """``exc`` of a format named by the caller, saying what the content is when detection disagrees.
+
+    A reader given another format's file fails somewhere in it, and its own advice (a line-end
+    fix for text, say) would be wrong there: the content's format is the thing to say.
+    """
+    try:
+        detected = detect_format(source)
+    except EmbdebiasError:
+        return exc
+    if same_content(detected, fmt) or type(exc) is not VectorFileError:
+        return exc
+    # Detection falls back on a guess for a damaged file (a text row longer than its sniff looks binary):
+    # say what the content is only when its bytes agree (text for a text format, not text for the others).
+    if (detected in TEXT_FORMATS) != looks_like_text(source):
+        return exc
+    return VectorFileError(exc.path, f"{exc.reason}; read as {fmt} as asked, but the content is {detected} "
+                                     f"(detected): give --input-format {detected} or leave it out "
+                                     f"(API: format='{detected}' or 'auto')", line=exc.line, offset=exc.offset)
 
 
 def save(emb, path, format: str | None = None, *, inputs=()) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 # The gzip and unicode_errors helpers live in the bottom layer, shared with the corpus reader.
 from .._files import GZIP_ERRORS, GZIP_MAGIC, UNICODE_ERRORS, check_unicode_errors  # noqa: F401
 from ..embedding import Embedding, drop_duplicates, owned
-from ..errors import EmbdebiasError, NonFiniteError, VectorFileError, quote
+from ..errors import EmbdebiasError, NonFiniteError, VectorFileError, VectorFileNotFoundError, quote
 from ..vocab import Vocabulary
 
 #: Maps a tab to a space: text formats take a tab as a field separator, like a space.
@@ -100,7 +100,7 @@ def require_file(path, *, allow_dir: bool = False) -> Path:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise VectorFileError(path, "no such file or directory") from None
+        raise VectorFileNotFoundError(path) from None
     except (OSError, ValueError) as exc:  # permission, name too long, a NUL byte in the name
         raise VectorFileError(path, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
     if stat.S_ISDIR(mode):
@@ -313,7 +313,22 @@ def lone_cr_error(path, line: int, offset: int) -> VectorFileError:
     """The error for a carriage return inside a line (CR-only line ends are not read)."""
     return VectorFileError(path, "a carriage return (CR) that is not followed by a line feed: the file has "
                                  "CR-only (classic Mac OS) line ends or a stray CR inside a line; expected LF or "
-                                 "CRLF line ends (convert with: tr '\\r' '\\n')", line=line, offset=offset)
+                                 "CRLF line ends" + _line_end_fix(path), line=line, offset=offset)
+
+
+def _line_end_fix(path) -> str:
+    """How to fix the line ends, only where that fix is right: ``tr`` rewrites every CR byte, which only
+    a plain text file survives (a binary file read as text, or gzip, would be corrupted)."""
+    from .detect import looks_like_text
+
+    try:
+        with open(path, "rb") as fh:
+            compressed = fh.read(2) == GZIP_MAGIC
+    except OSError:
+        return ""
+    if not looks_like_text(path):
+        return ""  # binary content read as text: io.load says what it is instead
+    return " (convert the decompressed text with: tr '\\r' '\\n')" if compressed else " (convert with: tr '\\r' '\\n')"
 
 
 #: Lines (records) looked at to tell word2vec text from word2vec binary.

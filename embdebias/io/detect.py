@@ -9,11 +9,12 @@ GloVe's ``word v1 ... vd`` lines. A directory is native if it holds ``embdebias.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import os
 from pathlib import Path
 
-from ..errors import UnknownFormatError, VectorFileError
+from ..errors import UnknownFormatError, VectorFileError, VectorFileNotFoundError
 from ._common import (
     BOM,
     GZIP_ERRORS,
@@ -195,6 +196,30 @@ def detect_format(path) -> str:
     return _detect_bytes(head, path, compressed)
 
 
+def looks_like_text(path) -> bool:
+    """Whether the first :data:`SNIFF_BYTES` of ``path`` (decompressed, for gzip) are UTF-8 text without NUL.
+
+    Evidence for advice that only text survives (a line-end fix) and for telling a user
+    that a file named as text holds another format: a word2vec binary file's float bytes
+    are almost never UTF-8 without NUL over 64 KiB. False when the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+        if head[:2] == GZIP_MAGIC:
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(SNIFF_BYTES)
+    except (OSError, *GZIP_ERRORS):
+        return False
+    if b"\x00" in head:
+        return False
+    try:  # a character cut at the end of the head is not an error
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < SNIFF_BYTES)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def check_source(source) -> None:
     """A missing input is an error (a bare name also lists the built-in embeddings); so is a special file.
 
@@ -203,7 +228,7 @@ def check_source(source) -> None:
     """
     text = os.fspath(source)
     if not os.path.lexists(text) and not any(sep and sep in text for sep in (os.sep, os.altsep)):
-        raise VectorFileError(text, f"no such file or directory; not a built-in embedding either "
+        raise VectorFileNotFoundError(text, f"no such file or directory; not a built-in embedding either "
                                     f"(built-in: {', '.join(BUILTIN_NAMES)})")
     require_file(text, allow_dir=True)
 

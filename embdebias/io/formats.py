@@ -188,6 +188,15 @@ TABLE: tuple[Format, ...] = (
 )
 
 BY_NAME: dict[str, Format] = {f.name: f for f in TABLE}
+#: The formats whose files are lines of text (a line-end fix such as ``tr`` is safe on them).
+TEXT_FORMATS = ("word2vec-text", "fasttext-vec", "glove")
+
+
+def same_content(a: str, b: str) -> bool:
+    """Whether formats ``a`` and ``b`` hold the same bytes (fastText ``.vec`` is word2vec text)."""
+    def text(name):
+        return "word2vec-text" if name == "fasttext-vec" else name
+    return text(a) == text(b)
 
 
 def markdown_table() -> str:
@@ -197,5 +206,5 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
-__all__ = ["BY_NAME", "FASTTEXT_MAGIC", "Format", "TABLE", "looks_like_fasttext",
+__all__ = ["BY_NAME", "FASTTEXT_MAGIC", "Format", "TABLE", "TEXT_FORMATS", "looks_like_fasttext", "same_content",
            "looks_like_old_fasttext", "looks_like_pickle", "markdown_table"]

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .._files import GZIP_ERRORS, GZIP_MAGIC, check_unicode_errors
-from ..errors import CorpusError, EmbdebiasError
+from ..errors import CorpusError, CorpusNotFoundError, EmbdebiasError
 
 #: Bytes read at a time (a block is this plus the rest of its last line).
 BLOCK_BYTES = 1 << 20
@@ -64,7 +64,7 @@ def check_corpus_path(path) -> Path:
     """
     path = Path(path)
     if not path.exists():
-        raise CorpusError(path, "no such file or directory")
+        raise CorpusNotFoundError(path)
     if path.is_dir():
         raise CorpusError(path, "is a directory, expected a text file (one sentence or paragraph a line)")
     if not path.is_file():
