@@ -177,17 +177,20 @@ def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, s
     """Bootstrap intervals of every sampled statistic, and paired comparisons with the first column.
 
     Each interval and comparison draws from its own generator (:func:`resample_rng`, seeded
-    by ``seed`` and the row's key), so the numbers do not depend on what else was computed,
-    and :func:`~embdebias.metrics.weat` with the same seed gives the same interval.
+    by ``seed``, the metric, the test and the statistic -- never by the column's name, its
+    position or the other columns), so a column's numbers do not depend on the company it
+    keeps, :func:`~embdebias.metrics.weat` with the same seed gives the same interval, and
+    every paired comparison of a row draws the same resamples of the common items for the
+    reference and the other column.
     """
     reference = report.embeddings[0]
     for (emb, metric, test, stat), sample in samples.items():
-        lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, emb, metric, test, stat), level)
+        lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, metric, test, stat), level)
         report.set_interval(emb, metric, test, stat, lo, hi)
         ref = samples.get((reference, metric, test, stat))
         if emb == reference or ref is None:
             continue
-        change = paired_change(ref, sample, n_boot, resample_rng(seed, "paired", emb, metric, test, stat), level)
+        change = paired_change(ref, sample, n_boot, resample_rng(seed, "paired", metric, test, stat), level)
         report.comparisons.append({
             "embedding": emb, "reference": reference, "metric": metric, "test": test, "statistic": stat,
             "reference_value": report.value(metric, test, stat, reference),

@@ -37,8 +37,9 @@ Choices made here (the paper leaves them open):
   replacement within itself, the effect size is recomputed, and the percentile
   interval at ``ci_level`` is reported. The resamples come from the one engine of
   :mod:`embdebias.metrics._resample`, seeded by ``random_state`` and the row's key
-  (embedding name, ``weat``, test id, ``effect_size``), so :func:`weat` gives exactly the
-  interval :func:`~embdebias.evaluate.evaluate` reports for a column of the same name.
+  (``weat``, test id, ``effect_size``; never the embedding's name), so :func:`weat` gives
+  exactly the interval :func:`~embdebias.evaluate.evaluate` reports for the embedding,
+  whatever its column is called and whatever columns share the report.
 """
 
 from __future__ import annotations
@@ -260,7 +261,7 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
     random_state : int or None, default 0
         Seed of the permutation sample and of the bootstrap (independent streams, so
         turning the bootstrap on does not change the p-value; the bootstrap's is that of
-        :func:`~embdebias.evaluate.evaluate` for a column named as the embedding).
+        :func:`~embdebias.evaluate.evaluate` for the embedding, under any column name).
     bootstrap : int, default 0
         Number of bootstrap replicates for the effect-size interval (0: none).
     ci_level : float, default 0.95
@@ -300,8 +301,8 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
     ci = None
     if bootstrap:
         sample = effect_size_sample({k: lk.words for k, lk in looks.items()}, vec, ddof)
-        ci = bootstrap_interval(sample, int(bootstrap), resample_rng(random_state, emb.name, "weat", test_id,
-                                                                     "effect_size"), float(ci_level))
+        ci = bootstrap_interval(sample, int(bootstrap), resample_rng(random_state, "weat", test_id, "effect_size"),
+                                float(ci_level))
 
     return WeatResult(
         effect_size=d, statistic=statistic, p_value=float(p), p_value_se=float(se), exact=exact,
