@@ -25,7 +25,8 @@ from embdebias.report import Report  # noqa: E402
 def golden(evaluation: dict, column: str = "original") -> dict:
     report = Report.from_dict(evaluation)
     cells = [[m, t, s, *(report.cell(m, t, s, column) or (None, None, None))] for m, t, s in report.rows]
-    return {"source": "embdebias run (every default) on glove-6b-50d: values from before issue 19, intervals of issue 21", "column": column,
+    source = "embdebias run (every default) on glove-6b-50d: values from before issue 19, intervals of issue 21"
+    return {"source": source, "column": column,
             "params": {k: evaluation["params"].get(k) for k in ("suite", "random_state", "bootstrap_resamples",
                                                                  "bootstrap_level", "lists", "max_missing")},
             "cells": cells}
