@@ -7,9 +7,17 @@ import json
 from ..pipeline.options import add_arguments
 from ._common import force_opt, input_opts, lists_opt, load_many, prepare_output, scoring_opts
 
+#: Exit status when nothing could be scored (the report's first line says so and why).
+UNSCORABLE = 3
+
+EXIT_STATUS = (f"exit status: 0 scored; 2 bad input or options (one line on stderr); {UNSCORABLE} nothing "
+               f"could be scored on any embedding (the report is written and its first line says why); "
+               f"130/143 interrupted")
+
 
 def add_parser(sub, parents) -> None:
-    p = sub.add_parser("score", parents=parents, help="bias and quality metrics for one or more embeddings")
+    p = sub.add_parser("score", parents=parents, help="bias and quality metrics for one or more embeddings",
+                       epilog=EXIT_STATUS)
     p.add_argument("inputs", nargs="*", metavar="INPUT")
     p.add_argument("--json", action="store_true", help="JSON instead of Markdown tables")
     p.add_argument("--tests", nargs="+", metavar="TEST", help=tests_help())
@@ -50,4 +58,9 @@ def run_score(args, say) -> int:
         say(f"wrote {args.out}")
     else:
         print(text)
+    from ..report.summary import scored
+
+    if not scored(report):
+        say("nothing could be scored: see the report's first line")
+        return UNSCORABLE
     return 0

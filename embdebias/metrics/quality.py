@@ -392,6 +392,7 @@ def _decide(vocab: np.ndarray, abc: np.ndarray, question: np.ndarray, candidate:
 @register
 class Similarity(Metric):
     name, title = "similarity", "Word similarity"
+    headline = (("*", "spearman", "higher (better)"),)
     function = "word_similarity"
     kind = "quality"
     legend = ("Spearman correlation of cosine similarity with human similarity ratings; higher "
@@ -417,6 +418,7 @@ class Similarity(Metric):
 @register
 class Analogy(Metric):
     name, title = "analogy", "Analogy"
+    headline = (("", "accuracy", "higher (better)"),)
     function = "analogy"
     kind = "quality"
     legend = ("3CosAdd accuracy on the Google analogy questions; higher means more of the semantic "

@@ -493,6 +493,7 @@ def _recoverable_text(r: dict) -> str:
 @register
 class Residual(Metric):
     name, title = "residual", "Residual bias"
+    headline = (("", "cluster_accuracy", "0.5"), ("", "classification_accuracy", "0.5"))
     function = "residual_bias"
     legend = ("Is the gender bias still recoverable? (Gonen & Goldberg 2019.) The 500 most male- and "
               "500 most female-biased words of the original (by cosine with he - she, gender-specific "
@@ -560,3 +561,13 @@ class Residual(Metric):
 
     def verdict_text(self, entry):
         return _recoverable_text(entry)
+
+    def recoverable_text(self, report, embedding) -> str | None:
+        """The summary's words on ``embedding``: recoverable or not, with the accuracies."""
+        entry = self.verdict(report, embedding)
+        if entry is None:
+            return None
+        acc = ", ".join(f"{label} {entry[key]:.2f}" for key, label in (("cluster_accuracy", "clustering"),
+                                                                        ("classification_accuracy", "SVM"))
+                        if entry.get(key) is not None)
+        return f"'{embedding}': {'yes' if entry['recoverable'] else 'no, not beyond chance'} ({acc}; 0.5 is chance)"

@@ -390,6 +390,7 @@ class Weat(Metric):
               "'< x' when no permutation reached d).")
     statistics = {"effect_size": "effect size d", "p_value": "p-value", N_SCORED: "words scored"}
     folded = ("p_value_se", "n_permutations")
+    headline = (("", "effect_size", "0"),)
     options = {
         "groups": Option(("gender",), "groups of bundled WEAT tests (add 'caliskan' for Caliskan et al.'s ten)",
                          _check_groups),
@@ -435,6 +436,21 @@ class Weat(Metric):
                  "n_permutations": r.n_permutations, N_SCORED: r.n_scored}
         words, vec = set_vectors(emb, {k: getattr(test, k).words for k in "XYAB"}, ctx)
         return r, {unit: cells}, {(unit, "effect_size"): effect_size_sample(words, vec)}
+
+    def evidence(self, report, embedding):
+        """Significant when a test's permutation p-value is below 0.05 (one-sided, as published)."""
+        def value(test, stat):
+            cell = report.cells.get((self.name, test, stat), {}).get(embedding)
+            return None if cell is None else cell.value
+
+        rows = [(t, value(t, "p_value"), value(t, "effect_size"))
+                for (m, t, s) in report.rows if m == self.name and s == "p_value"]
+        rows = [r for r in rows if r[1] is not None]
+        if not rows:
+            return None
+        hits = [d for _, p, d in rows if p < 0.05 and d is not None]
+        span = f"; d {min(hits):.2f} to {max(hits):.2f}" if hits else ""
+        return {"significant": bool(hits), "text": f"{len(hits)} of {len(rows)} tests p < 0.05{span}"}
 
     def format_cell(self, statistic, cells, digits):
         """The p-value with its Monte-Carlo standard error, or its bound when no permutation reached d."""

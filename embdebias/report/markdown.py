@@ -13,9 +13,11 @@ from ..metrics._base import N_SCORED
 from .model import metric_of
 
 
-def to_markdown(report, *, digits: int = 3, missing: bool = True) -> str:
+def to_markdown(report, *, digits: int = 3, missing: bool = True, summary: bool = True) -> str:
     """See :meth:`Report.to_markdown <embdebias.report.model.Report.to_markdown>`."""
-    parts = verdict_lines(report)
+    from .summary import first_screen
+
+    parts = (first_screen(report) if summary else []) + verdict_lines(report)
     for metric in report.metrics():
         parts += metric_section(report, metric, digits)
     if report.failures:

@@ -232,7 +232,8 @@ class Report:
         from ..metrics.agreement import agreement
 
         extrinsic = [m for m in self.metrics() if metric_of(m).kind == "extrinsic"]
-        return agreement(self.comparisons, self.embeddings, extrinsic)
+        bias = [c for c in self.comparisons if metric_of(c["metric"]).kind != "quality"]
+        return agreement(bias, self.embeddings, extrinsic)
 
     # -- serialisation and display (report/json.py, report/markdown.py) -----------------
     def to_dict(self, *, bulk: str | None = None) -> dict:
@@ -260,13 +261,14 @@ class Report:
 
         return from_json(path)
 
-    def to_markdown(self, *, digits: int = 3, missing: bool = True) -> str:
-        """Markdown: the verdict, per metric its data, how to read it and a table (rows = tests
-        x statistics, columns = embeddings); then the units not scored and, with
+    def to_markdown(self, *, digits: int = 3, missing: bool = True, summary: bool = True) -> str:
+        """Markdown: with ``summary``, the first screen (sentences computed from the numbers and the
+        summary table, :mod:`embdebias.report.summary`); the verdict, per metric its data, how
+        to read it and a table (rows = tests x statistics, columns = embeddings); then the units not scored and, with
         ``missing=True``, the out-of-vocabulary words."""
         from .markdown import to_markdown
 
-        return to_markdown(self, digits=digits, missing=missing)
+        return to_markdown(self, digits=digits, missing=missing, summary=summary)
 
     def __str__(self) -> str:
         return self.to_markdown()

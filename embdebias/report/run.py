@@ -22,12 +22,15 @@ def render_report(meta: dict, evaluation: dict, command: list[str]) -> str:
     (``command``, the ``embdebias run`` command line that repeats it)."""
     from .model import Report
 
-    lines = [f"# embdebias report: {meta['embedding']['name']}", "",
+    from .summary import first_screen
+
+    report = Report.from_dict(evaluation)
+    lines = [f"# embdebias report: {meta['embedding']['name']}", "", *first_screen(report),
              f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "
              + _columns_sentence(_methods(meta)), "",
              ("![occupations](occupations.png)" if not meta.get("plot_error")
               else f"Occupation plot not drawn: {meta['plot_error']}"), ""]
-    lines.append(Report.from_dict(evaluation).to_markdown())
+    lines.append(report.to_markdown(summary=False))
     lines += _lists_section(meta)
     lines += ["", "## Run", ""] + _run_lines(meta) + [f"- reproduce: `{' '.join(command)}`"]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,89 @@
+"""The first screen of a report (issue 21): a few sentences computed from the numbers, one
+summary table, and a distinct exit status when nothing could be scored."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from synthetic import synthetic_embedding, write_word2vec_text
+
+from embdebias.embedding import Embedding
+from embdebias.evaluate import evaluate
+from embdebias.report.summary import MARKS, first_screen, headline_rows, opening_sentences, scored
+
+SUITE = ["weat", "direct_bias", "bat", "similarity"]
+OPTS = {"weat": {"n_permutations": 200}}
+
+
+@pytest.fixture(scope="module")
+def emb():
+    return synthetic_embedding()
+
+
+def _sentences(md: str) -> list[str]:
+    head = md.split("### Summary")[0]
+    return [p for p in head.split("\n\n") if p.strip()]
+
+
+def test_one_embedding_opens_with_the_answer_and_the_summary_table(emb):
+    r = evaluate({"mine": emb}, SUITE, bootstrap=100, options=OPTS)
+    md = r.to_markdown()
+    assert md.startswith("**Is 'mine' biased? ")
+    sentences = _sentences(md)
+    assert 1 <= len(sentences) <= 5
+    # the WEAT count is the report's own: tests with p < 0.05 of those scored
+    tests = [t for (m, t, s) in r.rows if m == "weat" and s == "p_value"]
+    hits = sum(r.value("weat", t, "p_value") < 0.05 for t in tests)
+    assert f"WEAT ({hits} of {len(tests)} tests p < 0.05" in sentences[0]
+    assert "### Summary" in md and md.index("### Summary") < md.index("### WEAT")
+    rows = headline_rows(r)
+    assert ("similarity", "wordsim353", "spearman", "higher (better)") in [tuple(x) for x in rows]
+    table = md.split("### Summary")[1].split("\n\n")[1]
+    assert len(table.splitlines()) == 2 + len(rows)
+    assert "| Word similarity, wordsim353: Spearman rho | higher (better) | " in table
+    assert "**Quality**: " in md
+
+
+def test_debiased_columns_say_what_changed_beyond_the_noise_and_at_what_cost(emb):
+    from embdebias.debias import make_debiaser
+
+    hard = make_debiaser("hard").fit(emb).transform(emb)
+    r = evaluate({"original": emb, "hard": hard}, SUITE, bootstrap=100, options=OPTS)
+    sentences = opening_sentences(r)
+    assert len(sentences) <= 5
+    bias = [c for c in r.comparisons if c["embedding"] == "hard" and c["metric"] != "similarity"
+            and c["outcome"] != "not comparable"]
+    improved = sum(c["outcome"] == "improved" for c in bias)
+    assert f"'hard' is fairer beyond the noise on {improved} of {len(bias)} bias numbers" in sentences[1]
+    assert sentences[-1].startswith("**What did it cost?** 'hard': wordsim353 Spearman rho ")
+    # quality has intervals and paired changes like every bias number
+    assert r.interval("similarity", "wordsim353", "spearman", "hard") is not None
+    assert any(c["metric"] == "similarity" for c in r.comparisons)
+    marked = "\n".join(first_screen(r))
+    direct = next(c for c in r.comparisons if c["metric"] == "direct_bias" and c["embedding"] == "hard")
+    assert direct["outcome"] == "improved" and MARKS[("bias", "improved")] in marked
+
+
+def test_an_unscorable_report_says_so_first_and_the_cli_exits_3(tmp_path):
+    from embdebias.cli import main
+
+    tiny = Embedding([f"w{i}" for i in range(50)], np.random.default_rng(0).normal(size=(50, 8)).astype(np.float32),
+                     name="tiny")
+    with pytest.warns(UserWarning):
+        r = evaluate({"tiny": tiny}, ["weat", "bat"], bootstrap=10)
+    assert not scored(r)
+    assert r.to_markdown().startswith("**Nothing could be scored**")
+    path = tmp_path / "tiny.txt"
+    write_word2vec_text(tiny, path)
+    out = tmp_path / "r.md"
+    assert main(["-q", "score", str(path), "--tests", "weat", "bat", "--out", str(out)]) == 3
+    assert out.read_text().startswith("**Nothing could be scored**")
+
+
+def test_exit_status_is_documented_in_help(capsys):
+    from embdebias.cli import main
+
+    for cmd in ("score", "run"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        assert "3 nothing could be scored" in " ".join(capsys.readouterr().out.split())
