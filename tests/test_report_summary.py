@@ -87,3 +87,28 @@ def test_exit_status_is_documented_in_help(capsys):
         with pytest.raises(SystemExit):
             main([cmd, "--help"])
         assert "3 nothing could be scored" in " ".join(capsys.readouterr().out.split())
+
+
+def test_disagreements_are_explained_where_they_happen():
+    from embdebias.report import Report
+
+    r = Report(["original", "soft"])
+    r.params = {"bootstrap_level": 0.95, "bootstrap_resamples": 1000}
+    r.add("original", "weat", "t", "effect_size", 0.95, -0.36, 1.50)
+    r.add("original", "weat", "t", "p_value", 3e-5)
+    r.add("original", "weat", "t", "n_scored", 32)
+    r.add("soft", "weat", "t", "effect_size", 0.14, -0.6, 0.8)
+    r.add("soft", "weat", "t", "p_value", 0.3)
+    r.comparisons.append({"embedding": "soft", "reference": "original", "metric": "weat", "test": "t",
+                          "statistic": "effect_size", "reference_value": 0.95, "value": 0.14, "change": -0.81,
+                          "ci_low": -1.5, "ci_high": 0.1, "outcome": "no significant change", "n_items": 32})
+    md = r.to_markdown()
+    assert "- Why 'original', t has p = 3e-05 but an interval [-0.36, 1.50] that includes 0" in md
+    assert "- Why 'soft', t effect size d 0.95 -> 0.14 is no significant change" in md
+    assert "soft', t has p" not in md  # p = 0.3: nothing to explain
+    assert md.count("[a, b] (in every table)") == 1
+
+
+def test_the_interval_footnote_has_no_change_mark_for_one_column(emb):
+    md = evaluate({"mine": emb}, ["weat", "bat"], bootstrap=50, options=OPTS).to_markdown()
+    assert md.count("[a, b] (in every table)") == 1 and "change from" not in md

@@ -496,9 +496,10 @@ class Residual(Metric):
     headline = (("", "cluster_accuracy", "0.5"), ("", "classification_accuracy", "0.5"))
     function = "residual_bias"
     legend = ("Is the gender bias still recoverable? (Gonen & Goldberg 2019.) The 500 most male- and "
-              "500 most female-biased words of the original (by cosine with he - she, gender-specific "
-              "words left out) are clustered with 2-means in each column: accuracy 0.5 means the "
-              "bias is gone, 1.0 that it is fully recoverable. An RBF SVM trained on 1,000 of the "
+              "500 most female-biased words of the original (the most negative and most positive "
+              "cosines with she - he, gender-specific words left out) are clustered with 2-means in "
+              "each column: accuracy 0.5 means the bias is gone, 1.0 that it is fully recoverable. "
+              "An RBF SVM trained on 1,000 of the "
               "5,000 most biased words predicts the other 4,000 (0.5 is fair). Neighbour correlation: "
               "Pearson r between a word's original bias and the male share of its 100 nearest "
               "neighbours in the column (0 is fair). Re-fitted direction: direct bias along the "
@@ -526,7 +527,7 @@ class Residual(Metric):
         ctx.neutral(neutral)  # a bad list fails before any scoring
         return (f"candidates: the first 50,000 alphabetic words of '{ctx.reference_name}' minus "
                 f"{ctx.list_text(None, 'gender_specific', 'words')}; bias of a word: its cosine with "
-                f"he - she in '{ctx.reference_name}'; re-fitted direction measured on "
+                f"she - he in '{ctx.reference_name}' (negative: male); re-fitted direction measured on "
                 f"{ctx.list_text(neutral, 'professions', 'words')}")
 
     def score(self, emb, unit, ctx):

@@ -452,6 +452,27 @@ class Weat(Metric):
         span = f"; d {min(hits):.2f} to {max(hits):.2f}" if hits else ""
         return {"significant": bool(hits), "text": f"{len(hits)} of {len(rows)} tests p < 0.05{span}"}
 
+    def notes(self, report, place="table"):
+        """One sentence where a test's permutation p-value is small but its bootstrap interval
+        includes 0: the two answer different questions."""
+        if place != "table":
+            return []
+        out = []
+        for (m, t, s), per in report.cells.items():
+            if m != self.name or s != "effect_size":
+                continue
+            for emb, cell in per.items():
+                p = report.cells.get((m, t, "p_value"), {}).get(emb)
+                if cell.interval and p is not None and p.value is not None and p.value < 0.05 \
+                        and cell.ci_low <= 0 <= cell.ci_high:
+                    n = report.cells.get((m, t, N_SCORED), {}).get(emb)
+                    out.append(f"- Why '{emb}', {t} has p = {p.value:.2g} but an interval [{cell.ci_low:.2f}, "
+                               f"{cell.ci_high:.2f}] that includes 0: the permutation test holds these words "
+                               f"fixed and asks whether the two target sets differ; the bootstrap also redraws "
+                               f"the words of each set ({n.value if n else '?'} words in all), so it says how "
+                               f"far d would move with other, similar word lists, which on small sets is far.")
+        return out + ([""] if out else [])
+
     def format_cell(self, statistic, cells, digits):
         """The p-value with its Monte-Carlo standard error, or its bound when no permutation reached d."""
         if statistic != "p_value" or cells.get("p_value") is None:
