@@ -112,3 +112,32 @@ def test_disagreements_are_explained_where_they_happen():
 def test_the_interval_footnote_has_no_change_mark_for_one_column(emb):
     md = evaluate({"mine": emb}, ["weat", "bat"], bootstrap=50, options=OPTS).to_markdown()
     assert md.count("[a, b] (in every table)") == 1 and "change from" not in md
+
+
+def test_the_run_figures_are_drawn_with_captions_tied_to_the_tables(emb, tmp_path):
+    from embdebias.debias import make_debiaser
+    from embdebias.report.figures import DIRECT_BIAS_LABEL, RUN_FIGURES, run_figures
+
+    hard = make_debiaser("hard").fit(emb).transform(emb)
+    cols = {"original": emb, "hard": hard}
+    from embdebias import wordlists
+
+    r = evaluate(cols, ["weat", "direct_bias"], bootstrap=50, options=OPTS)
+    # the residual protocol needs 5,000 alphabetic words: its words and accuracies are given here
+    t = wordlists.weat_tests("gender")[0]
+    r.details["original"]["residual/gender"] = {"cluster_words": {"male": [w.lower() for w in t.X.words],
+                                                                  "female": [w.lower() for w in t.Y.words]}}
+    for name, acc in (("original", 1.0), ("hard", 0.62)):
+        r.add(name, "residual", "gender", "cluster_accuracy", acc)
+    figures = run_figures(cols, r, tmp_path)
+    assert set(figures) == set(RUN_FIGURES)
+    for file, fig in figures.items():
+        assert "caption" in fig, fig
+        assert (tmp_path / file).stat().st_size > 1000
+    assert DIRECT_BIAS_LABEL in figures["occupations.png"]["caption"]
+    assert DIRECT_BIAS_LABEL == r.labels["direct_bias"]["direct_bias_original"]  # named the same way
+    assert "clustering accuracy" in figures["residual.png"]["caption"]
+    assert f"{len(t.X.words) + len(t.Y.words)} most" not in figures["residual.png"]["caption"]  # per side
+    # a report without a residual test: that figure says why, the others are drawn
+    partial = run_figures(cols, evaluate(cols, ["weat"], bootstrap=20, options=OPTS), tmp_path / "p")
+    assert "error" in partial["residual.png"] and "caption" in partial["weat.png"]
