@@ -112,32 +112,41 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
     idx = np.argsort(first[keep])
     specific = set(wordlists.resolve_words(None, "gender_specific", lists))
     hatched = [shown[i] in specific for i in idx]
+    labels = [shown[i] for i in idx]
     for ax, (name, p) in zip(axes[0], proj.items()):
-        vals = p[keep]
-        colors = [SHE_COLOR if v > 0 else HE_COLOR for v in vals[idx]]
-        bars = ax.barh(np.arange(len(idx)), vals[idx], color=colors, height=0.75)
-        for bar, h in zip(bars, hatched):
-            if h:
-                bar.set_hatch("///")
-                bar.set_alpha(0.45)
-        ax.set_yticks(np.arange(len(idx)))
-        ax.set_yticklabels([shown[i] for i in idx], fontsize=8)
-        ax.set_ylim(-0.7, len(idx) - 0.3)
-        ax.axvline(0, color="0.3", linewidth=0.8)
-        ax.set_xlim(-lim, lim)
+        _occupation_panel(ax, p[keep][idx], labels, hatched, lim)
         ax.set_title(f"{name}\n{DIRECT_BIAS_LABEL} {np.abs(p).mean():.3f} ({len(present)} words)", fontsize=10)
-        ax.set_xlabel("projection on gender direction\n(he side  <  0  <  she side)", fontsize=8)
-        ax.grid(axis="x", alpha=0.3)
-    named = words is None or isinstance(words, (str, bytes, os.PathLike))
-    source = wordlists.describe("professions" if words is None else words, lists)["name"] if named \
-        else "given words"
+    source = _words_source(words, lists)
     fig.suptitle(f"Occupations ({source}) on the gender direction of {next(iter(proj))}", fontsize=11)
     fig.tight_layout()
     if info is not None:
         info.update(source=source, shown=len(shown), present=len(present), total=len(present) + len(missing),
-                    missing=len(missing), specific=[w for w, h in zip([shown[i] for i in idx], hatched) if h],
+                    missing=len(missing), specific=[w for w, h in zip(labels, hatched) if h],
                     first=next(iter(proj)))
     return fig
+
+
+def _words_source(words, lists: str) -> str:
+    """The name of the occupation list (a bundled name or file), or "given words"."""
+    named = words is None or isinstance(words, (str, bytes, os.PathLike))
+    return wordlists.describe("professions" if words is None else words, lists)["name"] if named else "given words"
+
+
+def _occupation_panel(ax, vals, labels, hatched, lim) -> None:
+    """One panel's bars (gender-specific words hatched and lighter), axis and labels."""
+    bars = ax.barh(np.arange(len(vals)), vals, color=[SHE_COLOR if v > 0 else HE_COLOR for v in vals],
+                   height=0.75)
+    for bar, h in zip(bars, hatched):
+        if h:
+            bar.set_hatch("///")
+            bar.set_alpha(0.45)
+    ax.set_yticks(np.arange(len(vals)))
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.set_ylim(-0.7, len(vals) - 0.3)
+    ax.axvline(0, color="0.3", linewidth=0.8)
+    ax.set_xlim(-lim, lim)
+    ax.set_xlabel("projection on gender direction\n(he side  <  0  <  she side)", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
 
 
 def occupation_caption(info: dict) -> str:
