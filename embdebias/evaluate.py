@@ -228,7 +228,7 @@ def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: 
         "options": {m.name: m.params(ctx.opts(m.name)) for m in metrics}})
 
 
-def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_name: str | None = None,
+def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None, direction_name: str | None = None,
              random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
              progress=None, **moved) -> Report:
@@ -239,9 +239,11 @@ def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_n
     embeddings : Embedding, KeyedVectors, list of them, or dict name -> embedding
         Columns of the report (a list uses each embedding's ``name``). The first column
         is the reference ("original") whose gender direction every column is measured on.
-    suite : sequence of str, optional
+    tests : sequence of str, optional
         Metrics to run (names of :data:`~embdebias.metrics.REGISTRY`, case-insensitive;
-        default :data:`DEFAULT_SUITE`).
+        default :data:`DEFAULT_SUITE`): the word the CLI's ``--tests`` uses.
+    suite : sequence of str, optional
+        The same as ``tests`` (its older name); give one of the two.
     options : dict, optional
         ``{metric: {option: value}}``: each metric's own options (see
         :func:`~embdebias.metrics.describe_metrics` and each metric's ``options``); an
@@ -280,6 +282,9 @@ def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_n
 
     _check_moved(moved)
     _check_shared(bootstrap, level, options)
+    if tests is not None and suite is not None:
+        raise EmbdebiasError("evaluate: give tests= or its alias suite=, not both")
+    suite = tests if tests is not None else suite
     named = _named_embeddings(embeddings)
     names = DEFAULT_SUITE if suite is None else ([suite] if isinstance(suite, str) else suite)
     metrics = [get_metric(m) for m in names]

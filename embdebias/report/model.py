@@ -197,14 +197,20 @@ class Report:
         return list(dict.fromkeys(m for m, _, _ in self.rows))
 
     def to_frame(self):
-        """A pandas DataFrame, one row per cell: embedding, metric, test, statistic, value,
-        ci_low, ci_high. Needs pandas (``pip install 'embdebias[pandas]'``)."""
+        """A pandas DataFrame, one row per (embedding, metric, test, statistic): ``value``,
+        ``ci_low``, ``ci_high`` and the paired comparison with the first column, ``change``,
+        ``change_ci_low``, ``change_ci_high``, ``outcome`` (empty for the first column and for
+        statistics without one). Needs pandas (``pip install 'embdebias[pandas]'``)."""
         try:
             import pandas as pd
         except ImportError:
             raise ImportError("Report.to_frame needs pandas: pip install 'embdebias[pandas]'") from None
-        columns = ["embedding", "metric", "test", "statistic", "value", "ci_low", "ci_high"]
-        records = [(e, m, t, s, *(per.get(e) or Cell(None)))
+        columns = ["embedding", "metric", "test", "statistic", "value", "ci_low", "ci_high", "change",
+                   "change_ci_low", "change_ci_high", "outcome"]
+        by_key = {(c["embedding"], c["metric"], c["test"], c["statistic"]): c for c in self.comparisons}
+        empty = {"change": None, "ci_low": None, "ci_high": None, "outcome": None}
+        records = [(e, m, t, s, *(per.get(e) or Cell(None)),
+                    *(by_key.get((e, m, t, s), empty)[k] for k in ("change", "ci_low", "ci_high", "outcome")))
                    for (m, t, s), per in self.cells.items() for e in self.embeddings]
         return pd.DataFrame.from_records(records, columns=columns)
 
