@@ -141,3 +141,16 @@ def test_the_run_figures_are_drawn_with_captions_tied_to_the_tables(emb, tmp_pat
     # a report without a residual test: that figure says why, the others are drawn
     partial = run_figures(cols, evaluate(cols, ["weat"], bootstrap=20, options=OPTS), tmp_path / "p")
     assert "error" in partial["residual.png"] and "caption" in partial["weat.png"]
+
+
+def test_a_users_own_weat_is_described_truthfully(emb):
+    from embdebias import wordlists
+    from embdebias.data.wordlists import WeatTest, WordSet
+
+    base = wordlists.weat_tests("gender")[0]
+    mine = WeatTest("flowers_insects", "mine", WordSet("flowers", base.X.words), WordSet("insects", base.Y.words),
+                    WordSet("pleasant", base.A.words), WordSet("unpleasant", base.B.words), group="mine")
+    r = evaluate({"e": emb}, tests=["weat"], bootstrap=0, options={"weat": {"tests": [mine], "n_permutations": 50}})
+    assert "the user's own tests (flowers_insects)" in r.data["weat"] and "weat_tests.json" not in r.data["weat"]
+    assert "X flowers, Y insects, A pleasant, B unpleasant" in r.legends["weat"]
+    assert "male terms" not in r.legends["weat"]

@@ -383,11 +383,11 @@ def _check_tests(value) -> list:
 class Weat(Metric):
     name, title = "weat", "WEAT"
     function = "weat"
-    legend = ("Effect size d (Caliskan et al. 2017): how much more the first target set (male terms) "
-              "associates with the first attribute set than the second target set (female terms) "
-              "does, in pooled standard deviations; 0 is fairer, |d| >= 0.8 is large. p-value: "
-              "one-sided permutation test (exact, or Monte-Carlo with its standard error; "
-              "'< x' when no permutation reached d).")
+    legend = ("Effect size d (Caliskan et al. 2017): how much more the first target set (X) "
+              "associates with the first attribute set (A) than the second target set (Y) "
+              "does, in pooled standard deviations (each test's sets are named below); 0 is fairer, "
+              "|d| >= 0.8 is large. p-value: one-sided permutation test (exact, or Monte-Carlo with "
+              "its standard error; '<= x' when no sampled permutation reached d: x = 1/(m + 1)).")
     statistics = {"effect_size": "effect size d", "p_value": "p-value", N_SCORED: "words scored"}
     folded = ("p_value_se", "n_permutations")
     headline = (("", "effect_size", "0"),)
@@ -418,13 +418,19 @@ class Weat(Metric):
         return [t.id for t in self.weat_tests(ctx)]
 
     def legend_for(self, ctx):
-        titles = "; ".join(f"{t.id}: {t.title}" for t in self.weat_tests(ctx))
+        titles = "; ".join(f"{t.id}: X {t.X.name}, Y {t.Y.name}, A {t.A.name}, B {t.B.name}"
+                           for t in self.weat_tests(ctx))
         return f"{self.legend} Tests: {titles}."
 
     def data(self, ctx):
         tests = self.weat_tests(ctx)
         groups = list(dict.fromkeys(t.group for t in tests))
-        return (f"{len(tests)} WEAT tests from `wordlists/weat_tests.json`: "
+        bundled = {t.id for t in wordlists.weat_tests()}
+        own = [t.id for t in tests if t.id not in bundled]
+        where = ("`wordlists/weat_tests.json`" if not own else
+                 f"the user's own tests ({', '.join(own)})" if len(own) == len(tests) else
+                 f"`wordlists/weat_tests.json` and the user's own tests ({', '.join(own)})")
+        return (f"{len(tests)} WEAT tests from {where}: "
                 + "; ".join(f"group {g}: {_GROUP_SOURCES.get(g, 'user tests')}" for g in groups))
 
     def score(self, emb, unit, ctx):
