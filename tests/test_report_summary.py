@@ -154,3 +154,17 @@ def test_a_users_own_weat_is_described_truthfully(emb):
     assert "the user's own tests (flowers_insects)" in r.data["weat"] and "weat_tests.json" not in r.data["weat"]
     assert "X flowers, Y insects, A pleasant, B unpleasant" in r.legends["weat"]
     assert "male terms" not in r.legends["weat"]
+
+
+def test_residual_tests_score_when_their_neutral_list_is_short():
+    """Issue 21, item 5: only the re-fitted rows use the neutral words (the professions); when
+    those are missing, the clustering and SVM rows are still scored."""
+    from test_residual import _planted
+
+    emb = _planted(n=6000)
+    with pytest.warns(UserWarning, match="re-fitted direction's rows are not scored"):
+        r = evaluate({"original": emb}, ["residual"], bootstrap=0,
+                     options={"residual": {"neutral_words": ["nosuchwordone", "nosuchwordtwo", "aaaa"]}})
+    assert not r.failures
+    assert r.value("residual", "gender", "cluster_accuracy") is not None
+    assert r.value("residual", "gender", "refit_direct_bias") is None

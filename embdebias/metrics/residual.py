@@ -65,6 +65,7 @@ computer programmer as woman is to homemaker? Debiasing word embeddings. NeurIPS
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -536,8 +537,13 @@ class Residual(Metric):
 
         r = residual_bias(ctx.reference, emb, random_state=ctx.random_state, lists=ctx.lists,
                           max_missing=ctx.max_missing, lowercase=ctx.lowercase)
-        refit = refit_direction_bias(emb, ctx.neutral(ctx.opts(self.name)["neutral_words"]), original=ctx.reference,
-                                     lists=ctx.lists, max_missing=ctx.max_missing, lowercase=ctx.lowercase)
+        try:  # only the re-fitted rows use the neutral words: a short list leaves them alone empty
+            refit = refit_direction_bias(emb, ctx.neutral(ctx.opts(self.name)["neutral_words"]),
+                                         original=ctx.reference, lists=ctx.lists, max_missing=ctx.max_missing,
+                                         lowercase=ctx.lowercase)
+        except EmbdebiasError as exc:
+            warnings.warn(f"residual bias: the re-fitted direction's rows are not scored: {exc}", stacklevel=2)
+            refit = None
         n_cluster = sum(len(v) for v in r.cluster_words.values())
         n_classify = sum(len(v) for v in r.classify_words.values())
         cells = {"cluster_accuracy": (r.cluster_accuracy, *wilson_interval(r.cluster_accuracy, n_cluster)),
@@ -545,8 +551,10 @@ class Residual(Metric):
                                              *wilson_interval(r.classification_accuracy, r.n_test)),
                  "neighbour_correlation": (r.neighbour_correlation,
                                            *fisher_z_interval(r.neighbour_correlation, n_classify)),
-                 "refit_direct_bias": refit.direct_bias, "direction_cosine": refit.direction_cosine,
-                 "refit_variance_ratio": refit.refit_variance_ratio, N_SCORED: n_cluster}
+                 **{key: None if refit is None else getattr(refit, attr)
+                    for key, attr in (("refit_direct_bias", "direct_bias"), ("direction_cosine", "direction_cosine"),
+                                      ("refit_variance_ratio", "refit_variance_ratio"))},
+                 N_SCORED: n_cluster}
         return r, {unit: cells}, {}
 
     def verdict(self, report, embedding):
