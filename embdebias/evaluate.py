@@ -159,7 +159,6 @@ def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: Eval
         if strict:
             raise
         reason = str(exc)
-        warnings.warn(f"{emb_name}: {metric.name}/{unit} not scored: {reason}", UnscoredWarning, stacklevel=4)
         report.failures.append({"embedding": emb_name, "metric": metric.name, "unit": unit, "reason": reason})
         for test in metric.tests(unit):
             for stat in metric.statistics:
@@ -171,6 +170,19 @@ def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: Eval
     for test, stats in cells.items():
         for stat, value in stats.items():
             report.add(emb_name, metric.name, test, stat, value)
+
+
+def _warn_unscored(report: Report) -> None:
+    """One :class:`UnscoredWarning` per unit not scored, however many columns it failed on,
+    with the count and the columns (the first column's reason; each is in the report)."""
+    by_unit: dict = {}
+    for f in report.failures:
+        by_unit.setdefault((f["metric"], f["unit"]), []).append(f)
+    n = len(report.embeddings)
+    for (metric, unit), fails in by_unit.items():
+        names = ", ".join(f["embedding"] for f in fails)
+        warnings.warn(f"{metric}/{unit} not scored on {len(fails)} of {n} column(s) ({names}): {fails[0]['reason']}",
+                      UnscoredWarning, stacklevel=3)
 
 
 def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, seed) -> None:
@@ -309,6 +321,7 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
                 progress(name, metric.name)
             for unit in metric.units(ctx):
                 _score_unit(report, metric, name, emb, unit, ctx, strict, samples)
+    _warn_unscored(report)
     if bootstrap:
         from ._threads import one_thread
 

@@ -168,3 +168,18 @@ def test_residual_tests_score_when_their_neutral_list_is_short():
     assert not r.failures
     assert r.value("residual", "gender", "cluster_accuracy") is not None
     assert r.value("residual", "gender", "refit_direct_bias") is None
+
+
+def test_an_unscored_unit_warns_once_with_its_count_of_columns():
+    import warnings
+
+    from embdebias.evaluate import UnscoredWarning
+
+    tiny = Embedding([f"w{i}" for i in range(50)], np.random.default_rng(0).normal(size=(50, 8)).astype(np.float32),
+                     name="tiny")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = evaluate({"a": tiny, "b": tiny, "c": tiny}, ["bat"], bootstrap=0)
+    unscored = [str(w.message) for w in caught if issubclass(w.category, UnscoredWarning)]
+    assert len(unscored) == len({(f["metric"], f["unit"]) for f in r.failures}) == 1
+    assert unscored[0].startswith("bat/") and "on 3 of 3 column(s) (a, b, c)" in unscored[0]

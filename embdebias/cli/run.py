@@ -31,7 +31,11 @@ def run_run(args, say) -> int:
     # Re-running into the same directory resumes it: no --force needed. run_pipeline then
     # checks every file of its output plan before any work.
     prepare_output(args, args.out_dir, say, resumable=(MARKER, STATE))
-    report = run_pipeline(args.input, args.out_dir, options=options, log=say, progress=not args.quiet)
+    import sys
+
+    # progress bars only on a terminal: never written into a log file
+    report = run_pipeline(args.input, args.out_dir, options=options, log=say,
+                          progress=not args.quiet and sys.stderr.isatty())
     say(f"done: {report}")
     from pathlib import Path
 
