@@ -113,13 +113,30 @@ def _named_embeddings(embeddings) -> dict:
     return out
 
 
+def _user_weat_tests(name, bundled: list, groups: dict) -> list:
+    """The WEAT tests of a user's JSON file ``name`` (group "user" unless they name one)."""
+    import dataclasses
+    from pathlib import Path
+
+    from . import wordlists
+
+    if not (str(name).lower().endswith(".json") or Path(str(name)).is_file()):
+        raise EmbdebiasError(f"unknown test {name!r}; known: metrics {', '.join(REGISTRY)}; "
+                             f"WEAT groups {', '.join(groups.values())}; WEAT tests "
+                             f"{', '.join(t.id for t in bundled)}; or a JSON file of WEAT tests")
+    return [t if t.group else dataclasses.replace(t, group="user") for t in wordlists.load_weat_tests(Path(str(name)))]
+
+
 def suite_options(names) -> dict:
     """Turn a list of metric names, WEAT groups and WEAT test ids into :func:`evaluate` arguments.
 
     Names are case-insensitive. ``["weat", "BAT"]`` -> ``{"suite": ("weat", "bat")}``;
     ``["caliskan"]`` -> the WEAT metric over that group (``options={"weat": {"groups":
-    ("caliskan",)}}``); ``["weat6", "gender_math_arts"]`` -> those WEAT tests. Unknown names
-    raise :class:`EmbdebiasError` listing what is known.
+    ("caliskan",)}}``); ``["weat6", "gender_math_arts"]`` -> those WEAT tests; a path to a
+    JSON file of WEAT tests (the format of ``wordlists/weat_tests.json``: a list of
+    ``{"id", "title", "X": {"name", "words"}, "Y", "A", "B"}``) -> its tests, checked with
+    errors naming the file, the test and the key. Unknown names raise
+    :class:`EmbdebiasError` listing what is known.
     """
     from . import wordlists
 
@@ -136,9 +153,7 @@ def suite_options(names) -> dict:
         elif key in by_id:
             weat_tests.append(by_id[key])
         else:
-            raise EmbdebiasError(f"unknown test {name!r}; known: metrics {', '.join(REGISTRY)}; "
-                                 f"WEAT groups {', '.join(groups.values())}; WEAT tests "
-                                 f"{', '.join(t.id for t in tests)}")
+            weat_tests += _user_weat_tests(name, tests, groups)
     if (weat_groups or weat_tests) and "weat" not in suite:
         suite.insert(0, "weat")
     out: dict = {"suite": tuple(dict.fromkeys(suite))}

@@ -183,3 +183,28 @@ def test_an_unscored_unit_warns_once_with_its_count_of_columns():
     unscored = [str(w.message) for w in caught if issubclass(w.category, UnscoredWarning)]
     assert len(unscored) == len({(f["metric"], f["unit"]) for f in r.failures}) == 1
     assert unscored[0].startswith("bat/") and "on 3 of 3 column(s) (a, b, c)" in unscored[0]
+
+
+def test_score_takes_a_users_weat_file_and_names_a_bad_key(tmp_path, emb, capsys):
+    import json
+
+    from embdebias import wordlists
+    from embdebias.cli import main
+
+    base = wordlists.weat_tests("gender")[0]
+    mine = {"id": "my_test", "title": "mine", **{k: {"name": f"set_{k}", "words": list(getattr(base, k).words)}
+                                                 for k in "XYAB"}}
+    good = tmp_path / "my_weat.json"
+    good.write_text(json.dumps([mine]), encoding="utf-8")
+    path = tmp_path / "e.txt"
+    write_word2vec_text(emb, path)
+    out = tmp_path / "r.md"
+    assert main(["-q", "score", str(path), "--tests", str(good), "--out", str(out)]) == 0
+    md = out.read_text()
+    assert "| my_test | effect size d |" in md and "the user's own tests (my_test)" in md
+    assert "X set_X, Y set_Y, A set_A, B set_B" in md
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{k: v for k, v in mine.items() if k != "B"}]), encoding="utf-8")
+    assert main(["-q", "score", str(path), "--tests", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "'my_test'" in err and "set B" in err

@@ -32,10 +32,11 @@ def add_parser(sub, parents) -> None:
 
 
 def tests_help() -> str:
-    """The help of ``--tests``, made from the metric registry."""
+    """The help of ``--tests``, made from the metric registry, and the user's own WEAT file."""
     from ..evaluate import tests_help as from_registry
 
-    return from_registry()
+    return (from_registry() + "; or a JSON file of your own WEAT tests, as wordlists/weat_tests.json: "
+            "[{\"id\", \"title\", \"X\": {\"name\", \"words\"}, \"Y\", \"A\", \"B\"}]")
 
 
 def run_score(args, say) -> int:
