@@ -208,3 +208,16 @@ def test_score_takes_a_users_weat_file_and_names_a_bad_key(tmp_path, emb, capsys
     assert main(["-q", "score", str(path), "--tests", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.json" in err and "'my_test'" in err and "set B" in err
+
+
+def test_a_run_with_quality_but_no_bias_number_is_unscorable():
+    from embdebias.report import Report
+
+    r = Report(["e"])
+    r.add("e", "weat", "t", "effect_size", None)
+    r.add("e", "similarity", "wordsim353", "spearman", 0.5)
+    assert not scored(r)
+    assert opening_sentences(r)[0].startswith("**Nothing could be scored**: every bias test failed")
+    quality_only = Report(["e"])
+    quality_only.add("e", "similarity", "wordsim353", "spearman", 0.5)
+    assert scored(quality_only)

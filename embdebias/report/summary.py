@@ -22,9 +22,11 @@ MARKS = {("bias", "improved"): "▼ fairer", ("bias", "worse"): "▲ less fair",
 
 
 def scored(report) -> bool:
-    """Whether any cell of the report holds a value (an unscorable run has none)."""
-    return any(c.value is not None for per in report.cells.values() for c in per.values()
-               if c is not None)
+    """Whether the report answers anything: a bias number holds a value (or, in a report of
+    quality metrics only, any number does). An unscorable run has none."""
+    bias = {m for m in report.metrics() if metric_of(m).kind != "quality"}
+    return any(c is not None and c.value is not None for (m, _, _), per in report.cells.items()
+               if m in bias or not bias for c in per.values())
 
 
 def headline_rows(report) -> list[tuple[str, str, str, str]]:
@@ -176,10 +178,13 @@ def opening_sentences(report) -> list[str]:
 
 
 def unscorable_line(report) -> str:
-    """The first line of a report in which nothing could be scored."""
+    """The first line of a report in which nothing (no bias number) could be scored."""
     reasons = list(dict.fromkeys(f["reason"] for f in report.failures))[:3]
-    return ("**Nothing could be scored**: every test failed on every embedding"
-            + (f" (first reasons: {'; '.join(reasons)})" if reasons else "") + ".")
+    quality = any(c is not None and c.value is not None for (m, _, _), per in report.cells.items()
+                  if metric_of(m).kind == "quality" for c in per.values())
+    return ("**Nothing could be scored**: every bias test failed on every embedding"
+            + (" (only the quality numbers below were measured)" if quality else "")
+            + (f"; first reasons: {'; '.join(reasons)}" if reasons else "") + ".")
 
 
 def first_screen(report) -> list[str]:
