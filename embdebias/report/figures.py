@@ -302,8 +302,10 @@ def run_figures(embeddings: dict, report, out_dir, *, subspace=None, lists: str 
         try:
             if file == "occupations.png":
                 info: dict = {}
-                plot_occupations(embeddings, out_dir / file, subspace=subspace, lists=lists,
-                                 max_missing=max_missing, info=info)
+                with warnings.catch_warnings():  # the caption states the words left out, once
+                    warnings.simplefilter("ignore", MissingWordsWarning)
+                    plot_occupations(embeddings, out_dir / file, subspace=subspace, lists=lists,
+                                     max_missing=max_missing, info=info)
                 caption = occupation_caption(info)
             elif file == "residual.png":
                 fig, info = residual_figure(embeddings, report)
