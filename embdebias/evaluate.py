@@ -113,13 +113,30 @@ def _named_embeddings(embeddings) -> dict:
     return out
 
 
+def _user_weat_tests(name, bundled: list, groups: dict) -> list:
+    """The WEAT tests of a user's JSON file ``name`` (group "user" unless they name one)."""
+    import dataclasses
+    from pathlib import Path
+
+    from . import wordlists
+
+    if not (str(name).lower().endswith(".json") or Path(str(name)).is_file()):
+        raise EmbdebiasError(f"unknown test {name!r}; known: metrics {', '.join(REGISTRY)}; "
+                             f"WEAT groups {', '.join(groups.values())}; WEAT tests "
+                             f"{', '.join(t.id for t in bundled)}; or a JSON file of WEAT tests")
+    return [t if t.group else dataclasses.replace(t, group="user") for t in wordlists.load_weat_tests(Path(str(name)))]
+
+
 def suite_options(names) -> dict:
     """Turn a list of metric names, WEAT groups and WEAT test ids into :func:`evaluate` arguments.
 
     Names are case-insensitive. ``["weat", "BAT"]`` -> ``{"suite": ("weat", "bat")}``;
     ``["caliskan"]`` -> the WEAT metric over that group (``options={"weat": {"groups":
-    ("caliskan",)}}``); ``["weat6", "gender_math_arts"]`` -> those WEAT tests. Unknown names
-    raise :class:`EmbdebiasError` listing what is known.
+    ("caliskan",)}}``); ``["weat6", "gender_math_arts"]`` -> those WEAT tests; a path to a
+    JSON file of WEAT tests (the format of ``wordlists/weat_tests.json``: a list of
+    ``{"id", "title", "X": {"name", "words"}, "Y", "A", "B"}``) -> its tests, checked with
+    errors naming the file, the test and the key. Unknown names raise
+    :class:`EmbdebiasError` listing what is known.
     """
     from . import wordlists
 
@@ -136,9 +153,7 @@ def suite_options(names) -> dict:
         elif key in by_id:
             weat_tests.append(by_id[key])
         else:
-            raise EmbdebiasError(f"unknown test {name!r}; known: metrics {', '.join(REGISTRY)}; "
-                                 f"WEAT groups {', '.join(groups.values())}; WEAT tests "
-                                 f"{', '.join(t.id for t in tests)}")
+            weat_tests += _user_weat_tests(name, tests, groups)
     if (weat_groups or weat_tests) and "weat" not in suite:
         suite.insert(0, "weat")
     out: dict = {"suite": tuple(dict.fromkeys(suite))}
@@ -159,7 +174,6 @@ def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: Eval
         if strict:
             raise
         reason = str(exc)
-        warnings.warn(f"{emb_name}: {metric.name}/{unit} not scored: {reason}", UnscoredWarning, stacklevel=4)
         report.failures.append({"embedding": emb_name, "metric": metric.name, "unit": unit, "reason": reason})
         for test in metric.tests(unit):
             for stat in metric.statistics:
@@ -173,21 +187,37 @@ def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: Eval
             report.add(emb_name, metric.name, test, stat, value)
 
 
+def _warn_unscored(report: Report) -> None:
+    """One :class:`UnscoredWarning` per unit not scored, however many columns it failed on,
+    with the count and the columns (the first column's reason; each is in the report)."""
+    by_unit: dict = {}
+    for f in report.failures:
+        by_unit.setdefault((f["metric"], f["unit"]), []).append(f)
+    n = len(report.embeddings)
+    for (metric, unit), fails in by_unit.items():
+        names = ", ".join(f["embedding"] for f in fails)
+        warnings.warn(f"{metric}/{unit} not scored on {len(fails)} of {n} column(s) ({names}): {fails[0]['reason']}",
+                      UnscoredWarning, stacklevel=3)
+
+
 def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, seed) -> None:
     """Bootstrap intervals of every sampled statistic, and paired comparisons with the first column.
 
     Each interval and comparison draws from its own generator (:func:`resample_rng`, seeded
-    by ``seed`` and the row's key), so the numbers do not depend on what else was computed,
-    and :func:`~embdebias.metrics.weat` with the same seed gives the same interval.
+    by ``seed``, the metric, the test and the statistic -- never by the column's name, its
+    position or the other columns), so a column's numbers do not depend on the company it
+    keeps, :func:`~embdebias.metrics.weat` with the same seed gives the same interval, and
+    every paired comparison of a row draws the same resamples of the common items for the
+    reference and the other column.
     """
     reference = report.embeddings[0]
     for (emb, metric, test, stat), sample in samples.items():
-        lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, emb, metric, test, stat), level)
+        lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, metric, test, stat), level)
         report.set_interval(emb, metric, test, stat, lo, hi)
         ref = samples.get((reference, metric, test, stat))
         if emb == reference or ref is None:
             continue
-        change = paired_change(ref, sample, n_boot, resample_rng(seed, "paired", emb, metric, test, stat), level)
+        change = paired_change(ref, sample, n_boot, resample_rng(seed, "paired", metric, test, stat), level)
         report.comparisons.append({
             "embedding": emb, "reference": reference, "metric": metric, "test": test, "statistic": stat,
             "reference_value": report.value(metric, test, stat, reference),
@@ -225,7 +255,7 @@ def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: 
         "options": {m.name: m.params(ctx.opts(m.name)) for m in metrics}})
 
 
-def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_name: str | None = None,
+def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None, direction_name: str | None = None,
              random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
              progress=None, **moved) -> Report:
@@ -236,9 +266,11 @@ def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_n
     embeddings : Embedding, KeyedVectors, list of them, or dict name -> embedding
         Columns of the report (a list uses each embedding's ``name``). The first column
         is the reference ("original") whose gender direction every column is measured on.
-    suite : sequence of str, optional
+    tests : sequence of str, optional
         Metrics to run (names of :data:`~embdebias.metrics.REGISTRY`, case-insensitive;
-        default :data:`DEFAULT_SUITE`).
+        default :data:`DEFAULT_SUITE`): the word the CLI's ``--tests`` uses.
+    suite : sequence of str, optional
+        The same as ``tests`` (its older name); give one of the two.
     options : dict, optional
         ``{metric: {option: value}}``: each metric's own options (see
         :func:`~embdebias.metrics.describe_metrics` and each metric's ``options``); an
@@ -277,6 +309,9 @@ def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_n
 
     _check_moved(moved)
     _check_shared(bootstrap, level, options)
+    if tests is not None and suite is not None:
+        raise EmbdebiasError("evaluate: give tests= or its alias suite=, not both")
+    suite = tests if tests is not None else suite
     named = _named_embeddings(embeddings)
     names = DEFAULT_SUITE if suite is None else ([suite] if isinstance(suite, str) else suite)
     metrics = [get_metric(m) for m in names]
@@ -301,6 +336,7 @@ def evaluate(embeddings, suite=None, *, options=None, subspace=None, direction_n
                 progress(name, metric.name)
             for unit in metric.units(ctx):
                 _score_unit(report, metric, name, emb, unit, ctx, strict, samples)
+    _warn_unscored(report)
     if bootstrap:
         from ._threads import one_thread
 

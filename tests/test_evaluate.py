@@ -205,6 +205,14 @@ def test_p_values_show_their_standard_error_or_floor():
     assert "| 0.25 ± 0.004 |" in md and "| <= 0.0001 |" in md and "| 0.0123 |" in md
 
 
+def test_tests_is_the_keyword_and_suite_its_alias(embs):
+    a, _ = embs
+    one = evaluate({"x": a}, tests=["bat"], bootstrap=0)
+    assert one.to_dict() == evaluate({"x": a}, suite=["bat"], bootstrap=0).to_dict()
+    with pytest.raises(EmbdebiasError, match="not both"):
+        evaluate({"x": a}, tests=["bat"], suite=["bat"])
+
+
 def test_to_frame_long_format_or_clear_error(report, monkeypatch):
     import builtins
     import sys
@@ -223,8 +231,16 @@ def test_to_frame_long_format_or_clear_error(report, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", real_import)
     pd = pytest.importorskip("pandas")
     frame = report.to_frame()
-    assert list(frame.columns) == ["embedding", "metric", "test", "statistic", "value", "ci_low", "ci_high"]
+    assert list(frame.columns) == ["embedding", "metric", "test", "statistic", "value", "ci_low", "ci_high",
+                                   "change", "change_ci_low", "change_ci_high", "outcome"]
     assert len(frame) == len(report.rows) * len(report.embeddings)
+    # the paired change sits on the row of its cell: no pivot needed
+    c = next(c for c in report.comparisons if c["embedding"] == "debiased")
+    hit = frame[(frame.embedding == "debiased") & (frame.metric == c["metric"]) & (frame.test == c["test"])
+                & (frame.statistic == c["statistic"])]
+    assert hit.change.item() == pytest.approx(c["change"]) and hit.outcome.item() == c["outcome"]
+    assert hit.change_ci_low.item() == pytest.approx(c["ci_low"])
+    assert frame[frame.embedding == "original"].outcome.isna().all()
     row = frame[(frame.metric == "bat") & (frame.test == "all") & (frame.statistic == "definition")
                 & (frame.embedding == "original")]
     assert row.value.item() == pytest.approx(report.value("bat", "all", "definition", "original"))

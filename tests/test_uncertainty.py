@@ -124,14 +124,70 @@ def test_generated_analogies_are_listed_per_column(emb):
 
 
 def test_weat_function_and_evaluate_draw_the_same_bootstrap(emb):
-    """One engine, one seed derivation: the function's interval is the report's, for a column
-    named as the embedding (the resamples are keyed by embedding, metric, test, statistic)."""
+    """One engine, one seed derivation: the function's interval is the report's, whatever the
+    column is called (the resamples are keyed by seed, metric, test and statistic only)."""
     t = wordlists.weat_tests("gender")[1]
-    named = emb.with_vectors(emb.vectors, name="column", copy=False)
-    r = weat(named, t, bootstrap=300, random_state=7, n_permutations=100)
-    rep = evaluate({"column": named}, ["weat"], bootstrap=300, random_state=7,
+    r = weat(emb, t, bootstrap=300, random_state=7, n_permutations=100)
+    rep = evaluate({"anything": emb}, ["weat"], bootstrap=300, random_state=7,
                    options={"weat": {"tests": [t.id], "n_permutations": 100}})
-    assert r.ci is not None and r.ci == rep.interval("weat", t.id, "effect_size")
+    assert r.ci is not None and r.ci == rep.interval("weat", t.id, "effect_size", "anything")
     assert r.ci[0] < r.effect_size < r.ci[1]
-    assert weat(named, t, bootstrap=300, random_state=8, n_permutations=100).ci != r.ci
-    assert weat(named, t, random_state=7, n_permutations=100).p_value == r.p_value  # the bootstrap leaves it alone
+    assert weat(emb, t, bootstrap=300, random_state=8, n_permutations=100).ci != r.ci
+    assert weat(emb, t, random_state=7, n_permutations=100).p_value == r.p_value  # the bootstrap leaves it alone
+
+
+def _cells(report, column):
+    return {(m, t, s): tuple(report.cell(m, t, s, column)) for m, t, s in report.rows}
+
+
+def test_a_column_keeps_its_numbers_whatever_its_name_and_company(emb):
+    """Issue 21: the same embedding gets the same values and intervals alone or beside
+    others, first or named anything; paired comparisons use common resamples."""
+    suite = ["weat", "bat", "direct_bias", "similarity"]
+    opts = {"weat": {"n_permutations": 200}}
+    shifted = emb.with_vectors(emb.vectors + 0.3 * np.random.default_rng(1).standard_normal(emb.vectors.shape),
+                               name="shifted")
+    alone = evaluate({"A": emb}, suite, bootstrap=200, options=opts)
+    renamed = evaluate({"x": emb}, suite, bootstrap=200, options=opts)
+    company = evaluate({"original": emb, "B": shifted, "C": emb.with_vectors(emb.vectors * 1.0, name="C")},
+                       suite, bootstrap=200, options=opts)
+    assert _cells(alone, "A") == _cells(renamed, "x") == _cells(company, "original")
+    swapped = evaluate({"original": emb, "C": emb.with_vectors(emb.vectors * 1.0, name="C"), "renamed": shifted},
+                       suite, bootstrap=200, options=opts)
+    assert _cells(company, "B") == _cells(swapped, "renamed")
+    by_key = {(c["metric"], c["test"], c["statistic"]): c for c in company.comparisons if c["embedding"] == "B"}
+    again = {(c["metric"], c["test"], c["statistic"]): c for c in swapped.comparisons
+             if c["embedding"] == "renamed"}
+    assert by_key and all(by_key[k]["ci_low"] == again[k]["ci_low"] for k in by_key)
+    # common resamples: an identical copy changes by exactly nothing in every resample
+    assert all(c["ci_low"] == c["ci_high"] == 0 for c in company.comparisons
+               if c["embedding"] == "C" and c["outcome"] != "not comparable")
+
+
+def test_score_and_run_give_a_column_the_same_numbers(tmp_path, emb):
+    """``score A B`` and ``score A`` give A the same cells whatever its file is called."""
+    import json
+
+    from synthetic import write_word2vec_text
+
+    from embdebias.cli import main
+
+    a, renamed = tmp_path / "a.txt", tmp_path / "zz_other_name.txt"
+    write_word2vec_text(emb, a)
+    write_word2vec_text(emb, renamed)
+    b = tmp_path / "b.txt"
+    write_word2vec_text(emb.with_vectors(emb.vectors[::-1].copy(), name="b"), b)
+    outs = []
+    for args in ([str(a)], [str(renamed), str(b)], [str(b), str(a)]):
+        out = tmp_path / f"r{len(outs)}.json"
+        assert main(["--quiet", "score", *args, "--json", "--tests", "weat", "direct_bias", "--out", str(out)]) == 0
+        outs.append(json.loads(out.read_text()))
+    from embdebias.report import Report
+
+    reports = [Report.from_dict(o) for o in outs]
+    first = [_cells(r, r.embeddings[i]) for r, i in zip(reports, (0, 0, 1))]
+    assert first[0] == first[1]
+    # second column: all but the rows measured on the first column's direction (by design)
+    by_design = {k for k in first[0] if k[2] == "direct_bias_original"}
+    assert by_design and {k: v for k, v in first[0].items() if k not in by_design} == \
+        {k: v for k, v in first[2].items() if k not in by_design}

@@ -7,10 +7,12 @@ Its options are those of :class:`embdebias.pipeline.RunOptions` and of the metho
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from ..errors import EmbdebiasError
 from ._common import DEFAULT, prepare_output
+from .score import EXIT_STATUS, UNSCORABLE
 
 #: A report.json larger than this is not looked into for its input (a real one is some 100 kB).
 MAX_REPORT_BYTES = 64 << 20
@@ -24,7 +26,8 @@ def add_parser(sub, parents) -> None:
                        description="Debias INPUT with every chosen method, score the original and every "
                                    "result, plot the occupations and write report.md and report.json into "
                                    "--out-dir. A re-run of the same command resumes: finished steps are "
-                                   "reused, an interrupted run continues from embdebias-partial/.")
+                                   "reused, an interrupted run continues from embdebias-partial/.",
+                       epilog=EXIT_STATUS)
     p.add_argument("input", nargs="?", default=DEFAULT, help=f"vector file or '{DEFAULT}' (default)")
     p.add_argument("--out-dir", required=True,
                    help="directory for every output (a re-run into it reuses the finished steps)")
@@ -42,14 +45,22 @@ def run_run(args, say) -> int:
     # checks every file of its output plan before any work.
     prepare_output(args, args.out_dir, say, resumable=(MARKER, STATE))
     check_same_input(args.input, args.out_dir, force=args.force)
-    try:
-        report = run_pipeline(args.input, args.out_dir, options=options, log=say, progress=not args.quiet)
+    try:  # progress bars only on a terminal: never written into a log file
+        report = run_pipeline(args.input, args.out_dir, options=options, log=say,
+                              progress=not args.quiet and sys.stderr.isatty())
     except KeyboardInterrupt as exc:
         partial = Path(args.out_dir) / PARTIAL
         if partial.is_dir():  # say it only where there is something to resume from
             exc.resume_hint = f"run the same command again to resume from {partial}"
         raise
     say(f"done: {report}")
+    from ..pipeline.outputs import EVALUATION_FILE
+    from ..report import Report
+    from ..report.summary import scored
+
+    if not scored(Report.from_json(Path(args.out_dir) / EVALUATION_FILE)):
+        say(f"nothing could be scored: see the first line of {report}")
+        return UNSCORABLE
     return 0
 
 

@@ -7,12 +7,20 @@ import json
 from ..pipeline.options import add_arguments
 from ._common import force_opt, input_opts, lists_opt, load_many, prepare_output, scoring_opts
 
+#: Exit status when nothing could be scored (the report's first line says so and why).
+UNSCORABLE = 3
+
+EXIT_STATUS = (f"exit status: 0 scored; 2 bad input or options (one line on stderr); {UNSCORABLE} nothing "
+               f"could be scored on any embedding (the report is written and its first line says why); "
+               f"130/143 interrupted")
+
 
 def add_parser(sub, parents) -> None:
     p = sub.add_parser("score", parents=parents, help="bias and quality metrics for one or more embeddings",
                        description="Score each INPUT with the bias metrics (WEAT, RNSB, ECT, BAT, direct and "
                                    "indirect bias, residual bias, ...) and the quality tests (similarity, "
-                                   "analogy), with confidence intervals, as Markdown tables or JSON.")
+                                   "analogy), with confidence intervals, as Markdown tables or JSON.",
+                       epilog=EXIT_STATUS)
     p.add_argument("inputs", nargs="*", metavar="INPUT",
                    help="vector files or built-in names (default: the built-in glove-6b-50d)")
     p.add_argument("--json", action="store_true", help="JSON instead of Markdown tables")
@@ -28,10 +36,11 @@ def add_parser(sub, parents) -> None:
 
 
 def tests_help() -> str:
-    """The help of ``--tests``, made from the metric registry."""
+    """The help of ``--tests``, made from the metric registry, and the user's own WEAT file."""
     from ..evaluate import tests_help as from_registry
 
-    return from_registry()
+    return (from_registry() + "; or a JSON file of your own WEAT tests, as wordlists/weat_tests.json: "
+            "[{\"id\", \"title\", \"X\": {\"name\", \"words\"}, \"Y\", \"A\", \"B\"}]")
 
 
 def run_score(args, say) -> int:
@@ -54,4 +63,9 @@ def run_score(args, say) -> int:
         say(f"wrote {args.out}")
     else:
         print(text)
+    from ..report.summary import scored
+
+    if not scored(report):
+        say("nothing could be scored: see the report's first line")
+        return UNSCORABLE
     return 0

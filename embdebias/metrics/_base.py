@@ -91,6 +91,9 @@ class Metric:
         Statistics kept in the report's data but displayed inside another cell.
     kind : {"intrinsic", "extrinsic", "quality"}
         Which family of numbers it gives (the agreement of intrinsic and extrinsic verdicts).
+    headline : tuple of (test, statistic, fairer)
+        The rows of the report's summary table: ``test`` is a test name, "" for the metric's
+        first test, "*" for every test; ``fairer`` says which way is fairer (or better).
     """
 
     name = ""
@@ -101,6 +104,7 @@ class Metric:
     options: dict = {}
     folded: tuple = ()
     kind = "intrinsic"
+    headline: tuple = ()
 
     # -- options -------------------------------------------------------------------------
     def check_options(self, given) -> dict:
@@ -170,6 +174,12 @@ class Metric:
         """Markdown lines the metric adds under its table (``place="table"``) or at the end of
         the verdict (``place="verdict"``)."""
         return []
+
+    def evidence(self, report, embedding: str) -> dict | None:
+        """Whether ``embedding`` shows significant bias by this metric's own test:
+        ``{"significant": bool, "text": str}`` (the text says of how many and why), or None for
+        a metric without a test against "no bias" (the summary's first sentence)."""
+        return None
 
     def verdict(self, report, embedding: str) -> dict | None:
         """An entry of the report's verdict for ``embedding`` beyond the paired comparisons."""

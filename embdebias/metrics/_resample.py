@@ -18,9 +18,11 @@ function next to the metric (e.g. :func:`embdebias.metrics.weat.weat_effect_size
   both embeddings, so the noise of the word choice cancels. The change is significant
   when its interval excludes 0.
 * :func:`resample_rng`: the generator of one interval or comparison, derived from the
-  seed and the row's key (embedding, metric, test, statistic), so that the function API
+  seed and the row's key (metric, test, statistic) -- never from the embedding's name, its
+  column position or the other columns -- so that the function API
   (``weat(..., bootstrap=...)``) and :func:`~embdebias.evaluate.evaluate` draw the same
-  resamples, and no number depends on what else was computed.
+  resamples, a column's numbers do not depend on the company it keeps, and the reference
+  and every other column of a row are compared on common resamples.
 """
 
 from __future__ import annotations
@@ -81,12 +83,29 @@ def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+#: Most resampled item indices held at once; larger item sets (the analogy questions) are
+#: resampled in blocks of rows, drawn one after the other from the same generator.
+_MAX_DRAWN = 4_000_000
+
+
+def _resampled(sizes: dict, n_boot: int, rng: np.random.Generator, fn) -> np.ndarray:
+    """``fn(draws)`` over ``n_boot`` resamples of sets of ``sizes``, in blocks when they are large
+    (small sets, every metric but the analogy questions, are drawn in one block as before)."""
+    total = max(1, sum(sizes.values()))
+    block = n_boot if total * n_boot <= _MAX_DRAWN else max(1, _MAX_DRAWN // total)
+    out = []
+    for start in range(0, n_boot, block):
+        b = min(block, n_boot - start)
+        with np.errstate(all="ignore"):
+            out.append(np.asarray(fn({g: _draw(rng, n, b) for g, n in sizes.items()}), dtype=np.float64))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
 def bootstrap_interval(sample: Sample, n_boot: int, rng: np.random.Generator,
                        level: float = 0.95) -> tuple[float, float]:
     """Percentile interval of the statistic over ``n_boot`` resamples of every set."""
-    idx = {g: _draw(rng, len(keys), n_boot) for g, keys in sample.groups.items()}
-    with np.errstate(all="ignore"):
-        return _interval(np.asarray(sample.stat(idx), dtype=np.float64), level)
+    sizes = {g: len(keys) for g, keys in sample.groups.items()}
+    return _interval(_resampled(sizes, n_boot, rng, sample.stat), level)
 
 
 def paired_change(reference: Sample, other: Sample, n_boot: int, rng: np.random.Generator,
@@ -105,10 +124,10 @@ def paired_change(reference: Sample, other: Sample, n_boot: int, rng: np.random.
         pos_other[g] = np.array([j for _, j in common], dtype=np.int64)
         n_items += len(common)
     full = {g: np.arange(len(p))[None, :] for g, p in pos_ref.items()}
-    draws = {g: _draw(rng, len(p), n_boot) for g, p in pos_ref.items()}
     with np.errstate(all="ignore"):
         change = _bias_change(reference, other, pos_ref, pos_other, full)[0]
-        diffs = _bias_change(reference, other, pos_ref, pos_other, draws)
+    diffs = _resampled({g: len(p) for g, p in pos_ref.items()}, n_boot, rng,
+                       lambda draws: _bias_change(reference, other, pos_ref, pos_other, draws))
     lo, hi = _interval(diffs, level)
     outcome = ("improved" if hi < 0 else "worse" if lo > 0 else "no significant change") \
         if np.isfinite(lo) else "not comparable"

@@ -142,6 +142,7 @@ def ect_correlations(unit_x: np.ndarray, unit_y: np.ndarray, attr: np.ndarray) :
 @register
 class Ect(Metric):
     name, title = "ect", "ECT"
+    headline = (("professions", "spearman", "higher (1)"),)
     function = "ect"
     legend = ("ECT (Dev & Phillips 2019): Spearman correlation between the attribute words' "
               "similarities to the mean male-term vector and to the mean female-term vector; "

@@ -180,6 +180,7 @@ def indirect_bias(embedding, pairs_or_words, *, subspace=None, lists: str = word
 @register
 class IndirectBias(Metric):
     name, title = "indirect_bias", "Indirect bias"
+    headline = (("", "mean_beta", "lower"),)
     function = "indirect_bias"
     legend = ("Bolukbasi et al.'s (2016) indirect bias beta(w, v): the share of the similarity of two "
               "words that is due to their gender components, averaged over every pair of the "

@@ -130,6 +130,7 @@ def direct_bias(embedding, words=None, *, c: float = 1.0, subspace=None,
 @register
 class DirectBias(Metric):
     name, title = "direct_bias", "Direct bias"
+    headline = (("", "direct_bias_original", "lower"),)
     function = "direct_bias"
     legend = ("DirectBias_c (Bolukbasi et al. 2016): mean |cos(w, g)|^c over the professions; 0 is "
               "fairer. Original direction: g fitted once, on the first column, so every column is "

@@ -35,6 +35,7 @@ from ..data.wordlists import read_text
 from ..errors import EmbdebiasError, WordListError
 from ._base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
+from ._resample import Sample, mean_of
 
 #: Known evaluation files (name -> file in gensim's test data).
 DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
@@ -122,6 +123,12 @@ def word_similarity(embedding, dataset="wordsim353", *, restrict_vocab: int | No
     lowercase : bool, default True
         Fall back to lowercase forms of missing words.
     """
+    return _similarity(embedding, dataset, restrict_vocab=restrict_vocab, lowercase=lowercase)[0]
+
+
+def _similarity(embedding, dataset, *, restrict_vocab: int | None = None, lowercase: bool = True):
+    """``(SimilarityResult, Sample)``: the result of :func:`word_similarity` and the pairs it was
+    computed from (keyed by line number), for the bootstrap over pairs."""
     from scipy.stats import pearsonr, spearmanr
 
     emb = as_emb(embedding)
@@ -140,10 +147,28 @@ def word_similarity(embedding, dataset="wordsim353", *, restrict_vocab: int | No
     u2 = unit_rows(emb.take(r2[ok], np.float64))
     sims = np.einsum("ij,ij->i", u1, u2)
     human = np.array([s for (_, _, _, s), k in zip(rows, ok) if k])
-    return SimilarityResult(
+    result = SimilarityResult(
         spearman=float(spearmanr(sims, human).statistic), pearson=float(pearsonr(sims, human).statistic),
         n_pairs=int(ok.sum()), n_oov=int((~ok).sum()), oov_pairs=oov_pairs,
         dataset=DATASETS_NAME.get(path.name, str(path)), missing={"words": missing})
+    keys = [str(line) for (line, _, _, _), k in zip(rows, ok) if k]
+    return result, Sample({"items": keys}, spearman_of(sims, human), fairer="higher")
+
+
+def spearman_of(x, y):
+    """``stat`` of Spearman's rho of paired values ``x``, ``y`` (one set "items"): the Pearson
+    correlation of the ranks within each resample (ties averaged, as :func:`scipy.stats.spearmanr`)."""
+    from scipy.stats import rankdata
+
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+
+    def stat(idx):
+        rx, ry = rankdata(x[idx["items"]], axis=1), rankdata(y[idx["items"]], axis=1)
+        rx -= rx.mean(axis=1, keepdims=True)
+        ry -= ry.mean(axis=1, keepdims=True)
+        with np.errstate(all="ignore"):
+            return (rx * ry).sum(axis=1) / np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+    return stat
 
 
 DATASETS_NAME = {v: k for k, v in DATASETS.items()}
@@ -213,6 +238,14 @@ def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000
     batch_size : int
         Questions per block of scores (memory: ``batch_size`` x 1,024 floats).
     """
+    return _analogy(embedding, dataset, restrict_vocab=restrict_vocab, lowercase=lowercase,
+                    batch_size=batch_size)[0]
+
+
+def _analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000, lowercase: bool = True,
+             batch_size: int = 512):
+    """``(AnalogyResult, {statistic: Sample})``: :func:`analogy`'s result and, per accuracy, the
+    scored questions (keyed by their place in the file) with whether each was answered."""
     emb = as_emb(embedding)
     if restrict_vocab < 1:
         raise EmbdebiasError(f"restrict_vocab must be >= 1, got {restrict_vocab}")
@@ -240,12 +273,17 @@ def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000
         return float(correct[mask].sum() / n) if n else float("nan")
 
     everything = np.ones(len(quads), dtype=bool)
-    return AnalogyResult(
+    samples = {stat: Sample({"items": [str(i) for i in np.flatnonzero(mask & ok)]},
+                            mean_of(correct[mask & ok]), fairer="higher")
+               for stat, mask in (("accuracy", everything), ("semantic_accuracy", ~syntactic),
+                                  ("syntactic_accuracy", syntactic))}
+    result = AnalogyResult(
         accuracy=acc(everything), semantic_accuracy=acc(~syntactic), syntactic_accuracy=acc(syntactic),
         n_correct=int(correct.sum()), n_questions=int(ok.sum()), n_oov=int((~ok).sum()),
         restrict_vocab=int(restrict_vocab), sections=per_section,
         dataset=DATASETS_NAME.get(path.name, str(path)),
         missing={"words": sorted({w for q, r in zip(questions, quads) for w, x in zip(q, r) if x < 0})})
+    return result, samples
 
 
 #: Candidate columns per block of analogy scores: the block of question-word x candidate
@@ -355,6 +393,7 @@ def _decide(vocab: np.ndarray, abc: np.ndarray, question: np.ndarray, candidate:
 @register
 class Similarity(Metric):
     name, title = "similarity", "Word similarity"
+    headline = (("*", "spearman", "higher (better)"),)
     function = "word_similarity"
     kind = "quality"
     legend = ("Spearman correlation of cosine similarity with human similarity ratings; higher "
@@ -373,13 +412,14 @@ class Similarity(Metric):
         return f"{', '.join(map(str, ctx.opts(self.name)['datasets']))} (as shipped with gensim's test data)"
 
     def score(self, emb, unit, ctx):
-        r = word_similarity(emb, unit, lowercase=ctx.lowercase)
-        return r, {unit: {"spearman": r.spearman, N_SCORED: r.n_scored}}, {}
+        r, sample = _similarity(emb, unit, lowercase=ctx.lowercase)
+        return r, {unit: {"spearman": r.spearman, N_SCORED: r.n_scored}}, {(unit, "spearman"): sample}
 
 
 @register
 class Analogy(Metric):
     name, title = "analogy", "Analogy"
+    headline = (("", "accuracy", "higher (better)"),)
     function = "analogy"
     kind = "quality"
     legend = ("3CosAdd accuracy on the Google analogy questions; higher means more of the semantic "
@@ -400,6 +440,7 @@ class Analogy(Metric):
                 f"with a word outside them is not scored (its words are listed as out of vocabulary)")
 
     def score(self, emb, unit, ctx):
-        r = analogy(emb, restrict_vocab=ctx.opts(self.name)["restrict_vocab"], lowercase=ctx.lowercase)
+        r, samples = _analogy(emb, restrict_vocab=ctx.opts(self.name)["restrict_vocab"], lowercase=ctx.lowercase)
         return r, {unit: {"accuracy": r.accuracy, "semantic_accuracy": r.semantic_accuracy,
-                          "syntactic_accuracy": r.syntactic_accuracy, N_SCORED: r.n_scored}}, {}
+                          "syntactic_accuracy": r.syntactic_accuracy, N_SCORED: r.n_scored}}, \
+            {(unit, stat): sample for stat, sample in samples.items()}

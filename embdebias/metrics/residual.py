@@ -65,6 +65,7 @@ computer programmer as woman is to homemaker? Debiasing word embeddings. NeurIPS
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -493,11 +494,13 @@ def _recoverable_text(r: dict) -> str:
 @register
 class Residual(Metric):
     name, title = "residual", "Residual bias"
+    headline = (("", "cluster_accuracy", "0.5"), ("", "classification_accuracy", "0.5"))
     function = "residual_bias"
     legend = ("Is the gender bias still recoverable? (Gonen & Goldberg 2019.) The 500 most male- and "
-              "500 most female-biased words of the original (by cosine with he - she, gender-specific "
-              "words left out) are clustered with 2-means in each column: accuracy 0.5 means the "
-              "bias is gone, 1.0 that it is fully recoverable. An RBF SVM trained on 1,000 of the "
+              "500 most female-biased words of the original (the most negative and most positive "
+              "cosines with she - he, gender-specific words left out) are clustered with 2-means in "
+              "each column: accuracy 0.5 means the bias is gone, 1.0 that it is fully recoverable. "
+              "An RBF SVM trained on 1,000 of the "
               "5,000 most biased words predicts the other 4,000 (0.5 is fair). Neighbour correlation: "
               "Pearson r between a word's original bias and the male share of its 100 nearest "
               "neighbours in the column (0 is fair). Re-fitted direction: direct bias along the "
@@ -525,7 +528,7 @@ class Residual(Metric):
         ctx.neutral(neutral)  # a bad list fails before any scoring
         return (f"candidates: the first 50,000 alphabetic words of '{ctx.reference_name}' minus "
                 f"{ctx.list_text(None, 'gender_specific', 'words')}; bias of a word: its cosine with "
-                f"he - she in '{ctx.reference_name}'; re-fitted direction measured on "
+                f"she - he in '{ctx.reference_name}' (negative: male); re-fitted direction measured on "
                 f"{ctx.list_text(neutral, 'professions', 'words')}")
 
     def score(self, emb, unit, ctx):
@@ -534,8 +537,13 @@ class Residual(Metric):
 
         r = residual_bias(ctx.reference, emb, random_state=ctx.random_state, lists=ctx.lists,
                           max_missing=ctx.max_missing, lowercase=ctx.lowercase)
-        refit = refit_direction_bias(emb, ctx.neutral(ctx.opts(self.name)["neutral_words"]), original=ctx.reference,
-                                     lists=ctx.lists, max_missing=ctx.max_missing, lowercase=ctx.lowercase)
+        try:  # only the re-fitted rows use the neutral words: a short list leaves them alone empty
+            refit = refit_direction_bias(emb, ctx.neutral(ctx.opts(self.name)["neutral_words"]),
+                                         original=ctx.reference, lists=ctx.lists, max_missing=ctx.max_missing,
+                                         lowercase=ctx.lowercase)
+        except EmbdebiasError as exc:
+            warnings.warn(f"residual bias: the re-fitted direction's rows are not scored: {exc}", stacklevel=2)
+            refit = None
         n_cluster = sum(len(v) for v in r.cluster_words.values())
         n_classify = sum(len(v) for v in r.classify_words.values())
         cells = {"cluster_accuracy": (r.cluster_accuracy, *wilson_interval(r.cluster_accuracy, n_cluster)),
@@ -543,8 +551,10 @@ class Residual(Metric):
                                              *wilson_interval(r.classification_accuracy, r.n_test)),
                  "neighbour_correlation": (r.neighbour_correlation,
                                            *fisher_z_interval(r.neighbour_correlation, n_classify)),
-                 "refit_direct_bias": refit.direct_bias, "direction_cosine": refit.direction_cosine,
-                 "refit_variance_ratio": refit.refit_variance_ratio, N_SCORED: n_cluster}
+                 **{key: None if refit is None else getattr(refit, attr)
+                    for key, attr in (("refit_direct_bias", "direct_bias"), ("direction_cosine", "direction_cosine"),
+                                      ("refit_variance_ratio", "refit_variance_ratio"))},
+                 N_SCORED: n_cluster}
         return r, {unit: cells}, {}
 
     def verdict(self, report, embedding):
@@ -560,3 +570,13 @@ class Residual(Metric):
 
     def verdict_text(self, entry):
         return _recoverable_text(entry)
+
+    def recoverable_text(self, report, embedding) -> str | None:
+        """The summary's words on ``embedding``: recoverable or not, with the accuracies."""
+        entry = self.verdict(report, embedding)
+        if entry is None:
+            return None
+        acc = ", ".join(f"{label} {entry[key]:.2f}" for key, label in (("cluster_accuracy", "clustering"),
+                                                                        ("classification_accuracy", "SVM"))
+                        if entry.get(key) is not None)
+        return f"'{embedding}': {'yes' if entry['recoverable'] else 'no, not beyond chance'} ({acc}; 0.5 is chance)"

@@ -266,6 +266,7 @@ def _kl(p: np.ndarray) -> np.ndarray:
 @register
 class Rnsb(Metric):
     name, title = "rnsb", "RNSB"
+    headline = (("", "rnsb", "lower"),)
     function = "rnsb"
     legend = ("RNSB (Sweeney & Najafian 2019): KL divergence from uniform of the identity terms' "
               "predicted probability of negative sentiment; 0 is fairer. Mean and standard "

@@ -37,8 +37,9 @@ Choices made here (the paper leaves them open):
   replacement within itself, the effect size is recomputed, and the percentile
   interval at ``ci_level`` is reported. The resamples come from the one engine of
   :mod:`embdebias.metrics._resample`, seeded by ``random_state`` and the row's key
-  (embedding name, ``weat``, test id, ``effect_size``), so :func:`weat` gives exactly the
-  interval :func:`~embdebias.evaluate.evaluate` reports for a column of the same name.
+  (``weat``, test id, ``effect_size``; never the embedding's name), so :func:`weat` gives
+  exactly the interval :func:`~embdebias.evaluate.evaluate` reports for the embedding,
+  whatever its column is called and whatever columns share the report.
 """
 
 from __future__ import annotations
@@ -260,7 +261,7 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
     random_state : int or None, default 0
         Seed of the permutation sample and of the bootstrap (independent streams, so
         turning the bootstrap on does not change the p-value; the bootstrap's is that of
-        :func:`~embdebias.evaluate.evaluate` for a column named as the embedding).
+        :func:`~embdebias.evaluate.evaluate` for the embedding, under any column name).
     bootstrap : int, default 0
         Number of bootstrap replicates for the effect-size interval (0: none).
     ci_level : float, default 0.95
@@ -300,8 +301,8 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
     ci = None
     if bootstrap:
         sample = effect_size_sample({k: lk.words for k, lk in looks.items()}, vec, ddof)
-        ci = bootstrap_interval(sample, int(bootstrap), resample_rng(random_state, emb.name, "weat", test_id,
-                                                                     "effect_size"), float(ci_level))
+        ci = bootstrap_interval(sample, int(bootstrap), resample_rng(random_state, "weat", test_id, "effect_size"),
+                                float(ci_level))
 
     return WeatResult(
         effect_size=d, statistic=statistic, p_value=float(p), p_value_se=float(se), exact=exact,
@@ -382,13 +383,14 @@ def _check_tests(value) -> list:
 class Weat(Metric):
     name, title = "weat", "WEAT"
     function = "weat"
-    legend = ("Effect size d (Caliskan et al. 2017): how much more the first target set (male terms) "
-              "associates with the first attribute set than the second target set (female terms) "
-              "does, in pooled standard deviations; 0 is fairer, |d| >= 0.8 is large. p-value: "
-              "one-sided permutation test (exact, or Monte-Carlo with its standard error; "
-              "'< x' when no permutation reached d).")
+    legend = ("Effect size d (Caliskan et al. 2017): how much more the first target set (X) "
+              "associates with the first attribute set (A) than the second target set (Y) "
+              "does, in pooled standard deviations (each test's sets are named below); 0 is fairer, "
+              "|d| >= 0.8 is large. p-value: one-sided permutation test (exact, or Monte-Carlo with "
+              "its standard error; '<= x' when no sampled permutation reached d: x = 1/(m + 1)).")
     statistics = {"effect_size": "effect size d", "p_value": "p-value", N_SCORED: "words scored"}
     folded = ("p_value_se", "n_permutations")
+    headline = (("", "effect_size", "0"),)
     options = {
         "groups": Option(("gender",), "groups of bundled WEAT tests (add 'caliskan' for Caliskan et al.'s ten)",
                          _check_groups),
@@ -416,13 +418,19 @@ class Weat(Metric):
         return [t.id for t in self.weat_tests(ctx)]
 
     def legend_for(self, ctx):
-        titles = "; ".join(f"{t.id}: {t.title}" for t in self.weat_tests(ctx))
+        titles = "; ".join(f"{t.id}: X {t.X.name}, Y {t.Y.name}, A {t.A.name}, B {t.B.name}"
+                           for t in self.weat_tests(ctx))
         return f"{self.legend} Tests: {titles}."
 
     def data(self, ctx):
         tests = self.weat_tests(ctx)
         groups = list(dict.fromkeys(t.group for t in tests))
-        return (f"{len(tests)} WEAT tests from `wordlists/weat_tests.json`: "
+        bundled = {t.id for t in wordlists.weat_tests()}
+        own = [t.id for t in tests if t.id not in bundled]
+        where = ("`wordlists/weat_tests.json`" if not own else
+                 f"the user's own tests ({', '.join(own)})" if len(own) == len(tests) else
+                 f"`wordlists/weat_tests.json` and the user's own tests ({', '.join(own)})")
+        return (f"{len(tests)} WEAT tests from {where}: "
                 + "; ".join(f"group {g}: {_GROUP_SOURCES.get(g, 'user tests')}" for g in groups))
 
     def score(self, emb, unit, ctx):
@@ -434,6 +442,42 @@ class Weat(Metric):
                  "n_permutations": r.n_permutations, N_SCORED: r.n_scored}
         words, vec = set_vectors(emb, {k: getattr(test, k).words for k in "XYAB"}, ctx)
         return r, {unit: cells}, {(unit, "effect_size"): effect_size_sample(words, vec)}
+
+    def evidence(self, report, embedding):
+        """Significant when a test's permutation p-value is below 0.05 (one-sided, as published)."""
+        def value(test, stat):
+            cell = report.cells.get((self.name, test, stat), {}).get(embedding)
+            return None if cell is None else cell.value
+
+        rows = [(t, value(t, "p_value"), value(t, "effect_size"))
+                for (m, t, s) in report.rows if m == self.name and s == "p_value"]
+        rows = [r for r in rows if r[1] is not None]
+        if not rows:
+            return None
+        hits = [d for _, p, d in rows if p < 0.05 and d is not None]
+        span = f"; d {min(hits):.2f} to {max(hits):.2f}" if hits else ""
+        return {"significant": bool(hits), "text": f"{len(hits)} of {len(rows)} tests p < 0.05{span}"}
+
+    def notes(self, report, place="table"):
+        """One sentence where a test's permutation p-value is small but its bootstrap interval
+        includes 0: the two answer different questions."""
+        if place != "table":
+            return []
+        out = []
+        for (m, t, s), per in report.cells.items():
+            if m != self.name or s != "effect_size":
+                continue
+            for emb, cell in per.items():
+                p = report.cells.get((m, t, "p_value"), {}).get(emb)
+                if cell.interval and p is not None and p.value is not None and p.value < 0.05 \
+                        and cell.ci_low <= 0 <= cell.ci_high:
+                    n = report.cells.get((m, t, N_SCORED), {}).get(emb)
+                    out.append(f"- Why '{emb}', {t} has p = {p.value:.2g} but an interval [{cell.ci_low:.2f}, "
+                               f"{cell.ci_high:.2f}] that includes 0: the permutation test holds these words "
+                               f"fixed and asks whether the two target sets differ; the bootstrap also redraws "
+                               f"the words of each set ({n.value if n else '?'} words in all), so it says how "
+                               f"far d would move with other, similar word lists, which on small sets is far.")
+        return out + ([""] if out else [])
 
     def format_cell(self, statistic, cells, digits):
         """The p-value with its Monte-Carlo standard error, or its bound when no permutation reached d."""

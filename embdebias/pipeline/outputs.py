@@ -35,6 +35,8 @@ EXPANDED_FILE = "gender_specific_expanded.txt"
 EVALUATION_FILE = "evaluation.json"
 EVALUATION_BULK = "evaluation.parquet"  # the evaluation's bulk arrays (per pair, per word), named in its JSON
 PLOT_FILE = "occupations.png"
+#: Every figure of the run (report/figures.py's RUN_FIGURES): the occupations, residual bias, WEAT.
+FIGURE_FILES = (PLOT_FILE, "residual.png", "weat.png")
 
 
 def steps() -> tuple[str, ...]:
@@ -76,8 +78,8 @@ def planned_outputs(format: str = "native", *, methods=None, expand: bool = Fals
         plan.update(dict.fromkeys(companions(name, format), False))
     # an evaluation's JSON has its bulk arrays in a Parquet file beside it (Report.to_json)
     extra = [EXPANDED_FILE] * expand + ["check_original.json", "check_original.parquet"] * strict
-    plan.update(dict.fromkeys([EVALUATION_FILE, EVALUATION_BULK, PLOT_FILE, *extra, *REPORT_FILES, STATE, MARKER],
-                              False))
+    plan.update(dict.fromkeys([EVALUATION_FILE, EVALUATION_BULK, *FIGURE_FILES, *extra, *REPORT_FILES, STATE,
+                               MARKER], False))
     plan[PARTIAL] = True
     return plan
 

@@ -31,7 +31,16 @@ from .._provenance import check_stamp
 from ..errors import EmbdebiasError
 from . import options as run_options
 from .options import RunOptions, reproduce_command
-from .outputs import EVALUATION_BULK, EVALUATION_FILE, EXPANDED_FILE, PLOT_FILE, check_plan, companions, method_output
+from .outputs import (
+    EVALUATION_BULK,
+    EVALUATION_FILE,
+    EXPANDED_FILE,
+    FIGURE_FILES,
+    PLOT_FILE,
+    check_plan,
+    companions,
+    method_output,
+)
 from .state import Steps, adopt, key, write_json, write_text
 
 
@@ -191,12 +200,14 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     from ..report import Report
 
     check_stamp(steps.entry("evaluate").get("written"), steps.where["evaluate"], what="evaluation")
-    evaluation = Report.from_json(steps.path("evaluate", EVALUATION_FILE)).to_dict(
+    evaluated = Report.from_json(steps.path("evaluate", EVALUATION_FILE))
+    evaluation = evaluated.to_dict(
         bulk=EVALUATION_BULK if steps.path("evaluate", EVALUATION_BULK).exists() else None)
 
-    # 7. occupation plot, one panel per column
-    plot_error = _plot_step(steps, key(*method_keys, "plot"), embeddings, PLOT_FILE,
-                            subspace=subspace, lists=o.lists, strict=o.strict)
+    # 7. figures (occupations, residual bias, WEAT), one panel or marker per column
+    figures = _plot_step(steps, key(orig_key, *method_keys, "figures"), embeddings, evaluated,
+                         subspace=subspace, lists=o.lists, strict=o.strict, max_missing=o.max_missing)
+    plot_error = figures.get(PLOT_FILE, {}).get("error")
 
     # 8. report
     timings.update(steps.timings)
@@ -216,6 +227,7 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
         "timings_s": {k: round(v, 3) for k, v in timings.items()},
         "reused_steps": steps.reused,
         "plot_error": plot_error,
+        "figures": figures,
         "outputs": {**{spec.name: file for spec, _, file, _ in plan},
                     "plot": None if plot_error else PLOT_FILE,
                     **({"gender_specific": EXPANDED_FILE} if o.expand else {})},
@@ -360,22 +372,22 @@ def _expansion_step(steps, step_key, emb, file: str, seeds, **options):
     return result.words, info
 
 
-def _plot_step(steps, step_key, embeddings, file: str, *, subspace, lists, strict: bool) -> str | None:
-    """Draw the occupation plot; its reason when it cannot be drawn (unless ``strict``)."""
-    from ..report.figures import plot_occupations
+def _plot_step(steps, step_key, embeddings, report, *, subspace, lists, strict: bool, max_missing: float) -> dict:
+    """Draw the run's figures: ``{file: {"caption"} or {"error"}}`` (a figure that cannot be drawn
+    is left out with its reason, like a metric that cannot be scored, unless ``strict``)."""
+    from ..report.figures import run_figures
 
     if steps.done("plot", step_key):
-        return None
+        return steps.entry("plot").get("figures") or {}
     t0 = time.perf_counter()
-    try:
-        plot_occupations(embeddings, steps.path("plot", file), subspace=subspace, lists=lists)
-    except EmbdebiasError as exc:  # like a metric that cannot be scored
-        if strict:
-            raise
-        steps.log(f"[plot] not drawn: {exc}")
-        return str(exc)
-    steps.record("plot", step_key, [file], time.perf_counter() - t0)
-    return None
+    figures = run_figures(embeddings, report, steps.path("plot", ""), subspace=subspace, lists=lists,
+                          max_missing=max_missing, strict=strict)
+    for file, fig in figures.items():
+        if "error" in fig:
+            steps.log(f"[plot] {file} not drawn: {fig['error']}")
+    steps.record("plot", step_key, [f for f in FIGURE_FILES if "caption" in figures.get(f, {})],
+                 time.perf_counter() - t0, {"figures": figures})
+    return figures
 
 
 def _expansion_info(result) -> dict:

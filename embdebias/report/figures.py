@@ -1,4 +1,16 @@
-"""Matplotlib figures: occupations projected on the gender direction."""
+"""Matplotlib figures of a report, each with its caption.
+
+* :func:`occupation_figure`: occupations projected on the original gender direction, one panel
+  per column; the panel value is the report's direct bias (same name, same words, same rule
+  for missing words: the evaluation's ``max_missing``); gender-specific words, which hard
+  debiasing keeps by design, are drawn hatched.
+* :func:`residual_figure`: the most biased words of the original (the residual test's
+  clustering words), placed by a 2-D PCA of each column and coloured by their original bias
+  (cosine with she - he, Gonen & Goldberg's figure), the clustering accuracy in each title.
+* :func:`weat_forest_figure`: the WEAT effect sizes with their intervals across columns.
+
+:func:`run_figures` draws all three for ``embdebias run`` and returns their captions.
+"""
 
 from __future__ import annotations
 
@@ -63,8 +75,12 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
     return present, proj, missing
 
 
+#: Label of the direct-bias row (as the report's table names it).
+DIRECT_BIAS_LABEL = "DirectBias (original direction)"
+
+
 def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
-                      lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.5):
+                      lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.2, info: dict | None = None):
     """A figure with one panel per embedding: occupations sorted by projection.
 
     ``top`` selects the ``top`` most she-leaning and ``top`` most he-leaning
@@ -78,8 +94,8 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
 
     if not isinstance(embeddings, dict):
         embeddings = {e.name: e for e in map(as_embedding, embeddings)}
-    present, proj, _ = occupation_projections(embeddings, words, subspace=subspace, lists=lists,
-                                              max_missing=max_missing)
+    present, proj, missing = occupation_projections(embeddings, words, subspace=subspace, lists=lists,
+                                                    max_missing=max_missing)
     first = proj[next(iter(proj))]
     order = np.argsort(first)
     if top and 2 * top < len(present):
@@ -94,28 +110,61 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
     fig = Figure(figsize=(4.2 * n, height))
     axes = fig.subplots(1, n, squeeze=False)
     idx = np.argsort(first[keep])
+    specific = set(wordlists.resolve_words(None, "gender_specific", lists))
+    hatched = [shown[i] in specific for i in idx]
+    labels = [shown[i] for i in idx]
     for ax, (name, p) in zip(axes[0], proj.items()):
-        vals = p[keep]
-        colors = [SHE_COLOR if v > 0 else HE_COLOR for v in vals[idx]]
-        ax.barh(np.arange(len(idx)), vals[idx], color=colors, height=0.75)
-        ax.set_yticks(np.arange(len(idx)))
-        ax.set_yticklabels([shown[i] for i in idx], fontsize=8)
-        ax.set_ylim(-0.7, len(idx) - 0.3)
-        ax.axvline(0, color="0.3", linewidth=0.8)
-        ax.set_xlim(-lim, lim)
-        ax.set_title(f"{name}\nmean |proj| {np.abs(p).mean():.3f} ({len(present)} words)", fontsize=10)
-        ax.set_xlabel("projection on gender direction\n(he side  <  0  <  she side)", fontsize=8)
-        ax.grid(axis="x", alpha=0.3)
-    named = words is None or isinstance(words, (str, bytes, os.PathLike))
-    source = wordlists.describe("professions" if words is None else words, lists)["name"] if named \
-        else "given words"
+        _occupation_panel(ax, p[keep][idx], labels, hatched, lim)
+        ax.set_title(f"{name}\n{DIRECT_BIAS_LABEL} {np.abs(p).mean():.3f} ({len(present)} words)", fontsize=10)
+    source = _words_source(words, lists)
     fig.suptitle(f"Occupations ({source}) on the gender direction of {next(iter(proj))}", fontsize=11)
     fig.tight_layout()
+    if info is not None:
+        info.update(source=source, shown=len(shown), present=len(present), total=len(present) + len(missing),
+                    missing=len(missing), specific=[w for w, h in zip(labels, hatched) if h],
+                    first=next(iter(proj)))
     return fig
 
 
+def _words_source(words, lists: str) -> str:
+    """The name of the occupation list (a bundled name or file), or "given words"."""
+    named = words is None or isinstance(words, (str, bytes, os.PathLike))
+    return wordlists.describe("professions" if words is None else words, lists)["name"] if named else "given words"
+
+
+def _occupation_panel(ax, vals, labels, hatched, lim) -> None:
+    """One panel's bars (gender-specific words hatched and lighter), axis and labels."""
+    bars = ax.barh(np.arange(len(vals)), vals, color=[SHE_COLOR if v > 0 else HE_COLOR for v in vals],
+                   height=0.75)
+    for bar, h in zip(bars, hatched):
+        if h:
+            bar.set_hatch("///")
+            bar.set_alpha(0.45)
+    ax.set_yticks(np.arange(len(vals)))
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.set_ylim(-0.7, len(vals) - 0.3)
+    ax.axvline(0, color="0.3", linewidth=0.8)
+    ax.set_xlim(-lim, lim)
+    ax.set_xlabel("projection on gender direction\n(he side  <  0  <  she side)", fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+
+
+def occupation_caption(info: dict) -> str:
+    """The occupation figure's caption from :func:`occupation_figure`'s ``info``."""
+    left = f" ({info['missing']} more are not in every column and are left out)" if info["missing"] else ""
+    specific = (f" Hatched bars ({', '.join(info['specific'])}) are gender-specific words: hard debiasing "
+                f"keeps their projection by design." if info["specific"] else "")
+    return (f"Occupations on the gender direction of '{info['first']}' (she side positive): the "
+            f"{info['shown'] // 2} most she-leaning and {info['shown'] // 2} most he-leaning of the "
+            f"{info['present']} of {info['total']} words of {info['source']} present in every column{left}, "
+            f"drawn in the same rows in every panel. The value in each panel title is the table's "
+            f"{DIRECT_BIAS_LABEL}: the mean |projection| over all {info['present']} words, not only the "
+            f"ones drawn.{specific}")
+
+
 def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=None,
-                     lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.5) -> Path:
+                     lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.2,
+                     info: dict | None = None) -> Path:
     """Draw :func:`occupation_figure` and save it atomically to ``out`` (PNG, SVG or PDF)."""
     out = Path(out)
     if top < 0:
@@ -124,9 +173,151 @@ def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=Non
     if fmt is None:
         raise EmbdebiasError(f"{out}: unknown figure format {out.suffix!r}; use .png, .svg or .pdf")
     fig = occupation_figure(embeddings, words, top=top, subspace=subspace, lists=lists,
-                            max_missing=max_missing)
+                            max_missing=max_missing, info=info)
     values = embeddings.values() if isinstance(embeddings, dict) else embeddings
-    inputs = [getattr(e, "path", None) for e in values]
-    with atomic_file(out, inputs=inputs) as tmp:
+    return _save(fig, out, [getattr(e, "path", None) for e in values])
+
+
+def _save(fig, out, inputs=()) -> Path:
+    out = Path(out)
+    fmt = FORMATS.get(out.suffix.lower())
+    if fmt is None:
+        raise EmbdebiasError(f"{out}: unknown figure format {out.suffix!r}; use .png, .svg or .pdf")
+    with atomic_file(out, inputs=[i for i in inputs if i]) as tmp:
         fig.savefig(tmp, format=fmt, dpi=120)
+    return out
+
+
+# -- the residual bias ----------------------------------------------------------------------------
+
+
+def _pca2(x: np.ndarray) -> np.ndarray:
+    x = x - x.mean(axis=0)
+    _, _, vt = np.linalg.svd(x, full_matrices=False)
+    return x @ vt[:2].T
+
+
+def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
+    """One panel per column: the residual test's clustering words (the most male- and
+    female-biased words of the first column), by a 2-D PCA of their unit vectors in that
+    column, coloured by their bias in the first column (cosine with she - he), the
+    clustering accuracy of the report in each title. Raises when the report has no
+    residual test."""
+    from matplotlib.figure import Figure
+
+    from .._rows import unit_rows
+    from ..metrics.residual import male_direction
+
+    first = next(iter(embeddings))
+    detail = report.details.get(first, {}).get("residual/gender")
+    words = (detail or {}).get("cluster_words") or {}
+    if not all(isinstance(words.get(k), list) for k in ("male", "female")):
+        raise EmbdebiasError("residual figure: the report has no residual test (with its words) on the first column")
+    words = list(detail["cluster_words"]["male"]) + list(detail["cluster_words"]["female"])
+    original = embeddings[first]
+    direction, _ = male_direction(original, ("he", "she"), lowercase)
+    rows = original.rows(words)
+    words, rows = [w for w, r in zip(words, rows) if r >= 0], rows[rows >= 0]
+    bias = -(unit_rows(original.take(rows, np.float64)) @ direction)  # she - he: female positive
+    lim = float(np.abs(bias).max()) or 1.0
+    fig = Figure(figsize=(4.0 * len(embeddings) + 1.0, 4.6), layout="constrained")
+    axes = fig.subplots(1, len(embeddings), squeeze=False)[0]
+    for ax, (name, emb) in zip(axes, embeddings.items()):
+        col_rows = emb.rows(words)
+        present = col_rows >= 0
+        xy = _pca2(unit_rows(emb.take(col_rows[present], np.float64)))
+        art = ax.scatter(xy[:, 0], xy[:, 1], c=bias[present], cmap="coolwarm", vmin=-lim, vmax=lim, s=6,
+                         linewidths=0)
+        cell = report.cells.get(("residual", "gender", "cluster_accuracy"), {}).get(name)
+        acc = "n/a" if cell is None or cell.value is None else f"{cell.value:.2f}"
+        ax.set_title(f"{name}\nclustering accuracy {acc}", fontsize=10)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(art, ax=list(axes), shrink=0.8, label="original bias: cos(word, she - he)")
+    fig.suptitle(f"The {len(words)} most gender-biased words of '{first}' in each column (2-D PCA)", fontsize=11)
+    return fig, {"words": len(words), "first": first}
+
+
+def residual_caption(info: dict) -> str:
+    return (f"The {info['words'] // 2} most male- and {info['words'] // 2} most female-biased words of "
+            f"'{info['first']}' (the residual test's clustering words, gender-specific words left out), placed by "
+            f"a 2-D PCA of their vectors in each column and coloured by their bias in '{info['first']}' "
+            f"(cosine with she - he: red female, blue male). Colours that still separate after debiasing "
+            f"mean the bias is still recoverable; each title gives the clustering accuracy of the table "
+            f"(0.5 is chance).")
+
+
+# -- WEAT effect sizes ---------------------------------------------------------------------------
+
+
+def weat_forest_figure(report):
+    """WEAT effect sizes with their intervals, one row per test, one marker per column."""
+    from matplotlib.figure import Figure
+
+    tests = [t for (m, t, s) in report.rows if m == "weat" and s == "effect_size"]
+    if not tests:
+        raise EmbdebiasError("WEAT figure: the report has no WEAT effect sizes")
+    n = len(report.embeddings)
+    fig = Figure(figsize=(7.5, 0.55 * len(tests) * max(1, n / 2) + 1.6))
+    ax = fig.subplots()
+    colors = ["0.2", SHE_COLOR, HE_COLOR, "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037"]
+    for j, emb in enumerate(report.embeddings):
+        y = np.arange(len(tests)) + (j - (n - 1) / 2) * (0.7 / max(n, 1))
+        for yi, t in zip(y, tests):
+            cell = report.cells[("weat", t, "effect_size")].get(emb)
+            if cell is None or cell.value is None:
+                continue
+            err = None if not cell.interval else [[cell.value - cell.ci_low], [cell.ci_high - cell.value]]
+            ax.errorbar(cell.value, yi, xerr=err, fmt="o", ms=4, color=colors[j % len(colors)], capsize=2,
+                        label=emb if t == tests[0] else None)
+    ax.axvline(0, color="0.4", linewidth=0.8)
+    ax.set_yticks(np.arange(len(tests)))
+    ax.set_yticklabels(tests, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("WEAT effect size d (0 is fairer)")
+    ax.legend(fontsize=8, loc="best")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig, {"tests": len(tests), "level": report.params.get("bootstrap_level", 0.95)}
+
+
+def weat_caption(info: dict) -> str:
+    return (f"WEAT effect sizes d of the {info['tests']} tests, one marker per column, with their "
+            f"{info['level']:.0%} bootstrap intervals (the table's). 0 is fairer; an interval that crosses 0 "
+            f"is compatible with no association.")
+
+
+#: The run's figures: file name -> (what it shows, for the report's link).
+RUN_FIGURES = {"occupations.png": "occupations", "residual.png": "residual bias", "weat.png": "WEAT effect sizes"}
+
+
+def run_figures(embeddings: dict, report, out_dir, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,
+                max_missing: float = 0.2, strict: bool = False) -> dict:
+    """Draw the run's three figures into ``out_dir``: ``{file: {"caption": ...}}`` or
+    ``{file: {"error": reason}}`` for one that cannot be drawn (raised when ``strict``)."""
+    out_dir = Path(out_dir)
+    inputs = [getattr(e, "path", None) for e in embeddings.values()]
+    out: dict = {}
+    for file in RUN_FIGURES:
+        try:
+            if file == "occupations.png":
+                info: dict = {}
+                with warnings.catch_warnings():  # the caption states the words left out, once
+                    warnings.simplefilter("ignore", MissingWordsWarning)
+                    plot_occupations(embeddings, out_dir / file, subspace=subspace, lists=lists,
+                                     max_missing=max_missing, info=info)
+                caption = occupation_caption(info)
+            elif file == "residual.png":
+                fig, info = residual_figure(embeddings, report)
+                _save(fig, out_dir / file, inputs)
+                caption = residual_caption(info)
+            else:
+                fig, info = weat_forest_figure(report)
+                _save(fig, out_dir / file, inputs)
+                caption = weat_caption(info)
+            out[file] = {"caption": caption}
+        except EmbdebiasError as exc:
+            if strict:
+                raise
+            out[file] = {"error": str(exc)}
     return out

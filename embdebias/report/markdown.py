@@ -13,11 +13,15 @@ from ..metrics._base import N_SCORED
 from .model import metric_of
 
 
-def to_markdown(report, *, digits: int = 3, missing: bool = True) -> str:
+def to_markdown(report, *, digits: int = 3, missing: bool = True, summary: bool = True) -> str:
     """See :meth:`Report.to_markdown <embdebias.report.model.Report.to_markdown>`."""
-    parts = verdict_lines(report)
+    from .summary import first_screen
+
+    parts = (first_screen(report) if summary else []) + verdict_lines(report)
+    noted = False  # the interval footnote once, under the first table with intervals
     for metric in report.metrics():
-        parts += metric_section(report, metric, digits)
+        parts += metric_section(report, metric, digits, interval_footnote=not noted)
+        noted = noted or _has_intervals(report, metric)
     if report.failures:
         parts.append("### Not scored\n")
         parts += [f"- {f['embedding']}, {f['metric']}/{f['unit']}: {f['reason']}" for f in report.failures]
@@ -27,16 +31,20 @@ def to_markdown(report, *, digits: int = 3, missing: bool = True) -> str:
     return "\n".join(parts)
 
 
-def metric_section(report, metric: str, digits: int) -> list[str]:
+def _has_intervals(report, metric: str) -> bool:
+    return any(c.interval for (mm, _, _), per in report.cells.items() if mm == metric for c in per.values())
+
+
+def metric_section(report, metric: str, digits: int, interval_footnote: bool = True) -> list[str]:
     m = metric_of(metric)
     parts = [f"### {m.title or metric}\n"]
     for label, text in (("Data", report.data.get(metric)), ("How to read", report.legends.get(metric))):
         if text:
             parts.append(f"{label}: {text}\n")
     parts.append(table(report, metric, digits) + "\n")
-    if any(c.interval for (mm, _, _), per in report.cells.items() if mm == metric for c in per.values()):
+    if interval_footnote and _has_intervals(report, metric):
         parts.append(interval_note(report) + "\n")
-    parts += m.notes(report, "table")
+    parts += m.notes(report, "table") + drop_notes(report, metric)
     for emb, results in report.details.items():  # listings, e.g. generated analogies
         for key, res in results.items():
             if key.startswith(metric + "/") and res.get("listing"):
@@ -55,12 +63,32 @@ def missing_lines(report) -> list[str]:
 
 
 def interval_note(report) -> str:
+    """The footnote of the intervals (once per report): how they are made and what † marks."""
     boot = report.params.get("bootstrap_resamples")
     ref = report.embeddings[0] if report.embeddings else ""
-    return (f"[a, b]: {report.params.get('bootstrap_level', 0.95):.0%} interval, a bootstrap over the "
-            f"words or lines{f' ({boot:,} resamples)' if boot else ''} unless 'How to read' says otherwise; "
-            f"† the change from '{ref}' is within the noise "
-            f"(paired bootstrap interval of the change contains 0).")
+    dagger = (f"; † the change from '{ref}' is within the noise (paired bootstrap interval of the change "
+              f"contains 0)" if len(report.embeddings) > 1 else "")
+    return (f"[a, b] (in every table): {report.params.get('bootstrap_level', 0.95):.0%} interval, a bootstrap "
+            f"over the words or lines{f' ({boot:,} resamples)' if boot else ''} unless 'How to read' says "
+            f"otherwise{dagger}.")
+
+
+def drop_notes(report, metric: str) -> list[str]:
+    """One sentence for each large drop of the bias (at least half of the reference's, from a
+    reference of at least 0.1, not already near 0) that is still within the noise: why a big
+    change can be no significant change."""
+    out = []
+    for c in report.comparisons:
+        ref, value = c.get("reference_value"), c.get("value")
+        if c["metric"] != metric or c["outcome"] != "no significant change" or ref is None or value is None:
+            continue
+        if abs(ref) >= 0.1 and c["change"] < 0 and -c["change"] >= 0.5 * abs(ref):
+            label = report.labels.get(metric, metric_of(metric).statistics).get(c["statistic"], c["statistic"])
+            out.append(f"- Why '{c['embedding']}', {c['test']} {label} {ref:.3g} -> {value:.3g} is no significant "
+                       f"change: the paired interval of the change of the bias [{c['ci_low']:.2f}, "
+                       f"{c['ci_high']:.2f}] includes 0; redrawing the {c['n_items']} items (words or lines) "
+                       f"moves the number that much, so the drop could come from the choice of words.")
+    return out + ([""] if out else [])
 
 
 def _compared_text(report, emb: str, metric: str, outcome: dict, by_key: dict) -> str:

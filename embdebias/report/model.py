@@ -197,14 +197,20 @@ class Report:
         return list(dict.fromkeys(m for m, _, _ in self.rows))
 
     def to_frame(self):
-        """A pandas DataFrame, one row per cell: embedding, metric, test, statistic, value,
-        ci_low, ci_high. Needs pandas (``pip install 'embdebias[pandas]'``)."""
+        """A pandas DataFrame, one row per (embedding, metric, test, statistic): ``value``,
+        ``ci_low``, ``ci_high`` and the paired comparison with the first column, ``change``,
+        ``change_ci_low``, ``change_ci_high``, ``outcome`` (empty for the first column and for
+        statistics without one). Needs pandas (``pip install 'embdebias[pandas]'``)."""
         try:
             import pandas as pd
         except ImportError:
             raise ImportError("Report.to_frame needs pandas: pip install 'embdebias[pandas]'") from None
-        columns = ["embedding", "metric", "test", "statistic", "value", "ci_low", "ci_high"]
-        records = [(e, m, t, s, *(per.get(e) or Cell(None)))
+        columns = ["embedding", "metric", "test", "statistic", "value", "ci_low", "ci_high", "change",
+                   "change_ci_low", "change_ci_high", "outcome"]
+        by_key = {(c["embedding"], c["metric"], c["test"], c["statistic"]): c for c in self.comparisons}
+        empty = {"change": None, "ci_low": None, "ci_high": None, "outcome": None}
+        records = [(e, m, t, s, *(per.get(e) or Cell(None)),
+                    *(by_key.get((e, m, t, s), empty)[k] for k in ("change", "ci_low", "ci_high", "outcome")))
                    for (m, t, s), per in self.cells.items() for e in self.embeddings]
         return pd.DataFrame.from_records(records, columns=columns)
 
@@ -232,7 +238,8 @@ class Report:
         from ..metrics.agreement import agreement
 
         extrinsic = [m for m in self.metrics() if metric_of(m).kind == "extrinsic"]
-        return agreement(self.comparisons, self.embeddings, extrinsic)
+        bias = [c for c in self.comparisons if metric_of(c["metric"]).kind != "quality"]
+        return agreement(bias, self.embeddings, extrinsic)
 
     # -- serialisation and display (report/json.py, report/markdown.py) -----------------
     def to_dict(self, *, bulk: str | None = None) -> dict:
@@ -260,13 +267,14 @@ class Report:
 
         return from_json(path)
 
-    def to_markdown(self, *, digits: int = 3, missing: bool = True) -> str:
-        """Markdown: the verdict, per metric its data, how to read it and a table (rows = tests
-        x statistics, columns = embeddings); then the units not scored and, with
+    def to_markdown(self, *, digits: int = 3, missing: bool = True, summary: bool = True) -> str:
+        """Markdown: with ``summary``, the first screen (sentences computed from the numbers and the
+        summary table, :mod:`embdebias.report.summary`); the verdict, per metric its data, how
+        to read it and a table (rows = tests x statistics, columns = embeddings); then the units not scored and, with
         ``missing=True``, the out-of-vocabulary words."""
         from .markdown import to_markdown
 
-        return to_markdown(self, digits=digits, missing=missing)
+        return to_markdown(self, digits=digits, missing=missing, summary=summary)
 
     def __str__(self) -> str:
         return self.to_markdown()

@@ -22,15 +22,34 @@ def render_report(meta: dict, evaluation: dict, command: list[str]) -> str:
     (``command``, the ``embdebias run`` command line that repeats it)."""
     from .model import Report
 
-    lines = [f"# embdebias report: {meta['embedding']['name']}", "",
+    from .summary import first_screen
+
+    report = Report.from_dict(evaluation)
+    lines = [f"# embdebias report: {meta['embedding']['name']}", "", *first_screen(report),
              f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "
-             + _columns_sentence(_methods(meta)), "",
-             ("![occupations](occupations.png)" if not meta.get("plot_error")
-              else f"Occupation plot not drawn: {meta['plot_error']}"), ""]
-    lines.append(Report.from_dict(evaluation).to_markdown())
+             + _columns_sentence(_methods(meta)), "", *_figure_lines(meta)]
+    lines.append(report.to_markdown(summary=False))
     lines += _lists_section(meta)
     lines += ["", "## Run", ""] + _run_lines(meta) + [f"- reproduce: `{' '.join(command)}`"]
     return "\n".join(lines) + "\n"
+
+
+def _figure_lines(meta: dict) -> list[str]:
+    """Each figure of the run, linked, with its caption (or why it was not drawn)."""
+    from .figures import RUN_FIGURES
+
+    figures = meta.get("figures")
+    if figures is None:  # a report of an older run: the occupation plot only
+        return [("![occupations](occupations.png)" if not meta.get("plot_error")
+                 else f"Occupation plot not drawn: {meta['plot_error']}"), ""]
+    lines = []
+    for n, (file, what) in enumerate(RUN_FIGURES.items(), 1):
+        fig = figures.get(file) or {}
+        if "caption" in fig:
+            lines += [f"![{what}]({file})", "", f"*Figure {n}.* {fig['caption']}", ""]
+        else:
+            lines += [f"Figure {n} ({what}) not drawn: {fig.get('error', 'not made by this run')}", ""]
+    return lines
 
 
 def _columns_sentence(methods: list[str]) -> str:

@@ -477,6 +477,7 @@ def extrinsic_result(fs: FamilyScores, probe, threshold="median") -> ExtrinsicRe
 @register
 class Extrinsic(Metric):
     name, title = "extrinsic", "Extrinsic bias"
+    headline = (("*", "score_gap", "0"),)
     function = "extrinsic_bias"
     kind = "extrinsic"
     legend = ("Bias of a model built on the embedding, with Czarnowska et al. (2021)'s generalized metrics. "
@@ -551,6 +552,16 @@ class Extrinsic(Metric):
         samples = {(unit, key): Sample(sample_items(fs, key), grid_statistic(fs, key, r.threshold), fairer[key])
                    for key in grid_keys(fs)}
         return r, {unit: {k: v for k, v in cells.items() if v is not None}}, samples
+
+    def evidence(self, report, embedding):
+        """Significant when a family's signed score gap has an interval that excludes 0."""
+        gaps = [report.cell(m, t, s, embedding) for (m, t, s) in report.rows if m == self.name and s == "score_gap"]
+        gaps = [c for c in gaps if c is not None and c.interval]
+        if not gaps:
+            return None
+        hits = sum(1 for c in gaps if c.ci_low > 0 or c.ci_high < 0)
+        return {"significant": bool(hits), "text": f"score gap beyond the noise in {hits} of {len(gaps)} "
+                                                   f"template families"}
 
     def notes(self, report, place="table"):
         """Whether the intrinsic and extrinsic verdicts agree, saying first whether the reference had a

@@ -1,0 +1,223 @@
+"""The first screen of a report (issue 21): a few sentences computed from the numbers, one
+summary table, and a distinct exit status when nothing could be scored."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from synthetic import synthetic_embedding, write_word2vec_text
+
+from embdebias.embedding import Embedding
+from embdebias.evaluate import evaluate
+from embdebias.report.summary import MARKS, first_screen, headline_rows, opening_sentences, scored
+
+SUITE = ["weat", "direct_bias", "bat", "similarity"]
+OPTS = {"weat": {"n_permutations": 200}}
+
+
+@pytest.fixture(scope="module")
+def emb():
+    return synthetic_embedding()
+
+
+def _sentences(md: str) -> list[str]:
+    head = md.split("### Summary")[0]
+    return [p for p in head.split("\n\n") if p.strip()]
+
+
+def test_one_embedding_opens_with_the_answer_and_the_summary_table(emb):
+    r = evaluate({"mine": emb}, SUITE, bootstrap=100, options=OPTS)
+    md = r.to_markdown()
+    assert md.startswith("**Is 'mine' biased? ")
+    sentences = _sentences(md)
+    assert 1 <= len(sentences) <= 5
+    # the WEAT count is the report's own: tests with p < 0.05 of those scored
+    tests = [t for (m, t, s) in r.rows if m == "weat" and s == "p_value"]
+    hits = sum(r.value("weat", t, "p_value") < 0.05 for t in tests)
+    assert f"WEAT ({hits} of {len(tests)} tests p < 0.05" in sentences[0]
+    assert "### Summary" in md and md.index("### Summary") < md.index("### WEAT")
+    rows = headline_rows(r)
+    assert ("similarity", "wordsim353", "spearman", "higher (better)") in [tuple(x) for x in rows]
+    table = md.split("### Summary")[1].split("\n\n")[1]
+    assert len(table.splitlines()) == 2 + len(rows)
+    assert "| Word similarity, wordsim353: Spearman rho | higher (better) | " in table
+    assert "**Quality**: " in md
+
+
+def test_debiased_columns_say_what_changed_beyond_the_noise_and_at_what_cost(emb):
+    from embdebias.debias import make_debiaser
+
+    hard = make_debiaser("hard").fit(emb).transform(emb)
+    r = evaluate({"original": emb, "hard": hard}, SUITE, bootstrap=100, options=OPTS)
+    sentences = opening_sentences(r)
+    assert len(sentences) <= 5
+    bias = [c for c in r.comparisons if c["embedding"] == "hard" and c["metric"] != "similarity"
+            and c["outcome"] != "not comparable"]
+    improved = sum(c["outcome"] == "improved" for c in bias)
+    assert f"'hard' is fairer beyond the noise on {improved} of {len(bias)} bias numbers" in sentences[1]
+    assert sentences[-1].startswith("**What did it cost?** 'hard': wordsim353 Spearman rho ")
+    # quality has intervals and paired changes like every bias number
+    assert r.interval("similarity", "wordsim353", "spearman", "hard") is not None
+    assert any(c["metric"] == "similarity" for c in r.comparisons)
+    marked = "\n".join(first_screen(r))
+    direct = next(c for c in r.comparisons if c["metric"] == "direct_bias" and c["embedding"] == "hard")
+    assert direct["outcome"] == "improved" and MARKS[("bias", "improved")] in marked
+
+
+def test_an_unscorable_report_says_so_first_and_the_cli_exits_3(tmp_path):
+    from embdebias.cli import main
+
+    tiny = Embedding([f"w{i}" for i in range(50)], np.random.default_rng(0).normal(size=(50, 8)).astype(np.float32),
+                     name="tiny")
+    with pytest.warns(UserWarning):
+        r = evaluate({"tiny": tiny}, ["weat", "bat"], bootstrap=10)
+    assert not scored(r)
+    assert r.to_markdown().startswith("**Nothing could be scored**")
+    path = tmp_path / "tiny.txt"
+    write_word2vec_text(tiny, path)
+    out = tmp_path / "r.md"
+    assert main(["-q", "score", str(path), "--tests", "weat", "bat", "--out", str(out)]) == 3
+    assert out.read_text().startswith("**Nothing could be scored**")
+
+
+def test_exit_status_is_documented_in_help(capsys):
+    from embdebias.cli import main
+
+    for cmd in ("score", "run"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        assert "3 nothing could be scored" in " ".join(capsys.readouterr().out.split())
+
+
+def test_disagreements_are_explained_where_they_happen():
+    from embdebias.report import Report
+
+    r = Report(["original", "soft"])
+    r.params = {"bootstrap_level": 0.95, "bootstrap_resamples": 1000}
+    r.add("original", "weat", "t", "effect_size", 0.95, -0.36, 1.50)
+    r.add("original", "weat", "t", "p_value", 3e-5)
+    r.add("original", "weat", "t", "n_scored", 32)
+    r.add("soft", "weat", "t", "effect_size", 0.14, -0.6, 0.8)
+    r.add("soft", "weat", "t", "p_value", 0.3)
+    r.comparisons.append({"embedding": "soft", "reference": "original", "metric": "weat", "test": "t",
+                          "statistic": "effect_size", "reference_value": 0.95, "value": 0.14, "change": -0.81,
+                          "ci_low": -1.5, "ci_high": 0.1, "outcome": "no significant change", "n_items": 32})
+    md = r.to_markdown()
+    assert "- Why 'original', t has p = 3e-05 but an interval [-0.36, 1.50] that includes 0" in md
+    assert "- Why 'soft', t effect size d 0.95 -> 0.14 is no significant change" in md
+    assert "soft', t has p" not in md  # p = 0.3: nothing to explain
+    assert md.count("[a, b] (in every table)") == 1
+
+
+def test_the_interval_footnote_has_no_change_mark_for_one_column(emb):
+    md = evaluate({"mine": emb}, ["weat", "bat"], bootstrap=50, options=OPTS).to_markdown()
+    assert md.count("[a, b] (in every table)") == 1 and "change from" not in md
+
+
+def test_the_run_figures_are_drawn_with_captions_tied_to_the_tables(emb, tmp_path):
+    from embdebias.debias import make_debiaser
+    from embdebias.report.figures import DIRECT_BIAS_LABEL, RUN_FIGURES, run_figures
+
+    hard = make_debiaser("hard").fit(emb).transform(emb)
+    cols = {"original": emb, "hard": hard}
+    from embdebias import wordlists
+
+    r = evaluate(cols, ["weat", "direct_bias"], bootstrap=50, options=OPTS)
+    # the residual protocol needs 5,000 alphabetic words: its words and accuracies are given here
+    t = wordlists.weat_tests("gender")[0]
+    r.details["original"]["residual/gender"] = {"cluster_words": {"male": [w.lower() for w in t.X.words],
+                                                                  "female": [w.lower() for w in t.Y.words]}}
+    for name, acc in (("original", 1.0), ("hard", 0.62)):
+        r.add(name, "residual", "gender", "cluster_accuracy", acc)
+    figures = run_figures(cols, r, tmp_path)
+    assert set(figures) == set(RUN_FIGURES)
+    for file, fig in figures.items():
+        assert "caption" in fig, fig
+        assert (tmp_path / file).stat().st_size > 1000
+    assert DIRECT_BIAS_LABEL in figures["occupations.png"]["caption"]
+    assert DIRECT_BIAS_LABEL == r.labels["direct_bias"]["direct_bias_original"]  # named the same way
+    assert "clustering accuracy" in figures["residual.png"]["caption"]
+    assert f"{len(t.X.words) + len(t.Y.words)} most" not in figures["residual.png"]["caption"]  # per side
+    # a report without a residual test: that figure says why, the others are drawn
+    partial = run_figures(cols, evaluate(cols, ["weat"], bootstrap=20, options=OPTS), tmp_path / "p")
+    assert "error" in partial["residual.png"] and "caption" in partial["weat.png"]
+
+
+def test_a_users_own_weat_is_described_truthfully(emb):
+    from embdebias import wordlists
+    from embdebias.data.wordlists import WeatTest, WordSet
+
+    base = wordlists.weat_tests("gender")[0]
+    mine = WeatTest("flowers_insects", "mine", WordSet("flowers", base.X.words), WordSet("insects", base.Y.words),
+                    WordSet("pleasant", base.A.words), WordSet("unpleasant", base.B.words), group="mine")
+    r = evaluate({"e": emb}, tests=["weat"], bootstrap=0, options={"weat": {"tests": [mine], "n_permutations": 50}})
+    assert "the user's own tests (flowers_insects)" in r.data["weat"] and "weat_tests.json" not in r.data["weat"]
+    assert "X flowers, Y insects, A pleasant, B unpleasant" in r.legends["weat"]
+    assert "male terms" not in r.legends["weat"]
+
+
+def test_residual_tests_score_when_their_neutral_list_is_short():
+    """Issue 21, item 5: only the re-fitted rows use the neutral words (the professions); when
+    those are missing, the clustering and SVM rows are still scored."""
+    from test_residual import _planted
+
+    emb = _planted(n=6000)
+    with pytest.warns(UserWarning, match="re-fitted direction's rows are not scored"):
+        r = evaluate({"original": emb}, ["residual"], bootstrap=0,
+                     options={"residual": {"neutral_words": ["nosuchwordone", "nosuchwordtwo", "aaaa"]}})
+    assert not r.failures
+    assert r.value("residual", "gender", "cluster_accuracy") is not None
+    assert r.value("residual", "gender", "refit_direct_bias") is None
+
+
+def test_an_unscored_unit_warns_once_with_its_count_of_columns():
+    import warnings
+
+    from embdebias.evaluate import UnscoredWarning
+
+    tiny = Embedding([f"w{i}" for i in range(50)], np.random.default_rng(0).normal(size=(50, 8)).astype(np.float32),
+                     name="tiny")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = evaluate({"a": tiny, "b": tiny, "c": tiny}, ["bat"], bootstrap=0)
+    unscored = [str(w.message) for w in caught if issubclass(w.category, UnscoredWarning)]
+    assert len(unscored) == len({(f["metric"], f["unit"]) for f in r.failures}) == 1
+    assert unscored[0].startswith("bat/") and "on 3 of 3 column(s) (a, b, c)" in unscored[0]
+
+
+def test_score_takes_a_users_weat_file_and_names_a_bad_key(tmp_path, emb, capsys):
+    import json
+
+    from embdebias import wordlists
+    from embdebias.cli import main
+
+    base = wordlists.weat_tests("gender")[0]
+    mine = {"id": "my_test", "title": "mine", **{k: {"name": f"set_{k}", "words": list(getattr(base, k).words)}
+                                                 for k in "XYAB"}}
+    good = tmp_path / "my_weat.json"
+    good.write_text(json.dumps([mine]), encoding="utf-8")
+    path = tmp_path / "e.txt"
+    write_word2vec_text(emb, path)
+    out = tmp_path / "r.md"
+    assert main(["-q", "score", str(path), "--tests", str(good), "--out", str(out)]) == 0
+    md = out.read_text()
+    assert "| my_test | effect size d |" in md and "the user's own tests (my_test)" in md
+    assert "X set_X, Y set_Y, A set_A, B set_B" in md
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{k: v for k, v in mine.items() if k != "B"}]), encoding="utf-8")
+    assert main(["-q", "score", str(path), "--tests", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "'my_test'" in err and "set B" in err
+
+
+def test_a_run_with_quality_but_no_bias_number_is_unscorable():
+    from embdebias.report import Report
+
+    r = Report(["e"])
+    r.add("e", "weat", "t", "effect_size", None)
+    r.add("e", "similarity", "wordsim353", "spearman", 0.5)
+    assert not scored(r)
+    assert opening_sentences(r)[0].startswith("**Nothing could be scored**: every bias test failed")
+    quality_only = Report(["e"])
+    quality_only.add("e", "similarity", "wordsim353", "spearman", 0.5)
+    assert scored(quality_only)
