@@ -226,3 +226,9 @@ register(DebiaserSpec(
     name="hard", estimator="embdebias.debias.hard:HardDebias",
     description="neutralize + equalize (Bolukbasi et al. 2016)",
     lists=("definitional_pairs", "equalize_pairs", "gender_specific")))
+register(DebiaserSpec(
+    name="hsr", estimator="embdebias.debias.hsr:HalfSiblingRegression",
+    description="Half-Sibling Regression on Zhao et al.'s definition words (Yang & Feng 2020)",
+    params=(Param("alpha", "--hsr-alpha", _validation.NONNEGATIVE, 60.0,
+                  "hsr: ridge penalty alpha (default 60)", metavar="A"),),
+    lists=()))
