@@ -232,3 +232,9 @@ register(DebiaserSpec(
     params=(Param("alpha", "--hsr-alpha", _validation.NONNEGATIVE, 60.0,
                   "hsr: ridge penalty alpha (default 60)", metavar="A"),),
     lists=()))
+register(DebiaserSpec(
+    name="inlp", estimator="embdebias.debias.inlp:INLP",
+    description="Iterative Nullspace Projection, until gender is at chance (Ravfogel et al. 2020)",
+    params=(Param("n_iterations", "--inlp-iterations", _validation.POSITIVE, 35,
+                  "inlp: most classifiers (default 35)", label="iterations", metavar="N"),),
+    lists=(), seeded=True))
