@@ -238,3 +238,9 @@ register(DebiaserSpec(
     params=(Param("n_iterations", "--inlp-iterations", _validation.POSITIVE, 35,
                   "inlp: most classifiers (default 35)", label="iterations", metavar="N"),),
     lists=(), seeded=True))
+register(DebiaserSpec(
+    name="rlace", estimator="embdebias.debias.rlace:RLACE",
+    description="rank-k adversarial concept erasure, numpy (Ravfogel et al. 2022)",
+    params=(Param("rank", "--rlace-rank", _validation.POSITIVE, 1, "rlace: rank removed (default 1)",
+                  metavar="K"),),
+    lists=(), seeded=True))

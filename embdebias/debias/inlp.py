@@ -73,6 +73,9 @@ class INLP(LinearDebiaser):
     ----------
     n_iterations : int, default 35
     stop_accuracy : float or None, default 0.55
+    binary : bool, default False
+        Train on the male- and female-biased words only (2 classes, one direction per
+        iteration), as RLACE's rank comparison does; default: the published 3 classes.
     fraction : float, default 0.05
         Share of the filtered vocabulary in each class.
     max_words : int, default 150000
@@ -104,6 +107,7 @@ class INLP(LinearDebiaser):
     _parameter_constraints = {
         "n_iterations": [Interval(Integral, 1, None, closed="left")],
         "stop_accuracy": [Interval(Real, 0, 1, closed="both"), None],
+        "binary": ["boolean"],
         "fraction": [Interval(Real, 0, 0.5, closed="right")],
         "max_words": [Interval(Integral, 2, None, closed="left")],
         "subspace": "no_validation",
@@ -112,11 +116,12 @@ class INLP(LinearDebiaser):
         "chunk_rows": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, n_iterations: int = 35, *, stop_accuracy: float | None = 0.55,
+    def __init__(self, n_iterations: int = 35, *, stop_accuracy: float | None = 0.55, binary: bool = False,
                  fraction: float = _labels.FRACTION, max_words: int = _labels.MAX_WORDS, subspace=None,
                  lists: str = wordlists.DEFAULT_LISTS, random_state: int = 0, chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.n_iterations = n_iterations
         self.stop_accuracy = stop_accuracy
+        self.binary = binary
         self.fraction = fraction
         self.max_words = max_words
         self.subspace = subspace
@@ -130,8 +135,8 @@ class INLP(LinearDebiaser):
         emb = as_embedding(embedding)
         labelled = _labels.gender_labels(emb, fraction=self.fraction, max_words=self.max_words,
                                          random_state=self.random_state)
-        X_train, y_train = labelled.split(emb, "train")
-        X_dev, y_dev = labelled.split(emb, "dev")
+        X_train, y_train = labelled.split(emb, "train", binary=self.binary)
+        X_dev, y_dev = labelled.split(emb, "dev", binary=self.binary)
         binary = [labelled.split(emb, part, binary=True) for part in ("train", "dev", "test")]
         P, weights, history = self._iterate(X_train, y_train, X_dev, y_dev, binary[:2], emb.dim)
         self.map_ = P
