@@ -11,7 +11,7 @@ from embdebias.debias import DEBIASERS, make_debiaser
 from embdebias.embedding import Embedding
 from embdebias.errors import DimensionError, ParamsFileError
 
-FAST = {"rlace": {"max_iter": 3000}, "ran": {"n_epochs": 30}}
+FAST = {"rlace": {"max_iter": 3000}, "ran": {"n_epochs": 30}, "double-hard": {"n_words": 100, "n_candidates": 3}}
 
 
 @pytest.fixture(scope="module")

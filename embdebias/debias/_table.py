@@ -244,3 +244,9 @@ register(DebiaserSpec(
     params=(Param("rank", "--rlace-rank", _validation.POSITIVE, 1, "rlace: rank removed (default 1)",
                   metavar="K"),),
     lists=(), seeded=True))
+register(DebiaserSpec(
+    name="double-hard", estimator="embdebias.debias.double_hard:DoubleHardDebias",
+    description="remove the frequency direction, then hard debias, whole vocabulary (Wang et al. 2020)",
+    params=(Param("n_candidates", "--dhd-candidates", _validation.POSITIVE, 20,
+                  "double-hard: principal directions tried (default 20)", label="candidates", metavar="N"),),
+    lists=("definitional_pairs", "equalize_pairs", "gender_specific")))
