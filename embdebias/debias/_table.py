@@ -250,3 +250,7 @@ register(DebiaserSpec(
     params=(Param("n_candidates", "--dhd-candidates", _validation.POSITIVE, 20,
                   "double-hard: principal directions tried (default 20)", label="candidates", metavar="N"),),
     lists=("definitional_pairs", "equalize_pairs", "gender_specific")))
+register(DebiaserSpec(
+    name="ran", estimator="embdebias.debias.ran:RANDebias",
+    description="repulsion, attraction, neutralization of the most biased words (Kumar et al. 2020)",
+    lists=("definitional_pairs", "gender_specific")))

@@ -133,9 +133,11 @@ class HalfSiblingRegression(LinearDebiaser):
                 "definition_words_missing": len(self.missing_words_)}
 
 
-def check_missing(missing: list, total: int, max_missing: float, emb: Embedding, what: str) -> None:
-    """Raise when more than ``max_missing`` of ``total`` words are missing (fewer than 2 found too); else warn."""
-    if total - len(missing) < 2 or len(missing) > max_missing * total:
+def check_missing(missing: list, total: int, max_missing: float, emb: Embedding, what: str,
+                  at_least: int = 2) -> None:
+    """Raise when more than ``max_missing`` of ``total`` words are missing (or fewer than ``at_least``
+    found); else warn about the missing ones."""
+    if total - len(missing) < at_least or len(missing) > max_missing * total:
         raise MissingWordsError(f"{what}: {len(missing)} of {total} not in {emb.name} (at most "
                                 f"{max_missing:.0%} may be missing): {', '.join(missing[:10])}"
                                 + (" ..." if len(missing) > 10 else ""), missing)
