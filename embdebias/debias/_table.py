@@ -254,3 +254,7 @@ register(DebiaserSpec(
     name="ran", estimator="embdebias.debias.ran:RANDebias",
     description="repulsion, attraction, neutralization of the most biased words (Kumar et al. 2020)",
     lists=("definitional_pairs", "gender_specific")))
+register(DebiaserSpec(
+    name="oscar", estimator="embdebias.debias.oscar:OSCaR",
+    description="rotate gender and occupations apart until orthogonal (Dev et al. 2021)",
+    lists=("definitional_pairs",)))
