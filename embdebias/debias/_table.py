@@ -187,7 +187,9 @@ def make_debiaser(method: str = DEFAULT_METHOD, **params):
 
 
 def parse_methods(text) -> tuple[str, ...]:
-    """``"hard,soft"`` (or a sequence of names) as a tuple of known method names, each once."""
+    """``"hard,soft"`` (or a sequence of names) as a tuple of known method names, each once; ``"all"``: every one."""
+    if isinstance(text, str) and text.strip() == "all":
+        return tuple(DEBIASERS)
     names = [n.strip() for n in text.split(",")] if isinstance(text, str) else list(text)
     if not names or not all(names):
         raise EmbdebiasError(f"methods must name at least one debias method, got {text!r}")
