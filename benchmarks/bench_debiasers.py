@@ -243,7 +243,7 @@ def quality_and_speed(emb, fitted, wefe_times) -> list:
     for name in METHODS:
         q = quality(fitted[name][1])
         w = wefe_times.get(name)
-        wefe = f"{w:.1f} ({w / fitted[name][2]:.0f}× ours)" if w else (
+        wefe = f"{w:.1f} (WEFE / ours = {w / fitted[name][2]:.2g})" if w else (
             "needs PyTorch (not installed)" if name == "ran" else "")
         lines.append(f"| {name} | {q['wordsim353']:.3f} | {q['simlex999']:.3f} | {q['analogy']:.3f} | "
                      f"{fitted[name][2]:.1f} | {wefe} |")
