@@ -27,3 +27,46 @@ def unit_rows(x, *, copy: bool = False, out: np.ndarray | None = None) -> np.nda
     # would, at half the cost of a masked division.
     norms[~(norms > 0)] = 1
     return np.divide(x, norms[:, None], out=x if out is None else out)
+
+
+def top_neighbours(queries: np.ndarray, chunks, n: int, query_rows: np.ndarray | None = None) -> np.ndarray:
+    """Rows of the ``n`` largest dot products of every query (best first) over ``chunks``.
+
+    ``chunks`` yields ``(start, block)`` of the candidate rows (unit rows give cosine
+    neighbours); a query's own row (``query_rows``) is never its neighbour. Memory
+    stays bounded by one ``queries x chunk`` block.
+    """
+    m = len(queries)
+    best_sim = np.full((m, 0), -np.inf, dtype=np.float32)
+    best_row = np.zeros((m, 0), dtype=np.int64)
+    q = np.asarray(queries, dtype=np.float32)
+    for start, block in chunks:
+        sims = q @ np.asarray(block, dtype=np.float32).T
+        if query_rows is not None:
+            own = (query_rows >= start) & (query_rows < start + len(block))
+            sims[np.flatnonzero(own), query_rows[own] - start] = -np.inf
+        rows = np.broadcast_to(np.arange(start, start + len(block)), sims.shape)
+        sims, rows = np.hstack([best_sim, sims]), np.hstack([best_row, rows])
+        keep = min(n, sims.shape[1])
+        top = np.argpartition(-sims, keep - 1, axis=1)[:, :keep]
+        best_sim, best_row = np.take_along_axis(sims, top, 1), np.take_along_axis(rows, top, 1)
+    order = np.argsort(-best_sim, axis=1, kind="stable")
+    return np.take_along_axis(best_row, order, 1)
+
+
+def indirect_bias(words: np.ndarray, neighbours: np.ndarray, direction: np.ndarray) -> np.ndarray:
+    """Bolukbasi et al.'s indirect bias ``beta(w, v) = (w.v - cos(w_perp, v_perp)) / (w.v)``.
+
+    ``words`` (m, d) and ``neighbours`` (m, k, d) unit rows, ``direction`` a unit vector;
+    ``x_perp = x - (x.g) g``. Returns (m, k).
+    """
+    w = np.asarray(words, dtype=np.float64)
+    v = np.asarray(neighbours, dtype=np.float64)
+    g = np.asarray(direction, dtype=np.float64)
+    dot = np.einsum("md,mkd->mk", w, v)
+    w_perp = w - np.outer(w @ g, g)
+    v_perp = v - (v @ g)[..., None] * g
+    cos_perp = np.einsum("md,mkd->mk", w_perp, v_perp) / (
+        np.maximum(np.linalg.norm(w_perp, axis=1)[:, None] * np.linalg.norm(v_perp, axis=2), 1e-12))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.abs(dot) > 1e-12, (dot - cos_perp) / dot, 0.0)

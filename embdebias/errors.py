@@ -218,3 +218,7 @@ def quote(text, limit: int = 60) -> str:
     """``repr`` of ``text`` cut to ``limit`` characters, for error messages that name bad input."""
     text = str(text)
     return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+class ParamsFileError(EmbdebiasError, ValueError):
+    """A fitted-parameter file (``save_params``) that is damaged, of another method or dimension."""

@@ -142,7 +142,7 @@ def test_the_table_drives_the_default_run_and_the_cli_choices():
     from embdebias.debias._table import DEFAULT_METHODS, column_order, run_order
     from embdebias.pipeline import planned_outputs
 
-    assert list(DEBIASERS) == ["soft", "hard"] and DEFAULT_METHODS == ("hard", "soft")
+    assert list(DEBIASERS)[:2] == ["soft", "hard"] and DEFAULT_METHODS == ("hard", "soft")
     assert column_order(DEFAULT_METHODS) == ["soft", "hard"]  # the report's columns
     assert run_order(column_order(DEFAULT_METHODS)) == ["hard", "soft"]  # soft's moments ride on hard's pass
     assert {"hard.embd", "soft.embd"} <= set(planned_outputs("native"))

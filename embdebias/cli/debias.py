@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import time
 
 from .. import _validation
@@ -70,6 +71,14 @@ def _params(args, spec) -> dict:
     """The estimator keywords of ``spec`` that the options give."""
     params = dict(definitional=args.definitional, n_components=args.components, gender_specific=args.gender_specific,
                   lists=args.lists)
+    # Shared options a method does not take (HSR has no subspace): an error if given, else left out.
+    accepted = set(inspect.signature(spec.estimator_class()).parameters)
+    given = {"definitional": "--definitional", "n_components": "--components", "gender_specific": "--specific"}
+    wrong = [given[k] for k in params if k not in accepted and params[k] not in (None, 1)]
+    if wrong:
+        raise EmbdebiasError(f"{' and '.join(wrong)} do{'es' if len(wrong) == 1 else ''} not apply to --method "
+                             f"{spec.name}")
+    params = {k: v for k, v in params.items() if k in accepted}
     if "equalize_pairs" in spec.lists:
         params["equalize"] = args.equalize
     params.update({p.name: p.default if getattr(args, p.name) is None else getattr(args, p.name)
@@ -101,10 +110,13 @@ def run_debias(args, say) -> int:
                                        input_format=args.input_format, limit=args.limit,
                                        unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle,
                                        progress=not args.quiet, **_params(args, spec))
-    sub = debiaser.subspace_
-    k = sub.components_.shape[0]
-    say(f"bias subspace: {len(sub.pairs_used_)} definitional pairs, k={k}, "
-        f"explained variance {', '.join(f'{r:.3f}' for r in sub.explained_variance_ratio_[:k])}")
+    sub = getattr(debiaser, "subspace_", None)
+    if hasattr(sub, "pairs_used_"):
+        k = sub.components_.shape[0]
+        say(f"bias subspace: {len(sub.pairs_used_)} definitional pairs, k={k}, "
+            f"explained variance {', '.join(f'{r:.3f}' for r in sub.explained_variance_ratio_[:k])}")
+    for line in type(debiaser).report_lines(debiaser.run_info(result)):
+        say(line.removeprefix("- "))
     if hasattr(debiaser, "report"):  # soft: solver, status, objective terms, expansion
         say(debiaser.report())
     say(f"{args.method}-debiased {len(result)} x {result.dim} -> {args.out} "

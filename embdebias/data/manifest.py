@@ -16,6 +16,7 @@ _MIT_PROJECT = "written by the embdebias authors, MIT (the project's licence)"
 _BOLUKBASI_LICENCE = "Bolukbasi et al. (2016), tolga-b/debiaswe data/, MIT (bolukbasi2016/LICENSE)"
 _ZHAO_LICENCE = "Zhao et al. (2018), uclanlp/gn_glove SemBias/SemBias, Apache-2.0 (sembias/LICENSE)"
 _BOLUKBASI = "Bolukbasi et al. (2016), published"
+_ZHAO_WORDS_LICENCE = "Zhao et al. (2018), uclanlp/gn_glove wordlist/, Apache-2.0 (zhao2018/LICENSE)"
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,10 @@ RESOURCES: tuple[Resource, ...] = (
           "the embdebias authors",
           ("cda_pairs", "Lu et al. (2020), Supplemental Material, gender pairs")),
     _list("cda_names.txt", "cda pairs", _MIT_PROJECT, ("cda_names", "embdebias curated, first-name pairs")),
+    _list("zhao2018/male_word_file.txt", "word list", _ZHAO_WORDS_LICENCE,
+          ("zhao2018_male", "Zhao et al. (2018), 222 male words")),
+    _list("zhao2018/female_word_file.txt", "word list", _ZHAO_WORDS_LICENCE,
+          ("zhao2018_female", "Zhao et al. (2018), 222 female words")),
     _list("lu2020/occupations.txt", "word list",
           "Lu et al. (2020), Supplemental Material, transcribed (lu2020/SOURCE.md)"),
     _list("README.md", "document", _MIT_PROJECT),
@@ -91,6 +96,8 @@ RESOURCES: tuple[Resource, ...] = (
     _list("sembias/LICENSE", "document", "the Apache License 2.0 of Zhao et al.'s release"),
     _list("sembias/SOURCE.md", "document", _MIT_PROJECT),
     _list("lu2020/SOURCE.md", "document", _MIT_PROJECT),
+    _list("zhao2018/LICENSE", "document", "the Apache License 2.0 of Zhao et al.'s release"),
+    _list("zhao2018/SOURCE.md", "document", _MIT_PROJECT),
 )
 
 #: The resource that is not in ``wordlists/``: RNSB's sentiment words, read from the

@@ -96,6 +96,60 @@ class Debiaser(TransformerMixin, BaseEstimator):
         """``(apply(start, stop, block, out), finish(dest) or None)`` for :func:`map_chunks`."""
         raise NotImplementedError
 
+    def _validate(self) -> None:
+        """Check the constructor parameters against ``_parameter_constraints`` (a project error if bad)."""
+        from sklearn.utils._param_validation import InvalidParameterError
+
+        from ..errors import EmbdebiasError
+
+        try:
+            self._validate_params()
+        except InvalidParameterError as exc:
+            raise EmbdebiasError(str(exc)) from None
+
+    #: Fitted attributes that describe how the fit went (solver objects, the expansion)
+    #: rather than what ``transform`` needs: :meth:`save_params` leaves them out.
+    _transient: tuple = ()
+
+    #: Fitted arrays whose shape a loaded parameter file must have (``"d"``: the dimension).
+    _array_shapes: dict = {}
+
+    def save_params(self, path) -> str:
+        """Write the fitted parameters to ``path`` (npz with a JSON member, no pickle).
+
+        Another copy of the vectors can then be debiased with them, without refitting:
+        ``type(self)().load_params(path).transform(embedding)``.
+        """
+        from ._params import save_params
+
+        return save_params(self, path)
+
+    def load_params(self, path, *, dim: int | None = None):
+        """Set the fitted parameters from a file of :meth:`save_params`; returns ``self``.
+
+        A damaged file or one of another method raises
+        :class:`~embdebias.errors.ParamsFileError`; one fitted on another dimension than
+        ``dim`` (or than this estimator's, if fitted) raises
+        :class:`~embdebias.errors.DimensionError`.
+        """
+        from ._params import load_params
+
+        return load_params(self, path, dim=dim)
+
+    def _check_loaded(self, path) -> None:
+        from ..errors import ParamsFileError
+
+        d = self.n_features_in_
+        for name, shape in self._array_shapes.items():
+            value = getattr(self, name, None)
+            want = tuple(d if s == "d" else s for s in shape)
+            if not isinstance(value, np.ndarray) or len(value.shape) != len(want) or any(
+                    w is not None and w != v for w, v in zip(want, value.shape, strict=True)):
+                raise ParamsFileError(f"{path}: {name} has shape {getattr(value, 'shape', None)}, expected "
+                                      f"{tuple('any' if w is None else w for w in want)}")
+            if not np.isfinite(value).all():
+                raise ParamsFileError(f"{path}: {name} holds non-finite values")
+
 
 def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.ndarray], None], *,
                out=None, chunk_rows: int = DEFAULT_CHUNK_ROWS, name: str | None = None,

@@ -187,7 +187,9 @@ def make_debiaser(method: str = DEFAULT_METHOD, **params):
 
 
 def parse_methods(text) -> tuple[str, ...]:
-    """``"hard,soft"`` (or a sequence of names) as a tuple of known method names, each once."""
+    """``"hard,soft"`` (or a sequence of names) as a tuple of known method names, each once; ``"all"``: every one."""
+    if isinstance(text, str) and text.strip() == "all":
+        return tuple(DEBIASERS)
     names = [n.strip() for n in text.split(",")] if isinstance(text, str) else list(text)
     if not names or not all(names):
         raise EmbdebiasError(f"methods must name at least one debias method, got {text!r}")
@@ -226,3 +228,35 @@ register(DebiaserSpec(
     name="hard", estimator="embdebias.debias.hard:HardDebias",
     description="neutralize + equalize (Bolukbasi et al. 2016)",
     lists=("definitional_pairs", "equalize_pairs", "gender_specific")))
+register(DebiaserSpec(
+    name="hsr", estimator="embdebias.debias.hsr:HalfSiblingRegression",
+    description="Half-Sibling Regression on Zhao et al.'s definition words (Yang & Feng 2020)",
+    params=(Param("alpha", "--hsr-alpha", _validation.NONNEGATIVE, 60.0,
+                  "hsr: ridge penalty alpha (default 60)", metavar="A"),),
+    lists=()))
+register(DebiaserSpec(
+    name="inlp", estimator="embdebias.debias.inlp:INLP",
+    description="Iterative Nullspace Projection, until gender is at chance (Ravfogel et al. 2020)",
+    params=(Param("n_iterations", "--inlp-iterations", _validation.POSITIVE, 35,
+                  "inlp: most classifiers (default 35)", label="iterations", metavar="N"),),
+    lists=(), seeded=True))
+register(DebiaserSpec(
+    name="rlace", estimator="embdebias.debias.rlace:RLACE",
+    description="rank-k adversarial concept erasure, numpy (Ravfogel et al. 2022)",
+    params=(Param("rank", "--rlace-rank", _validation.POSITIVE, 1, "rlace: rank removed (default 1)",
+                  metavar="K"),),
+    lists=(), seeded=True))
+register(DebiaserSpec(
+    name="double-hard", estimator="embdebias.debias.double_hard:DoubleHardDebias",
+    description="remove the frequency direction, then hard debias, whole vocabulary (Wang et al. 2020)",
+    params=(Param("n_candidates", "--dhd-candidates", _validation.POSITIVE, 20,
+                  "double-hard: principal directions tried (default 20)", label="candidates", metavar="N"),),
+    lists=("definitional_pairs", "equalize_pairs", "gender_specific")))
+register(DebiaserSpec(
+    name="ran", estimator="embdebias.debias.ran:RANDebias",
+    description="repulsion, attraction, neutralization of the most biased words (Kumar et al. 2020)",
+    lists=("definitional_pairs", "gender_specific")))
+register(DebiaserSpec(
+    name="oscar", estimator="embdebias.debias.oscar:OSCaR",
+    description="rotate gender and occupations apart until orthogonal (Dev et al. 2021)",
+    lists=("definitional_pairs",)))

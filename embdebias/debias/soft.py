@@ -136,6 +136,9 @@ class SoftDebias(Debiaser):
         Seconds spent in each stage of ``fit``.
     """
 
+    _transient = ("problem_", "expansion_", "timings_")
+    _array_shapes = {"transform_matrix_": ("d", "d")}
+
     def __init__(self, lam: float = 0.2, *, normalization: str = "mean", solver: str = "fast",
                  cvxpy_solver: str = "SCS", tol: float | None = None, max_iter: int = 10_000,
                  subspace=None, definitional=None, n_components: int = 1, gender_specific=None,
