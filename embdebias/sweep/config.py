@@ -6,13 +6,14 @@
     attributes = ["gender"]
     seeds = [0, 1]
     bootstrap = 200          # resamples of every interval (0: none)
-    limit = 50000            # read only the first words of each embedding
+    limit = 50000            # read only the first words of each embedding (an embedding's own limit wins)
     save = ["soft"]          # methods whose debiased embeddings are written (default: none)
 
     [[embeddings]]
     path = "runs/step-*.bin" # a file, a glob, or "glove-6b-50d"
     label = "checkpoint"     # optional
     order = 1000             # optional: a year, a step (a glob's files get their sorted index)
+    limit = 20000            # optional
 
     [methods.soft]
     lam = [0.05, 0.2, 1.0]   # every parameter takes a list (its grid) or one value
@@ -41,7 +42,7 @@ ATTRIBUTES = ("gender",)
 BASELINE = "none"
 
 _TOP_KEYS = {"embeddings", "attributes", "methods", "suite", "seeds", "bootstrap", "limit", "save", "lists"}
-_EMBEDDING_KEYS = {"path", "label", "order"}
+_EMBEDDING_KEYS = {"path", "label", "order", "limit"}
 # Estimator keywords a point sets itself (never a grid's).
 _SET_BY_SWEEP = {"subspace", "lists", "random_state"}
 
@@ -53,6 +54,7 @@ class EmbeddingSpec:
     path: str
     label: str
     order: float | int | None = None
+    limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,9 @@ def _embeddings(entries, source: str, base: Path) -> tuple:
             _fail(source, f"{where}.label", f"expected a string, got {label!r}")
         if order is not None and (isinstance(order, bool) or not isinstance(order, numbers.Real)):
             _fail(source, f"{where}.order", f"expected a number (a year, a step), got {order!r}")
-        out += _expand(path, label, order, f"{where}.path", source, base, DEFAULT_NAME)
+        limit = _count(entry, "limit", f"{source}: {where}", None, 1)
+        out += [EmbeddingSpec(e.path, e.label, e.order, limit)
+                for e in _expand(path, label, order, f"{where}.path", source, base, DEFAULT_NAME)]
     return tuple(out)
 
 

@@ -54,7 +54,7 @@ def make_points(config: SweepConfig, save_dir: str | None = None) -> list[Point]
                 runs = [(BASELINE, {})] + [(m, params) for m in config.methods for params in config.grid(m)]
                 for method, params in runs:
                     p = Point(emb, attribute, method, params, seed, tuple(config.suite), config.bootstrap,
-                              config.limit, config.lists, save_dir if method in config.save else None)
+                              emb.limit or config.limit, config.lists, save_dir if method in config.save else None)
                     points.append(_keyed(p, identity))
     return points
 

@@ -18,6 +18,7 @@ that fails becomes a record with its error while the others go on.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
@@ -53,12 +54,17 @@ def run_point(point) -> dict:
 
     t0 = time.perf_counter()
     record = {"key": point.key, "embedding": point.embedding.path, "label": point.embedding.label,
-              "order": point.embedding.order, "attribute": point.attribute, "method": point.method,
+              "order": point.embedding.order, "limit": point.limit, "attribute": point.attribute, "method": point.method,
               "parameters": json.dumps(point.params, sort_keys=True), "seed": point.seed,
               "versions": json.dumps(_versions(), sort_keys=True), "worker": f"{socket.gethostname()}:{os.getpid()}",
               "error": None, "rows": []}
     try:
-        record["rows"] = _score(point)
+        # A worker's warnings (missing words, unscored units) go into the point's record,
+        # not onto the terminal of a process nobody reads.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            record["rows"] = _score(point)
+        record["warnings"] = sorted({str(w.message) for w in caught})
     except Exception as exc:  # a failing point is a record with its error; the sweep goes on
         record["error"] = f"{type(exc).__name__}: {exc}"
     record["seconds"] = round(time.perf_counter() - t0, 4)
@@ -66,7 +72,7 @@ def run_point(point) -> dict:
 
 
 def _score(point) -> list[dict]:
-    from ..evaluate import UnscoredWarning, evaluate
+    from ..evaluate import evaluate
     from ..subspace import BiasSubspace
 
     emb = loaded(point.embedding.path, point.limit)
@@ -74,10 +80,8 @@ def _score(point) -> list[dict]:
     subspace = BiasSubspace(lists=point.lists).fit(emb)
     target = emb if point.method == BASELINE else _debiased(point, emb, subspace)
     column = point.method
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnscoredWarning)
-        report = evaluate({column: target}, point.suite, subspace=subspace, random_state=point.seed,
-                          bootstrap=point.bootstrap, lists=point.lists)
+    report = evaluate({column: target}, point.suite, subspace=subspace, random_state=point.seed,
+                      bootstrap=point.bootstrap, lists=point.lists)
     frame = report.to_frame()
     frame = frame[frame["embedding"] == column].drop(columns="embedding")
     n_scored = {(m, t): v for m, t, s, v in frame[["metric", "test", "statistic", "value"]].itertuples(index=False)
@@ -119,7 +123,7 @@ def _debiased(point, emb, subspace):
 def error_record(point, message: str) -> dict:
     """The record of a point whose task did not return (its worker kept dying, it was cancelled)."""
     return {"key": point.key, "embedding": point.embedding.path, "label": point.embedding.label,
-            "order": point.embedding.order, "attribute": point.attribute, "method": point.method,
+            "order": point.embedding.order, "limit": point.limit, "attribute": point.attribute, "method": point.method,
             "parameters": json.dumps(point.params, sort_keys=True), "seed": point.seed, "versions": "{}",
             "worker": None, "error": message, "rows": [], "seconds": None}
 
@@ -160,7 +164,7 @@ def run_dask(points, out_dir, bar, *, scheduler: str | None = None, workers: int
     if scheduler is None:
         n = workers or default_workers()
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=MEMORY_LIMIT // n,
-                               dashboard_address=None)
+                               dashboard_address=None, silence_logs=logging.ERROR)
         log(f"[sweep] local Dask cluster: {n} worker process(es), 1 thread and "
             f"{MEMORY_LIMIT // n / 2**30:.1f} GiB each")
     try:

@@ -29,7 +29,7 @@ from .config import BASELINE
 
 #: The table's columns, in order (then the bookkeeping ones).
 COLUMNS = ["embedding", "label", "order", "attribute", "method", "parameters", "metric", "test", "statistic",
-           "value", "ci_low", "ci_high", "n_scored", "seed", "versions", "key", "error", "seconds", "worker"]
+           "value", "ci_low", "ci_high", "n_scored", "seed", "versions", "limit", "key", "error", "seconds", "worker"]
 #: The trade-off's axes, the first (metric, test, statistic) the sweep has of each.
 BIAS_AXES = (("direct_bias", "professions", "direct_bias_original"), ("weat", None, "effect_size"),
              ("rnsb", None, "rnsb"), ("ect", None, "spearman"))
@@ -48,7 +48,7 @@ def to_frame(records):
         for row in r.get("rows") or [{}]:
             rows.append({**meta, **row})
     frame = pd.DataFrame.from_records(rows, columns=COLUMNS)
-    for col in ("value", "ci_low", "ci_high", "n_scored", "order", "seconds"):
+    for col in ("value", "ci_low", "ci_high", "n_scored", "order", "seconds", "limit"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce")
     return frame
 
@@ -99,10 +99,12 @@ def tradeoff_points(frame) -> tuple[list[dict], str | None, str | None]:
     quality_name, quality = _axis_value(frame, QUALITY_AXES)
     points = frame.drop_duplicates("key")
     points = points[points["error"].isna()]
-    base = {(r.embedding, r.attribute, r.seed): r.key for r in points.itertuples() if r.method == BASELINE}
+    # an embedding is its path, label and order (one file read at two limits is two embeddings)
+    base = {(r.embedding, r.label, r.order, r.attribute, r.seed): r.key for r in points.itertuples()
+            if r.method == BASELINE}
     out = []
     for r in points.itertuples():
-        ref = base.get((r.embedding, r.attribute, r.seed))
+        ref = base.get((r.embedding, r.label, r.order, r.attribute, r.seed))
         if r.method == BASELINE or ref is None or r.key not in bias or ref not in bias:
             continue
         b0, q0 = bias[ref][0], quality.get(ref, (None,))[0]
@@ -125,12 +127,13 @@ def _finite(x) -> bool:
 
 
 def pareto_front(points: list[dict]) -> list[dict]:
-    """The points no other point beats on both axes (less bias left and more quality kept)."""
+    """The points no other point of the same embedding beats on both axes (less bias left and
+    more quality kept), ordered by quality kept."""
     usable = [p for p in points if p["bias_left"] is not None and p["quality_kept"] is not None]
     front = [p for p in usable if not any(
-        q["bias_left"] <= p["bias_left"] and q["quality_kept"] >= p["quality_kept"]
+        q["label"] == p["label"] and q["bias_left"] <= p["bias_left"] and q["quality_kept"] >= p["quality_kept"]
         and (q["bias_left"] < p["bias_left"] or q["quality_kept"] > p["quality_kept"]) for q in usable)]
-    return sorted(front, key=lambda p: p["quality_kept"])
+    return sorted(front, key=lambda p: (p["label"], p["quality_kept"]))
 
 
 def rankings(heads):
@@ -172,32 +175,35 @@ def _empty(ax, text: str) -> None:
 def plot_tradeoff(points, front, bias_name, quality_name, path: Path) -> None:
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 5))
+    fig, ax = plt.subplots(figsize=(7.5, 5.5))
     usable = [p for p in points if p["bias_left"] is not None and p["quality_kept"] is not None]
     if not usable:
         _empty(ax, "no trade-off to draw: the sweep needs a debiased point, its baseline, a bias metric "
                    "(direct_bias, weat, rnsb or ect) and a quality metric (similarity or analogy)")
-    methods = sorted({p["method"] for p in usable})
-    colors = dict(zip(methods, plt.cm.tab10.colors))
+        return _save(fig, path)
+    colors = dict(zip(sorted({p["method"] for p in usable}), plt.cm.tab10.colors))
+    markers = dict(zip(dict.fromkeys(p["label"] for p in usable), "osD^v<>ph*"))
     for p in usable:
         low = p["bias_left"] - p["bias_low"] if p["bias_low"] is not None else 0
         high = p["bias_high"] - p["bias_left"] if p["bias_high"] is not None else 0
-        ax.errorbar(p["quality_kept"], p["bias_left"], yerr=[[max(low, 0)], [max(high, 0)]], fmt="o",
-                    color=colors[p["method"]], capsize=3, alpha=0.8)
+        ax.errorbar(p["quality_kept"], p["bias_left"], yerr=[[max(low, 0)], [max(high, 0)]],
+                    fmt=markers.get(p["label"], "o"), color=colors[p["method"]], capsize=3, alpha=0.85)
         ax.annotate(_label(p), (p["quality_kept"], p["bias_left"]), fontsize=7, xytext=(4, 3),
                     textcoords="offset points")
-    if front:
-        ax.plot([p["quality_kept"] for p in front], [p["bias_left"] for p in front], "k--", lw=1,
-                label="Pareto front")
-    for m in methods:
-        ax.plot([], [], "o", color=colors[m], label=m)
-    if usable:
-        ax.axhline(1, color="grey", lw=0.5)
-        ax.axvline(1, color="grey", lw=0.5)
-        ax.set_xlabel(f"quality kept ({quality_name}, fraction of the original's)")
-        ax.set_ylabel(f"bias left ({bias_name}, fraction of the original's)")
-        ax.legend(fontsize=8)
-        ax.set_title("Trade-off: lower is fairer, further right keeps more quality")
+    for label in markers:
+        mine = [p for p in front if p["label"] == label]
+        ax.plot([p["quality_kept"] for p in mine], [p["bias_left"] for p in mine], "k--", lw=1, marker="o",
+                mfc="none", ms=13, label=f"Pareto front ({label})" if len(markers) > 1 else "Pareto front")
+    for m, c in colors.items():
+        ax.plot([], [], "s", color=c, label=f"method {m}")
+    for label, marker in markers.items():
+        ax.plot([], [], marker, color="grey", label=label)
+    ax.axhline(1, color="grey", lw=0.5)
+    ax.axvline(1, color="grey", lw=0.5)
+    ax.set_xlabel(f"quality kept ({quality_name}, fraction of the original's)")
+    ax.set_ylabel(f"bias left ({bias_name},\nfraction of the original's)")
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title("Trade-off: lower is fairer, further right keeps more quality", fontsize=10)
     _save(fig, path)
 
 
@@ -252,7 +258,7 @@ def plot_trends(heads, path: Path) -> None:
 
     ordered = heads[heads["order"].notna()]
     metrics = list(dict.fromkeys(ordered["metric"]))
-    if ordered["embedding"].nunique() < 2 or not metrics:
+    if ordered["order"].nunique() < 2 or not metrics:
         fig, ax = plt.subplots(figsize=(6, 2))
         _empty(ax, "no trends: they need two or more embeddings with an order value (a year, a step)")
         return _save(fig, path)
@@ -323,7 +329,7 @@ def render(frame, heads, points, front, ranks, tau, bias_name, quality_name) -> 
     failed = per_point[per_point["error"].notna()]
     lines = ["# Sweep summary", "",
              f"{len(per_point)} points ({len(failed)} failed), "
-             f"{per_point['embedding'].nunique()} embedding(s), methods: "
+             f"{len(per_point.drop_duplicates(['embedding', 'label', 'order', 'limit']))} embedding(s), methods: "
              f"{', '.join(dict.fromkeys(per_point['method']))}. Every number is in `sweep.parquet` / `sweep.csv` "
              "(one row per point, metric, test and statistic).", "",
              "A metric's *headline* is the mean over its tests of its first statistic; its interval is the "
