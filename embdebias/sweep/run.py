@@ -53,11 +53,8 @@ def run_point(point) -> dict:
     from ..pipeline.run import _versions
 
     t0 = time.perf_counter()
-    record = {"key": point.key, "embedding": point.embedding.path, "label": point.embedding.label,
-              "order": point.embedding.order, "limit": point.limit, "attribute": point.attribute, "method": point.method,
-              "parameters": json.dumps(point.params, sort_keys=True), "seed": point.seed,
-              "versions": json.dumps(_versions(), sort_keys=True), "worker": f"{socket.gethostname()}:{os.getpid()}",
-              "error": None, "rows": []}
+    record = {**_describe(point), "versions": json.dumps(_versions(), sort_keys=True),
+              "worker": f"{socket.gethostname()}:{os.getpid()}"}
     try:
         # A worker's warnings (missing words, unscored units) go into the point's record,
         # not onto the terminal of a process nobody reads.
@@ -120,12 +117,17 @@ def _debiased(point, emb, subspace):
     return transform_to_file(debiaser, emb, out, "native")
 
 
+def _describe(point) -> dict:
+    """What a point's record says about the point (before its result)."""
+    return {"key": point.key, "embedding": point.embedding.path, "label": point.embedding.label,
+            "order": point.embedding.order, "limit": point.limit, "attribute": point.attribute,
+            "method": point.method, "parameters": json.dumps(point.params, sort_keys=True), "seed": point.seed,
+            "error": None, "rows": []}
+
+
 def error_record(point, message: str) -> dict:
     """The record of a point whose task did not return (its worker kept dying, it was cancelled)."""
-    return {"key": point.key, "embedding": point.embedding.path, "label": point.embedding.label,
-            "order": point.embedding.order, "limit": point.limit, "attribute": point.attribute, "method": point.method,
-            "parameters": json.dumps(point.params, sort_keys=True), "seed": point.seed, "versions": "{}",
-            "worker": None, "error": message, "rows": [], "seconds": None}
+    return {**_describe(point), "versions": "{}", "worker": None, "error": message, "seconds": None}
 
 
 def dask_available() -> bool:

@@ -184,12 +184,23 @@ def plot_tradeoff(points, front, bias_name, quality_name, path: Path) -> None:
     colors = dict(zip(sorted({p["method"] for p in usable}), plt.cm.tab10.colors))
     markers = dict(zip(dict.fromkeys(p["label"] for p in usable), "osD^v<>ph*"))
     for p in usable:
-        low = p["bias_left"] - p["bias_low"] if p["bias_low"] is not None else 0
-        high = p["bias_high"] - p["bias_left"] if p["bias_high"] is not None else 0
-        ax.errorbar(p["quality_kept"], p["bias_left"], yerr=[[max(low, 0)], [max(high, 0)]],
-                    fmt=markers.get(p["label"], "o"), color=colors[p["method"]], capsize=3, alpha=0.85)
+        ax.errorbar(p["quality_kept"], p["bias_left"], yerr=_bias_error(p), fmt=markers.get(p["label"], "o"),
+                    color=colors[p["method"]], capsize=3, alpha=0.85)
         ax.annotate(_label(p), (p["quality_kept"], p["bias_left"]), fontsize=7, xytext=(4, 3),
                     textcoords="offset points")
+    _fronts_and_legend(ax, front, markers, colors)
+    ax.axhline(1, color="grey", lw=0.5)
+    ax.axvline(1, color="grey", lw=0.5)
+    ax.set_xlabel(f"quality kept ({quality_name}, fraction of the original's)")
+    ax.set_ylabel(f"bias left ({bias_name},\nfraction of the original's)")
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title("Trade-off: lower is fairer, further right keeps more quality", fontsize=10)
+    _save(fig, path)
+
+
+def _fronts_and_legend(ax, front, markers: dict, colors: dict) -> None:
+    """Each embedding's Pareto front (a dashed line through ringed points), and legend entries for
+    the methods' colours and the embeddings' markers."""
     for label in markers:
         mine = [p for p in front if p["label"] == label]
         ax.plot([p["quality_kept"] for p in mine], [p["bias_left"] for p in mine], "k--", lw=1, marker="o",
@@ -198,13 +209,13 @@ def plot_tradeoff(points, front, bias_name, quality_name, path: Path) -> None:
         ax.plot([], [], "s", color=c, label=f"method {m}")
     for label, marker in markers.items():
         ax.plot([], [], marker, color="grey", label=label)
-    ax.axhline(1, color="grey", lw=0.5)
-    ax.axvline(1, color="grey", lw=0.5)
-    ax.set_xlabel(f"quality kept ({quality_name}, fraction of the original's)")
-    ax.set_ylabel(f"bias left ({bias_name},\nfraction of the original's)")
-    ax.legend(fontsize=7, loc="best")
-    ax.set_title("Trade-off: lower is fairer, further right keeps more quality", fontsize=10)
-    _save(fig, path)
+
+
+def _bias_error(p) -> list:
+    """The bias interval of a trade-off point as errorbar's ``[[below], [above]]`` (0 without one)."""
+    low = p["bias_left"] - p["bias_low"] if p["bias_low"] is not None else 0
+    high = p["bias_high"] - p["bias_left"] if p["bias_high"] is not None else 0
+    return [[max(low, 0)], [max(high, 0)]]
 
 
 def _numeric_params(heads) -> list[tuple[str, str]]:
