@@ -57,6 +57,11 @@ def sweep(config, out_dir=DEFAULT_OUT_DIR, *, scheduler: str | None = None, work
     from . import run, store, summary
     from .points import make_points
 
+    try:
+        import pandas  # noqa: F401  (the table)
+    except ImportError:
+        raise ImportError("embdebias.sweep needs pandas: pip install 'embdebias[dask]' (or 'embdebias[pandas]' "
+                          "to run serially)") from None
     cfg = load_config(config)
     out_dir = Path(out_dir)
     with output_lock(out_dir, purpose="sweep", inside=True):
