@@ -13,7 +13,8 @@ def add_parser(sub, parents) -> None:
                                    "sweep.csv and summary.md with its figures into --out-dir. A re-run skips "
                                    "finished points.")
     p.add_argument("config", metavar="CONFIG.toml", help="the sweep's configuration (see embdebias.sweep.config)")
-    p.add_argument("--out-dir", required=True, metavar="DIR", help="where the points, the table and summary go")
+    p.add_argument("--out-dir", default="embdebias-sweep", metavar="DIR",
+                   help="where the points, the table and summary go (default: embdebias-sweep)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="a running Dask scheduler (tcp://host:8786); its workers must see the embeddings "
                         "at the same paths (default: a local cluster)")
