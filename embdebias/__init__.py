@@ -30,6 +30,7 @@ _EXPORTS = {
     "SoftDebias": ".debias",
     "expand_gender_specific": ".debias",
     "evaluate": ".evaluate",
+    "sweep": ".sweep",
     "Report": ".report",
     "train_embedding": ".train",
     "EmbdebiasError": ".errors",

@@ -1,0 +1,35 @@
+"""``embdebias sweep``: many embeddings, attributes, methods and settings at once, on Dask."""
+
+from __future__ import annotations
+
+from .. import _validation
+
+
+def add_parser(sub, parents) -> None:
+    p = sub.add_parser("sweep", parents=parents,
+                       help="run a grid of embeddings x attributes x methods x parameters (on Dask when installed)",
+                       description="Run every point of CONFIG.toml (embedding x attribute x method x parameters): "
+                                   "fit, evaluate, store each point as it finishes, then write sweep.parquet, "
+                                   "sweep.csv and summary.md with its figures into --out-dir. A re-run skips "
+                                   "finished points.")
+    p.add_argument("config", metavar="CONFIG.toml", help="the sweep's configuration (see embdebias.sweep.config)")
+    p.add_argument("--out-dir", default="embdebias-sweep", metavar="DIR",
+                   help="where the points, the table and summary go (default: embdebias-sweep)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="a running Dask scheduler (tcp://host:8786); its workers must see the embeddings "
+                        "at the same paths (default: a local cluster)")
+    p.add_argument("--workers", type=_validation.POSITIVE.parse, default=None,
+                   metavar="N", help="worker processes of the local cluster (default: one per core)")
+    p.add_argument("--serial", action="store_true", help="run the points one after another in this process")
+    p.set_defaults(func=run_sweep)
+
+
+def run_sweep(args, say) -> int:
+    from ..sweep import sweep
+
+    frame = sweep(args.config, args.out_dir, scheduler=args.scheduler, workers=args.workers, serial=args.serial,
+                  progress=not args.quiet, log=say)
+    failed = frame.drop_duplicates("key")["error"].notna().sum()
+    if failed:
+        say(f"[sweep] {failed} point(s) failed: their errors are in the table and summary.md")
+    return 0

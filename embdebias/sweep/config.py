@@ -1,0 +1,235 @@
+"""A sweep's configuration: a TOML file (read with :mod:`tomllib`) or a dict of the same shape.
+
+::
+
+    suite = ["direct_bias", "weat", "similarity"]   # metrics (default: evaluate's suite)
+    attributes = ["gender"]
+    seeds = [0, 1]
+    bootstrap = 200          # resamples of every interval (0: none)
+    limit = 50000            # read only the first words of each embedding (an embedding's own limit wins)
+    save = ["soft"]          # methods whose debiased embeddings are written (default: none)
+
+    [[embeddings]]
+    path = "runs/step-*.bin" # a file, a glob, or "glove-6b-50d"
+    label = "checkpoint"     # optional
+    order = 1000             # optional: a year, a step (a glob's files get their sorted index)
+    limit = 20000            # optional
+
+    [methods.soft]
+    lam = [0.05, 0.2, 1.0]   # every parameter takes a list (its grid) or one value
+    [methods.hard]
+
+Every problem is one :class:`~embdebias.errors.EmbdebiasError` line naming the key
+(``methods.soft.lam``, ``embeddings[1].path``): an unknown key, method, parameter or
+attribute, an empty grid, a missing file.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import numbers
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import EmbdebiasError
+
+#: The bias attributes a sweep can measure. Only gender exists today (its word lists and
+#: metrics); issue 23 adds more, each then one entry here.
+ATTRIBUTES = ("gender",)
+#: The "method" of a point that evaluates the embedding as it is (every sweep's reference).
+BASELINE = "none"
+
+_TOP_KEYS = {"embeddings", "attributes", "methods", "suite", "seeds", "bootstrap", "limit", "save", "lists"}
+_EMBEDDING_KEYS = {"path", "label", "order", "limit"}
+# Estimator keywords a point sets itself (never a grid's).
+_SET_BY_SWEEP = {"subspace", "lists", "random_state"}
+
+
+@dataclass(frozen=True)
+class EmbeddingSpec:
+    """One embedding of the sweep: its path (or the built-in name), label and order value."""
+
+    path: str
+    label: str
+    order: float | int | None = None
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A checked sweep configuration (see the module's docs)."""
+
+    embeddings: tuple
+    methods: dict  # {method: {param: (values, ...)}}
+    attributes: tuple = ("gender",)
+    suite: tuple | None = None
+    seeds: tuple = (0,)
+    bootstrap: int = 200
+    limit: int | None = None
+    save: tuple = ()
+    lists: str = "published"
+    source: str = field(default="<dict>", compare=False)
+
+    def grid(self, method: str) -> list[dict]:
+        """Every parameter combination of ``method`` (one empty dict for a method without a grid)."""
+        return _grid_points(self.methods[method])
+
+
+def load_config(config) -> SweepConfig:
+    """A :class:`SweepConfig` from a TOML path, a dict, or one already made."""
+    if isinstance(config, SweepConfig):
+        return config
+    if isinstance(config, dict):
+        return parse_config(config, "<dict>", Path.cwd())
+    path = Path(config)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise EmbdebiasError(f"{path}: not valid TOML: {exc}") from None
+    return parse_config(data, str(path), path.parent)
+
+
+def _fail(source: str, key: str, message: str):
+    raise EmbdebiasError(f"{source}: {key}: {message}")
+
+
+def _list_of(data: dict, key: str, source: str, kind, default):
+    """``data[key]`` as a non-empty tuple of ``kind`` (one value stands for a list of one)."""
+    value = data.get(key, default)
+    if value is None:
+        return None
+    values = tuple(value) if isinstance(value, list) else (value,)
+    if not values:
+        _fail(source, key, "is empty; give at least one value")
+    for v in values:
+        if not isinstance(v, kind) or (isinstance(v, bool) and kind is not object):
+            _fail(source, key, f"expected {kind.__name__} values, got {v!r}")
+    return values
+
+
+def _count(data: dict, key: str, source: str, default, least: int):
+    value = data.get(key, default)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+        _fail(source, key, f"expected an integer >= {least}, got {value!r}")
+    return value
+
+
+def parse_config(data: dict, source: str, base: Path) -> SweepConfig:
+    """Check ``data`` (a parsed TOML document); relative paths are taken from ``base``."""
+    from ..debias import DEBIASERS
+    from ..evaluate import DEFAULT_SUITE
+
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        _fail(source, unknown[0], f"unknown key; known keys: {', '.join(sorted(_TOP_KEYS))}")
+    embeddings = _embeddings(data.get("embeddings"), source, base)
+    attributes = _list_of(data, "attributes", source, str, ["gender"])
+    for a in attributes:
+        if a not in ATTRIBUTES:
+            _fail(source, "attributes", f"unknown attribute {a!r}; known: {', '.join(ATTRIBUTES)} "
+                                        f"(only gender exists today)")
+    methods = _methods(data.get("methods", {}), source, DEBIASERS)
+    suite = _list_of(data, "suite", source, str, None)
+    _check_suite(suite, source)
+    save = _list_of(data, "save", source, str, None) if data.get("save") not in (None, []) else ()
+    for name in save:
+        if name not in methods:
+            _fail(source, "save", f"{name!r} is not one of the sweep's methods ({', '.join(methods) or 'none'})")
+    lists = data.get("lists", "published")
+    from ..data import wordlists
+
+    if lists not in wordlists.LIST_SETS:
+        _fail(source, "lists", f"unknown list set {lists!r}; known: {', '.join(wordlists.LIST_SETS)}")
+    return SweepConfig(embeddings=embeddings, methods=methods, attributes=attributes,
+                       suite=suite if suite is not None else tuple(DEFAULT_SUITE),
+                       seeds=_list_of(data, "seeds", source, int, [0]),
+                       bootstrap=_count(data, "bootstrap", source, 200, 0),
+                       limit=_count(data, "limit", source, None, 1), save=tuple(save), lists=lists, source=source)
+
+
+def _check_suite(suite, source: str) -> None:
+    from ..metrics import REGISTRY
+
+    for name in suite or ():
+        if name not in REGISTRY:
+            _fail(source, "suite", f"unknown metric {name!r}; known: {', '.join(REGISTRY)}")
+
+
+def _embeddings(entries, source: str, base: Path) -> tuple:
+    from ..io import DEFAULT_NAME
+
+    if entries is None:
+        _fail(source, "embeddings", f"missing; give at least one [[embeddings]] with a path (or {DEFAULT_NAME!r})")
+    if not isinstance(entries, list) or not entries:
+        _fail(source, "embeddings", "expected a non-empty array of tables ([[embeddings]])")
+    out = []
+    for i, entry in enumerate(entries):
+        where = f"embeddings[{i}]"
+        if not isinstance(entry, dict):
+            _fail(source, where, f"expected a table with a path, got {entry!r}")
+        unknown = sorted(set(entry) - _EMBEDDING_KEYS)
+        if unknown:
+            _fail(source, f"{where}.{unknown[0]}", f"unknown key; known: {', '.join(sorted(_EMBEDDING_KEYS))}")
+        path, label, order = entry.get("path"), entry.get("label"), entry.get("order")
+        if not isinstance(path, str) or not path:
+            _fail(source, f"{where}.path", f"expected a path, a glob or {DEFAULT_NAME!r}, got {path!r}")
+        if label is not None and not isinstance(label, str):
+            _fail(source, f"{where}.label", f"expected a string, got {label!r}")
+        if order is not None and (isinstance(order, bool) or not isinstance(order, numbers.Real)):
+            _fail(source, f"{where}.order", f"expected a number (a year, a step), got {order!r}")
+        limit = _count(entry, "limit", f"{source}: {where}", None, 1)
+        out += [EmbeddingSpec(e.path, e.label, e.order, limit)
+                for e in _expand(path, label, order, f"{where}.path", source, base, DEFAULT_NAME)]
+    return tuple(out)
+
+
+def _expand(path: str, label, order, where: str, source: str, base: Path, default_name: str) -> list:
+    """The embeddings a path stands for: the built-in one, a file, or every match of a glob."""
+    if path == default_name:
+        return [EmbeddingSpec(path, label or path, order)]
+    full = Path(path).expanduser()
+    full = full if full.is_absolute() else base / full
+    if glob.has_magic(str(full)):
+        matches = sorted(glob.glob(str(full)))
+        if not matches:
+            _fail(source, where, f"the glob {path!r} matches no file")
+        return [EmbeddingSpec(m, f"{label or Path(path).name}:{Path(m).name}" if len(matches) > 1 else label or m,
+                              i if order is None else order) for i, m in enumerate(matches)]
+    if not full.exists():
+        _fail(source, where, f"no such file: {full}")
+    return [EmbeddingSpec(str(full), label or Path(path).name, order)]
+
+
+def _methods(methods, source: str, debiasers: dict) -> dict:
+    if not isinstance(methods, dict):
+        _fail(source, "methods", "expected a table of methods ([methods.NAME])")
+    out = {}
+    for name, grid in methods.items():
+        where = f"methods.{name}"
+        if name not in debiasers:
+            _fail(source, where, f"unknown method; known: {', '.join(debiasers)}")
+        if not isinstance(grid, dict):
+            _fail(source, where, "expected a table of parameters")
+        fixed = sorted(set(grid) & _SET_BY_SWEEP)
+        if fixed:
+            _fail(source, f"{where}.{fixed[0]}", "is set by the sweep (the subspace, the list set, the seeds)")
+        out[name] = {p: _list_of(grid, p, f"{source}: {where}", object, None) for p in grid}
+        for values in _grid_points(out[name]):
+            _check_params(debiasers[name], values, f"{source}: {where}")
+    return out
+
+
+def _grid_points(params: dict):
+    names = list(params)
+    return [dict(zip(names, values)) for values in itertools.product(*(params[n] for n in names))]
+
+
+def _check_params(spec, params: dict, where: str) -> None:
+    """Build the estimator with ``params`` now, so that a wrong name or value fails before any work."""
+    try:
+        spec.build(**params)
+    except EmbdebiasError as exc:
+        raise EmbdebiasError(f"{where}: {exc}") from None

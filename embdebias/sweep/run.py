@@ -1,0 +1,200 @@
+"""The executor: every point of a sweep as one task, on Dask or, without it, one after another.
+
+**Where tasks run.** A point's task loads its embedding through a per-process cache keyed
+by path and limit (:func:`loaded`, the last two kept), and the points are submitted
+embedding by embedding, so a worker's consecutive tasks mostly share the embedding it
+has loaded: each worker reads a file once per run of points, not once per point (a
+native directory is memory-mapped, so workers on one machine share its pages through the
+page cache). Dask's worker restrictions would pin an embedding to one worker, which
+makes the commonest sweep, many settings of one embedding, run on one worker while the
+others idle; the cache keeps every worker busy and still avoids the re-reads.
+
+**What nothing can lose.** The client stores each point as its result arrives
+(:mod:`~embdebias.sweep.store`); a task whose worker dies is run again by the scheduler
+(Dask reschedules the tasks of a lost worker; a nanny starts a new worker), and a point
+that fails becomes a record with its error while the others go on.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+import warnings
+from collections import OrderedDict
+
+from .config import BASELINE
+from .store import write_point
+
+#: Embeddings a process keeps loaded (a sweep over many embeddings would otherwise hold all).
+CACHE_SIZE = 2
+_LOADED: OrderedDict = OrderedDict()
+
+
+def loaded(path: str, limit: int | None):
+    """The embedding at ``path`` (its first ``limit`` words), loaded once per process."""
+    from .. import io
+
+    key = (path, limit)
+    if key in _LOADED:
+        _LOADED.move_to_end(key)
+        return _LOADED[key]
+    emb = io.load(path, limit=limit)
+    _LOADED[key] = emb
+    while len(_LOADED) > CACHE_SIZE:
+        _LOADED.popitem(last=False)
+    return emb
+
+
+def run_point(point) -> dict:
+    """One point's record: what it is, its rows (or its error), the time it took and where it ran."""
+    from ..pipeline.run import _versions
+
+    t0 = time.perf_counter()
+    record = {**_describe(point), "versions": json.dumps(_versions(), sort_keys=True),
+              "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    try:
+        # A worker's warnings (missing words, unscored units) go into the point's record,
+        # not onto the terminal of a process nobody reads.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            record["rows"] = _score(point)
+        record["warnings"] = sorted({str(w.message) for w in caught})
+    except Exception as exc:  # a failing point is a record with its error; the sweep goes on
+        record["error"] = f"{type(exc).__name__}: {exc}"
+    record["seconds"] = round(time.perf_counter() - t0, 4)
+    return record
+
+
+def _score(point) -> list[dict]:
+    from ..evaluate import evaluate
+    from ..subspace import BiasSubspace
+
+    emb = loaded(point.embedding.path, point.limit)
+    # The attribute's direction (only gender exists: its definitional pairs).
+    subspace = BiasSubspace(lists=point.lists).fit(emb)
+    target = emb if point.method == BASELINE else _debiased(point, emb, subspace)
+    column = point.method
+    report = evaluate({column: target}, point.suite, subspace=subspace, random_state=point.seed,
+                      bootstrap=point.bootstrap, lists=point.lists)
+    frame = report.to_frame()
+    frame = frame[frame["embedding"] == column].drop(columns="embedding")
+    n_scored = {(m, t): v for m, t, s, v in frame[["metric", "test", "statistic", "value"]].itertuples(index=False)
+                if s == "n_scored"}
+    rows = []
+    for r in frame.itertuples(index=False):
+        rows.append({"metric": r.metric, "test": r.test, "statistic": r.statistic, "value": _num(r.value),
+                     "ci_low": _num(r.ci_low), "ci_high": _num(r.ci_high),
+                     "n_scored": _num(n_scored.get((r.metric, r.test)))})
+    return rows
+
+
+def _num(value):
+    if value is None:
+        return None
+    value = float(value)
+    return None if value != value else value
+
+
+def _debiased(point, emb, subspace):
+    from ..debias import get_debiaser
+
+    spec = get_debiaser(point.method)
+    keywords = {"lists": point.lists, **point.params}
+    if "n_components" not in point.params:  # else the estimator fits its own k-dimensional subspace
+        keywords["subspace"] = subspace
+    if spec.seeded:
+        keywords["random_state"] = point.seed
+    debiaser = spec.build(**keywords).fit(emb)
+    if point.save_dir is None:
+        return debiaser.transform(emb, name=point.method)
+    from ..debias.api import transform_to_file
+
+    out = os.path.join(point.save_dir, point.key)
+    os.makedirs(point.save_dir, exist_ok=True)
+    return transform_to_file(debiaser, emb, out, "native")
+
+
+def _describe(point) -> dict:
+    """What a point's record says about the point (before its result)."""
+    return {"key": point.key, "embedding": point.embedding.path, "label": point.embedding.label,
+            "order": point.embedding.order, "limit": point.limit, "attribute": point.attribute,
+            "method": point.method, "parameters": json.dumps(point.params, sort_keys=True), "seed": point.seed,
+            "error": None, "rows": []}
+
+
+def error_record(point, message: str) -> dict:
+    """The record of a point whose task did not return (its worker kept dying, it was cancelled)."""
+    return {**_describe(point), "versions": "{}", "worker": None, "error": message, "seconds": None}
+
+
+def dask_available() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run_serial(points, out_dir, bar) -> dict:
+    """Run ``points`` one after another in this process; ``{key: record}``."""
+    out = {}
+    for point in points:
+        record = run_point(point)
+        write_point(out_dir, record)
+        out[point.key] = record
+        bar.update(1)
+    return out
+
+
+def default_workers() -> int:
+    return os.cpu_count() or 1
+
+
+def run_dask(points, out_dir, bar, *, scheduler: str | None = None, workers: int | None = None, log=print) -> dict:
+    """Run ``points`` on a Dask cluster (``scheduler``'s, or a new local one); ``{key: record}``.
+
+    The local cluster has ``workers`` worker processes (default: one per core), one
+    thread each, and a memory limit of an equal share of the machine's memory each.
+    """
+    from distributed import Client, LocalCluster
+    from distributed.system import MEMORY_LIMIT
+
+    cluster = None
+    if scheduler is None:
+        n = workers or default_workers()
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=MEMORY_LIMIT // n,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        log(f"[sweep] local Dask cluster: {n} worker process(es), 1 thread and "
+            f"{MEMORY_LIMIT // n / 2**30:.1f} GiB each")
+    try:
+        with Client(cluster if cluster is not None else scheduler) as client:
+            if scheduler is not None:
+                log(f"[sweep] Dask scheduler {scheduler}: {len(client.scheduler_info()['workers'])} worker(s)")
+            return _gather(client, points, out_dir, bar)
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _gather(client, points, out_dir, bar) -> dict:
+    """Submit every point, store each record as it arrives; Ctrl-C cancels what is left."""
+    from distributed import as_completed
+
+    by_future = {client.submit(run_point, p, key=f"embdebias-sweep-{p.key}", pure=False): p for p in points}
+    out = {}
+    try:
+        for future in as_completed(list(by_future)):
+            point = by_future[future]
+            try:
+                record = future.result()
+            except Exception as exc:  # the scheduler gave up on it (its workers kept dying)
+                record = error_record(point, f"{type(exc).__name__}: {exc}")
+            write_point(out_dir, record)
+            out[point.key] = record
+            bar.update(1)
+    finally:
+        client.cancel([f for f in by_future if not f.done()])
+    return out

@@ -1,0 +1,141 @@
+"""embdebias sweep without a cluster: the configuration's errors, the points and their keys,
+the store (resume after Ctrl-C, an error row), the table, the summary and the command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("pandas")
+
+import embdebias  # noqa: E402
+from embdebias.errors import EmbdebiasError  # noqa: E402
+from embdebias.sweep import load_config, run, store  # noqa: E402
+from embdebias.sweep.points import make_points  # noqa: E402
+from embdebias.sweep.summary import COLUMNS, FIGURES, pareto_front  # noqa: E402
+
+from synthetic import synthetic_embedding  # noqa: E402
+
+SUITE = ["direct_bias", "weat", "similarity"]
+
+
+@pytest.fixture(scope="module")
+def emb_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sweep") / "small"
+    embdebias.save(synthetic_embedding(n_filler=300, dim=16), path)
+    return str(path)
+
+
+def config(emb_path, **extra):
+    return {"embeddings": [{"path": emb_path, "label": "small", "order": 1}], "suite": SUITE, "bootstrap": 20,
+            "methods": {"hard": {}, "soft": {"lam": [0.1, 1.0]}}, **extra}
+
+
+def write_toml(tmp_path, text: str):
+    path = tmp_path / "sweep.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("text, named", [
+    ('colour = 1\n[[embeddings]]\npath = "glove-6b-50d"\n', "colour: unknown key"),
+    ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.fancy]\n', "methods.fancy: unknown method"),
+    ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.soft]\nlamda = [1.0]\n', "methods.soft"),
+    ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.soft]\nlam = []\n', "methods.soft: lam: is empty"),
+    ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.soft]\nlam = [-1.0]\n', "lam must be a finite number"),
+    ('attributes = ["race"]\n[[embeddings]]\npath = "glove-6b-50d"\n', "only gender exists today"),
+    ('[[embeddings]]\npath = "nowhere.bin"\n', "embeddings[0].path: no such file"),
+    ('[[embeddings]]\npath = "runs/*.bin"\n', "embeddings[0].path: the glob"),
+    ('[[embeddings]]\npath = "glove-6b-50d"\nyear = 1990\n', "embeddings[0].year: unknown key"),
+    ('suite = ["wat"]\n[[embeddings]]\npath = "glove-6b-50d"\n', "suite: unknown metric 'wat'"),
+    ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.hard]\nsubspace = [1]\n', "methods.hard.subspace"),
+    ("[[embeddings]\n", "not valid TOML"),
+])
+def test_bad_config_is_one_line_naming_the_key(tmp_path, text, named):
+    with pytest.raises(EmbdebiasError) as info:
+        load_config(write_toml(tmp_path, text))
+    message = str(info.value)
+    assert named in message and "\n" not in message
+    assert message.startswith(str(tmp_path / "sweep.toml"))
+
+
+def test_points_grid_and_keys(emb_path):
+    cfg = load_config(config(emb_path, seeds=[0, 1]))
+    points = make_points(cfg)
+    # per seed: the baseline, hard, soft at two values of lambda
+    assert [(p.method, p.params, p.seed) for p in points] == [
+        ("none", {}, 0), ("hard", {}, 0), ("soft", {"lam": 0.1}, 0), ("soft", {"lam": 1.0}, 0),
+        ("none", {}, 1), ("hard", {}, 1), ("soft", {"lam": 0.1}, 1), ("soft", {"lam": 1.0}, 1)]
+    assert len({p.key for p in points}) == len(points)
+    assert [p.key for p in make_points(cfg)] == [p.key for p in points]  # stable
+    other = make_points(load_config(config(emb_path, seeds=[0, 1], bootstrap=21)))
+    assert not {p.key for p in other} & {p.key for p in points}  # any input changes every key
+
+
+def test_serial_sweep_table_summary_error_row_and_resume(emb_path, tmp_path, monkeypatch):
+    broken = tmp_path / "broken.txt"
+    broken.write_text("2 3\nhe 1 2\n", encoding="utf-8")
+    cfg = config(emb_path)
+    cfg["embeddings"].append({"path": str(broken), "label": "broken"})
+    out = tmp_path / "out"
+
+    # Ctrl-C after the second stored point (as in run_serial's loop): those two stay stored.
+    real_write, calls = store.write_point, []
+
+    def write_then_interrupt(out_dir, record):
+        real_write(out_dir, record)
+        calls.append(record["key"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(run, "write_point", write_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        embdebias.sweep(cfg, out, serial=True, log=lambda *a: None)
+    assert sorted(store.read_points(out)) == sorted(calls)
+    monkeypatch.setattr(run, "write_point", real_write)
+
+    said = []
+    frame = embdebias.sweep(cfg, out, serial=True, log=said.append)
+    assert "8 points: 2 already finished, 6 to run" in said[0]
+    assert list(frame.columns) == COLUMNS
+    per_point = frame.drop_duplicates("key")
+    assert len(per_point) == 8
+    failed = per_point[per_point["error"].notna()]
+    assert sorted(failed["label"]) == ["broken"] * 4  # the broken file's points, and only they
+    assert failed["metric"].isna().all() and "broken.txt" in failed["error"].iloc[0]
+    good = frame[frame["label"] == "small"]
+    direct = good[(good["metric"] == "direct_bias") & (good["statistic"] == "direct_bias_original")]
+    by_method = dict(zip(direct["method"], direct["value"]))
+    assert by_method["hard"] < 0.2 * by_method["none"]  # hard debias removes the planted direction
+    assert (direct["ci_low"] <= direct["value"]).all() and direct["n_scored"].gt(0).all()
+    assert set(json.loads(good["versions"].iloc[0])) >= {"embdebias", "numpy"}
+    for name in ("sweep.parquet", "sweep.csv", "summary.md", *FIGURES):
+        assert (out / name).stat().st_size > 0
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "## Failed points" in summary and "Kendall's tau" in summary
+
+    # a third run finds every good point stored and runs only the failed ones again
+    said.clear()
+    again = embdebias.sweep(cfg, out, serial=True, log=said.append)
+    assert "4 already finished, 4 to run" in said[0]
+    assert again[again["label"] == "small"]["value"].equals(good["value"])
+
+
+def test_pareto_front_per_embedding():
+    pts = [{"label": "a", "bias_left": 0.5, "quality_kept": 0.9}, {"label": "a", "bias_left": 0.2, "quality_kept": 0.95},
+           {"label": "a", "bias_left": 0.1, "quality_kept": 0.8}, {"label": "b", "bias_left": 0.9, "quality_kept": 0.5}]
+    assert pareto_front(pts) == [pts[2], pts[1], pts[3]]
+
+
+def test_command(emb_path, tmp_path, capsys):
+    from embdebias.cli import main
+
+    path = write_toml(tmp_path, f'suite = ["direct_bias"]\nbootstrap = 0\n[[embeddings]]\npath = "{emb_path}"\n'
+                                '[methods.hard]\n')
+    assert main(["sweep", str(path), "--out-dir", str(tmp_path / "o"), "--serial", "-q"]) == 0
+    assert (tmp_path / "o" / "summary.md").exists() and len(store.read_points(tmp_path / "o")) == 2
+    bad = write_toml(tmp_path, '[[embeddings]]\npath = "glove-6b-50d"\n[methods.soft]\nlam = "x"\n')
+    assert main(["sweep", str(bad), "--out-dir", str(tmp_path / "o2")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "methods.soft" in err
