@@ -36,7 +36,11 @@ myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_default_options = {
+    "members": True,
+    # scikit-learn's generated metadata-routing methods, documented by scikit-learn.
+    "exclude-members": "set_fit_request, set_transform_request, set_score_request, get_metadata_routing, set_output",
+}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 # numpydoc's own docstring validation is off: the API pages render what the docstrings say.
@@ -53,7 +57,25 @@ intersphinx_mapping = {
 if os.environ.get("EMBDEBIAS_DOCS_INTERSPHINX") != "1":
     intersphinx_mapping = {}
 
+def _bare_figures(block, block_vars, gallery_conf):
+    """sphinx-gallery scraper for the bare ``matplotlib.figure.Figure`` objects an example
+    holds in its variables (embdebias draws without pyplot, which the default scraper reads)."""
+    from matplotlib.figure import Figure
+    from sphinx_gallery.scrapers import figure_rst
+
+    seen = block_vars.setdefault("_embdebias_seen_figures", set())
+    paths = []
+    for value in list(block_vars["example_globals"].values()):
+        if isinstance(value, Figure) and value.canvas.manager is None and id(value) not in seen:
+            seen.add(id(value))
+            path = next(block_vars["image_path_iterator"])
+            value.savefig(path, dpi=100)
+            paths.append(path)
+    return figure_rst(paths, gallery_conf["src_dir"])
+
+
 sphinx_gallery_conf = {
+    "image_scrapers": ("matplotlib", _bare_figures),
     "examples_dirs": str(Path(__file__).parent / "examples"),
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import pytest
 
 import embdebias
+from embdebias.cli import main
 from embdebias.report import Report
 
 
-def test_version_flag_prints_the_package_version():
-    done = subprocess.run([sys.executable, "-m", "embdebias", "--version"], capture_output=True, text=True)
-    assert done.returncode == 0
-    assert done.stdout.strip() == f"embdebias {embdebias.__version__}"
+def test_version_flag_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"embdebias {embdebias.__version__}"
 
 
 def _report() -> Report:
