@@ -30,8 +30,8 @@ extensions = [
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
-                    "auto_examples/*.md5", "auto_examples/*.json", "sg_execution_times.rst"]
+exclude_patterns = ["_build", "examples", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
+                    "auto_examples/*.md5", "auto_examples/*.json"]
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 
@@ -84,6 +84,9 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     "min_reported_time": 0,
 }
+
+# The gallery's scraper is a function, which Sphinx cannot pickle into its environment cache.
+suppress_warnings = ["config.cache"]
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"embdebias {release}"

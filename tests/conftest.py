@@ -21,6 +21,7 @@ SLOW_MODULES = {
 # Single tests (a parametrized test by its name: every parameter).
 SLOW_TESTS = {
     "test_readme.py::test_python_snippet_runs",
+    "test_readme.py::test_extrinsic_snippet_of_the_docs_runs",
     "test_debiaser_table.py::test_soft_takes_its_moments_from_hards_pass",
     "test_debiaser_table.py::test_a_toy_debiaser_beside_the_others_and_in_the_api",
     "test_debiaser_table.py::test_a_toy_debiaser_runs_through_the_pipeline",

@@ -27,8 +27,9 @@ fig, ax = plt.subplots(figsize=(7, 0.5 + 0.6 * len(tests)))
 for offset, column in ((-0.15, "original"), (0.15, "hard")):
     cells = [report.cell("weat", t, "effect_size", column) for t in tests]
     y = [i + offset for i in range(len(tests))]
-    ax.errorbar([c.value for c in cells], y, xerr=[[c.value - c.ci_low for c in cells], [c.ci_high - c.value for c in cells]],
-                fmt="o", capsize=3, label=column)
+    below = [c.value - c.ci_low for c in cells]
+    above = [c.ci_high - c.value for c in cells]
+    ax.errorbar([c.value for c in cells], y, xerr=[below, above], fmt="o", capsize=3, label=column)
 ax.axvline(0, color="grey", lw=0.8)
 ax.set_yticks(range(len(tests)), [t.removeprefix("gender_") for t in tests])
 ax.set_xlabel("WEAT effect size d (0 is fairer)")
