@@ -21,5 +21,6 @@ soft = SoftDebias(lam=0.2, subspace=sub).fit_transform(emb)
 
 # %%
 # Each panel ranks the professions by their projection on the original direction
-# ("she" side > 0). Hard debiasing neutralizes them to 0; soft debiasing shrinks them.
+# ("she" side > 0). Hard debiasing neutralizes the gender-neutral ones to 0 (words of the
+# gender-specific list, such as "actress", keep theirs); soft debiasing shrinks them all.
 fig = occupation_figure({"original": emb, "soft": soft, "hard": hard}, top=10, subspace=sub)
