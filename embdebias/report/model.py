@@ -278,3 +278,21 @@ class Report:
 
     def __str__(self) -> str:
         return self.to_markdown()
+
+    # -- notebooks: Jupyter shows a report as a table, as it shows a pandas DataFrame ----
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+    def _repr_html_(self) -> str:
+        """One HTML table: a row per (metric, test, statistic), a column per embedding, each
+        cell as the Markdown report writes it (value and interval; folded statistics in their cell)."""
+        from html import escape
+
+        from .markdown import cell_text
+
+        head = "".join(f"<th>{escape(h)}</th>" for h in ("metric", "test", "statistic", *self.embeddings))
+        body = "".join(
+            "<tr>" + "".join(f"<td>{escape(str(k))}</td>" for k in key)
+            + "".join(f"<td>{escape(cell_text(self, *key, e, 3))}</td>" for e in self.embeddings) + "</tr>"
+            for key in self.rows if key[2] not in metric_of(key[0]).folded)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
