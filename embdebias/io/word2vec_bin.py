@@ -66,6 +66,7 @@ from ._common import (
     open_output,
     require_file,
     text_records_ok,
+    word_hashes,
 )
 
 #: Bytes of input looked at in one step (a window); larger for a record that needs it.
@@ -289,6 +290,9 @@ class _BinaryReader:
         self.newline = None  # whether records end with a newline: the first record decides
         self.spaced = False  # the record in error seems to have a space in its word
         self.mask = np.empty(0, dtype=bool)  # reused by the space scan
+        # Strictly decoded, equal words are equal bytes: hashes of the bytes, cheaper than a dict, show
+        # that the words are distinct (not so under "replace" or "ignore": there the dict checks).
+        self.hashes: list[np.ndarray] | None = [] if unicode_errors == "strict" else None
 
     def read(self, name) -> Embedding:
         self.src = _open_windows(self.path)
@@ -301,7 +305,7 @@ class _BinaryReader:
                 self._check_nothing_after()
         finally:
             self.src.close()
-        return make_embedding(self.words, self.out[:self.rows], self.path, name)
+        return make_embedding(self.words, self.out[:self.rows], self.path, name, hashes=self.hashes)
 
     def _start(self) -> None:
         self.n, self.d, self.pos = _read_header(self.src, self.path)
@@ -460,6 +464,8 @@ class _BinaryReader:
                                     offset=self.pos + int(starts[problem]))
         if good:
             words = self._decode_words(a, joined, starts[:good], lengths[:good])
+            if self.hashes is not None:
+                self.hashes.append(word_hashes(joined, lengths[:good]))
             self._copy_vectors(a, word_ends[:good] + 1, words)
             self.words.extend(words)
             self.rows += good
