@@ -23,6 +23,7 @@ from embdebias.embedding import DuplicateWordWarning, Embedding
 from embdebias.errors import EmbdebiasError, VectorFileError
 from embdebias.io import load, save
 from embdebias.io.word2vec_bin import read_word2vec_bin
+from embdebias.vocab import Vocabulary
 
 
 def body(words, vectors, newline=True) -> bytes:
@@ -341,14 +342,43 @@ def test_duplicates_across_windows_keep_the_first(tmp_path, window):
 
 def test_equal_hashes_fall_back_to_comparing_the_words(tmp_path, monkeypatch):
     """A hash collision (forced here: every word hashes alike) costs time, never a word."""
-    import embdebias.io._common as common
     monkeypatch.setattr(w2v, "word_hashes", lambda joined, lengths: np.zeros(len(lengths), np.uint64))
     words, vectors = tricky_words(30), tricky_vectors(30, 3)
     path = put(tmp_path, "c.bin", w2v_file(words, vectors))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # distinct words: no "duplicate" warning
         assert_same(read_word2vec_bin(path, window_bytes=50), words, vectors)
-    assert common.hashes_distinct([np.zeros(2, np.uint64)]) is False
+    assert Vocabulary._hashed_if_unique(["a", "b"], [np.zeros(2, np.uint64)]) is None
+    assert Vocabulary._hashed_if_unique(["a", "b"], [np.arange(2, dtype=np.uint64)]) is not None
+
+
+def test_lookups_in_a_hash_indexed_vocabulary(tmp_path):
+    """A strictly decoded binary file's vocabulary is indexed by its sorted word hashes, with no dict."""
+    words = tricky_words(3000) + ["é" * 9, "x\t", "x\r", "a" * 30]
+    vectors = np.arange(len(words), dtype=np.float32).reshape(-1, 1)
+    emb = read_word2vec_bin(put(tmp_path, "h.bin", w2v_file(words, vectors)), window_bytes=4096)
+    vocab = emb.words
+    assert vocab._hashed is not None and vocab._index is None
+    asked = [words[5], "absent", words[-1], 3, "\ud800", words[5], words[-4], "", "a" * 29, "a" * 31]
+    assert vocab.rows(asked).tolist() == [5, -1, len(words) - 1, -1, -1, 5, len(words) - 4, -1, -1, -1]
+    assert words[7] in emb and "nope" not in emb and emb.get("nope") == -1
+    assert emb.index(words[-3]) == len(words) - 3
+    np.testing.assert_array_equal(emb[words[9]], [9])
+    with pytest.raises(KeyError):
+        emb.index("nope")
+    assert vocab._index is None  # found by the hashes alone
+    for _ in range(len(words) // 64 + 1):  # many single lookups: then the dict pays off
+        vocab.get(f"new{_}")
+    assert vocab._index is not None and vocab.rows(asked[:3]).tolist() == [5, -1, len(words) - 1]
+
+
+def test_a_hash_shared_with_another_word_is_not_a_match(monkeypatch):
+    """The lookup checks the word at the row its hash finds: a colliding absent word is absent."""
+    import embdebias.vocab as vocab_module
+    vocab = Vocabulary._hashed_if_unique(["a", "b", "c"], [np.array([30, 10, 20], np.uint64)])
+    monkeypatch.setattr(vocab_module, "word_hashes",
+                        lambda joined, lengths: np.array([10, 20, 30, 25, 99][:len(lengths)], np.uint64))
+    assert vocab.rows(["z", "c", "a", "q", "y"]).tolist() == [-1, 2, 0, -1, -1]
 
 
 @pytest.mark.parametrize("errors", ["replace", "ignore"])

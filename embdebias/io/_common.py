@@ -16,7 +16,7 @@ import numpy as np
 from .._files import GZIP_ERRORS, GZIP_MAGIC, UNICODE_ERRORS, check_unicode_errors  # noqa: F401
 from ..embedding import Embedding, drop_duplicates, owned
 from ..errors import EmbdebiasError, NonFiniteError, VectorFileError, VectorFileNotFoundError, quote
-from ..vocab import Vocabulary
+from ..vocab import Vocabulary, word_hashes  # noqa: F401 (word_hashes: for the readers)
 
 #: Maps a tab to a space: text formats take a tab as a field separator, like a space.
 TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
@@ -122,12 +122,11 @@ def make_embedding(words: list[str], vectors: np.ndarray, path, name, line_of=No
     ``vectors`` must be the reader's own array (or a read-only memory map): it is
     marked read-only and shared, not copied.  ``hashes``: the :func:`word_hashes` of
     the words' bytes in row order (in pieces), from a reader that decoded them strictly
-    (then equal words are equal bytes); when they are distinct, so are the words, and the
-    vocabulary's dict waits for its first lookup.
+    (then equal words are equal bytes); when they are distinct, so are the words, and they
+    index the vocabulary (no dict).
     """
-    if hashes is not None and hashes_distinct(hashes):
-        vocab = Vocabulary._from_unique(words)
-    else:
+    vocab = Vocabulary._hashed_if_unique(words, hashes) if hashes is not None else None
+    if vocab is None:
         vocab = Vocabulary._indexed_if_unique(words)  # the dict checks and indexes at once
     if vocab is None:
         keep = drop_duplicates(words, os.fspath(path), line_of=line_of)
@@ -174,56 +173,6 @@ def check_no_empty_word(is_empty: np.ndarray, path, format_name: str) -> None:
         r = int(np.flatnonzero(is_empty)[0])
         raise EmbdebiasError(f"{path}: {format_name} format cannot store an empty word (row {r}); "
                              f"use 'native'")
-
-
-_HASH_RNG = np.random.default_rng(0x9E3779B97F4A7C15)
-#: Random odd multipliers: for a word's length, its first two 8-byte chunks, and each byte position after them.
-_HASH_LENGTH, _HASH_CHUNK0, _HASH_CHUNK1 = _HASH_RNG.integers(0, 1 << 64, 3, dtype=np.uint64) | np.uint64(1)
-_HASH_POSITION = _HASH_RNG.integers(0, 1 << 64, 1 << 17, dtype=np.uint64) | np.uint64(1)
-#: Random values of the bytes after the first 16.
-_HASH_BYTE = _HASH_RNG.integers(0, 1 << 64, 256, dtype=np.uint64)
-#: The low ``k`` bytes of a little-endian 8-byte chunk, for k = 0..8.
-_LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
-
-
-def word_hashes(joined: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each word of ``joined`` (words back to back, each followed by one separator byte).
-
-    ``length * L + chunk0 * C0 + chunk1 * C1`` modulo 2**64, where the chunks are the
-    word's first 16 bytes as two little-endian integers (zero past its end), plus, for a
-    longer word, ``sum(position[i] * byte[w[i]])`` over its bytes from the 17th on, with
-    random odd multipliers and random byte values.  Words of up to 8 bytes never collide;
-    two given longer distinct words do with a chance of about 2**-64.  So distinct hashes
-    prove distinct words, vectorized, at the cost of a few operations per word (equal
-    hashes prove nothing: the caller then compares the words).  Words may have up to
-    131,087 bytes (the position table's size).
-    """
-    if not len(lengths):
-        return np.zeros(0, np.uint64)
-    sizes = lengths.astype(np.int64) + 1
-    firsts = np.cumsum(sizes) - sizes
-    padded = np.zeros(len(joined) + 16, np.uint8)  # a chunk may be read past the last word
-    padded[:len(joined)] = joined
-    # Every 8-byte chunk that starts at a byte of ``padded``, as one unaligned little-endian integer.
-    chunks = np.ndarray(shape=(len(joined) + 9,), dtype="<u8", buffer=padded, strides=(1,))
-    hashes = lengths.astype(np.uint64) * _HASH_LENGTH
-    for k, multiplier in enumerate((_HASH_CHUNK0, _HASH_CHUNK1)):
-        inside = np.clip(lengths - 8 * k, 0, 8)
-        hashes += (chunks[firsts + 8 * k] & _LOW_BYTES[inside]) * multiplier
-    longer = np.flatnonzero(lengths > 16)
-    if len(longer):  # rare: their bytes after the 16th, one by one
-        tail = lengths[longer].astype(np.int64) - 16
-        tail_firsts = np.cumsum(tail) - tail
-        position = np.arange(int(tail.sum()), dtype=np.int64) - np.repeat(tail_firsts, tail)
-        terms = _HASH_BYTE[gather_ranges(joined, firsts[longer] + 16, tail)] * _HASH_POSITION[position]
-        hashes[longer] += np.add.reduceat(terms, tail_firsts)
-    return hashes
-
-
-def hashes_distinct(hashes: list[np.ndarray]) -> bool:
-    """Whether all the :func:`word_hashes` in these pieces differ (one sort)."""
-    every = np.sort(np.concatenate([np.zeros(0, np.uint64), *hashes]))
-    return not np.any(every[1:] == every[:-1])
 
 
 def gather_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

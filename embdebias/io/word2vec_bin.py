@@ -33,7 +33,7 @@ once, as opaque ``4 d``-byte items, into the preallocated output.  Duplicate wor
 looked for with 64-bit hashes of their bytes (:func:`~embdebias.io._common.word_hashes`,
 a few operations per word) and one sort at the end; only when two hashes are equal do
 the decoded words go through a dict (a 3,000,000-word dict costs about 0.9 s, the hashes
-0.15 s; the vocabulary's lookup dict is built at its first lookup).  A word with a space, a
+0.15 s; sorted, the hashes are the vocabulary's lookup index).  A word with a space, a
 wrong dimension in the header or a damaged record makes these checks fail at the first
 record that does not fit (the records after it would be shifted), with its byte offset.
 Without newlines (gensim's layout) nothing in the format shows where a word with a space
