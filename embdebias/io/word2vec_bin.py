@@ -30,7 +30,7 @@ Each record is then validated (non-empty word without control characters that do
 start with white space, the newline after the vector when the file has them, UTF-8,
 finite values), the words are decoded in one call per window and the vectors are copied
 once, as opaque ``4 d``-byte items, into the preallocated output.  Duplicate words are
-looked for with 64-bit hashes of their bytes (:func:`~embdebias.io._common.word_hashes`,
+looked for with 64-bit hashes of their bytes (:func:`~embdebias.vocab.word_hashes`,
 a few operations per word) and one sort at the end; only when two hashes are equal do
 the decoded words go through a dict (a 3,000,000-word dict costs about 0.9 s, the hashes
 0.15 s; sorted, the hashes are the vocabulary's lookup index).  A word with a space, a
