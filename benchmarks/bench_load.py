@@ -21,7 +21,7 @@ resident set: ``VmHWM`` from ``/proc/self/status`` on Linux (``resource.getrusag
 ``ru_maxrss`` elsewhere; on Linux that value can carry over the parent's peak through
 fork, which is why it is not used there); "over base" subtracts the same figure
 measured after the imports and before the load.  For the memory-mapped native reader
-it also counts the mapped file pages the load touched; the binary reader reads 32 MiB
+it also counts the mapped file pages the load touched; the binary reader reads 4 MiB
 windows into one buffer (never mapped: a file that shrinks under a map gives SIGBUS).
 
 Usage::

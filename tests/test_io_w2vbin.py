@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -18,10 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import embdebias.io.word2vec_bin as w2v
-from embdebias.embedding import Embedding
+from embdebias.embedding import DuplicateWordWarning, Embedding
 from embdebias.errors import EmbdebiasError, VectorFileError
 from embdebias.io import load, save
 from embdebias.io.word2vec_bin import read_word2vec_bin
+from embdebias.vocab import Vocabulary
 
 
 def body(words, vectors, newline=True) -> bytes:
@@ -309,3 +311,83 @@ def test_write_then_read_gives_the_same_words_and_vectors(tmp_path_factory, word
     back = read_word2vec_bin(path, window_bytes=window)
     assert back.words.tolist() == words
     np.testing.assert_array_equal(back.vectors.view(np.uint32), vectors.view(np.uint32))  # bit for bit
+
+
+# -- the duplicate check by hashes ---------------------------------------------------------------
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(words=st.lists(st.binary(min_size=1, max_size=40).filter(lambda w: b"\n" not in w), min_size=1,
+                      max_size=30))
+def test_word_hashes_are_a_function_of_the_bytes(words):
+    """Equal words get equal hashes wherever they stand; words of up to 8 bytes never share one."""
+    from embdebias.io._common import word_hashes
+    lengths = np.array([len(w) for w in words], dtype=np.int64)
+    hashes = word_hashes(np.frombuffer(b"".join(w + b"\n" for w in words), np.uint8), lengths)
+    alone = [int(word_hashes(np.frombuffer(w + b"\n", np.uint8), np.array([len(w)]))[0]) for w in words]
+    assert hashes.tolist() == alone
+    short = {w: h for w, h in zip(words, alone, strict=True) if len(w) <= 8}
+    assert len(set(short.values())) == len(short)
+
+
+@pytest.mark.parametrize("window", [23, 1 << 20])
+def test_duplicates_across_windows_keep_the_first(tmp_path, window):
+    """A word repeated windows apart (and words 8, 16 and 17 bytes long that differ only in their last byte)."""
+    words = [f"w{i}" for i in range(40)] + ["a" * 7 + "x", "a" * 7 + "y", "b" * 15 + "x", "b" * 15 + "y",
+                                           "c" * 16 + "x", "c" * 16 + "y", "w3", "c" * 16 + "x"]
+    vectors = np.arange(len(words) * 2, dtype=np.float32).reshape(-1, 2)
+    path = put(tmp_path, "d.bin", w2v_file(words, vectors))
+    with pytest.warns(DuplicateWordWarning, match=r"2 duplicate word\(s\).*'w3'"):
+        emb = read_word2vec_bin(path, window_bytes=window)
+    assert_same(emb, words[:-2], vectors[:-2])
+
+
+def test_equal_hashes_fall_back_to_comparing_the_words(tmp_path, monkeypatch):
+    """A hash collision (forced here: every word hashes alike) costs time, never a word."""
+    monkeypatch.setattr(w2v, "word_hashes", lambda joined, lengths: np.zeros(len(lengths), np.uint64))
+    words, vectors = tricky_words(30), tricky_vectors(30, 3)
+    path = put(tmp_path, "c.bin", w2v_file(words, vectors))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # distinct words: no "duplicate" warning
+        assert_same(read_word2vec_bin(path, window_bytes=50), words, vectors)
+    assert Vocabulary._hashed_if_unique(["a", "b"], [np.zeros(2, np.uint64)]) is None
+    assert Vocabulary._hashed_if_unique(["a", "b"], [np.arange(2, dtype=np.uint64)]) is not None
+
+
+def test_lookups_in_a_hash_indexed_vocabulary(tmp_path):
+    """A strictly decoded binary file's vocabulary is indexed by its sorted word hashes, with no dict."""
+    words = tricky_words(3000) + ["é" * 9, "x\t", "x\r", "a" * 30]
+    vectors = np.arange(len(words), dtype=np.float32).reshape(-1, 1)
+    emb = read_word2vec_bin(put(tmp_path, "h.bin", w2v_file(words, vectors)), window_bytes=4096)
+    vocab = emb.words
+    assert vocab._hashed is not None and vocab._index is None
+    asked = [words[5], "absent", words[-1], 3, "\ud800", words[5], words[-4], "", "a" * 29, "a" * 31]
+    assert vocab.rows(asked).tolist() == [5, -1, len(words) - 1, -1, -1, 5, len(words) - 4, -1, -1, -1]
+    assert words[7] in emb and "nope" not in emb and emb.get("nope") == -1
+    assert emb.index(words[-3]) == len(words) - 3
+    np.testing.assert_array_equal(emb[words[9]], [9])
+    with pytest.raises(KeyError):
+        emb.index("nope")
+    assert vocab._index is None  # found by the hashes alone
+    for _ in range(len(words) // 64 + 1):  # many single lookups: then the dict pays off
+        vocab.get(f"new{_}")
+    assert vocab._index is not None and vocab.rows(asked[:3]).tolist() == [5, -1, len(words) - 1]
+
+
+def test_a_hash_shared_with_another_word_is_not_a_match(monkeypatch):
+    """The lookup checks the word at the row its hash finds: a colliding absent word is absent."""
+    import embdebias.vocab as vocab_module
+    vocab = Vocabulary._hashed_if_unique(["a", "b", "c"], [np.array([30, 10, 20], np.uint64)])
+    monkeypatch.setattr(vocab_module, "word_hashes",
+                        lambda joined, lengths: np.array([10, 20, 30, 25, 99][:len(lengths)], np.uint64))
+    assert vocab.rows(["z", "c", "a", "q", "y"]).tolist() == [-1, 2, 0, -1, -1]
+
+
+@pytest.mark.parametrize("errors", ["replace", "ignore"])
+def test_distinct_bytes_decoded_alike_are_duplicates(tmp_path, errors):
+    """Under 'replace' or 'ignore' two different byte strings can decode to one word: the first row is kept."""
+    data = b"3 1\n" + b"".join(w + b" " + np.float32(i).tobytes() + b"\n"
+                               for i, w in enumerate([b"a\xff", b"b", b"a\xfe"]))
+    path = put(tmp_path, "u.bin", data)
+    with pytest.warns(DuplicateWordWarning):
+        emb = read_word2vec_bin(path, unicode_errors=errors)
+    assert emb.words.tolist() == ["a\ufffd" if errors == "replace" else "a", "b"]
+    np.testing.assert_array_equal(emb.vectors[:, 0], [0, 1])

@@ -16,7 +16,7 @@ import numpy as np
 from .._files import GZIP_ERRORS, GZIP_MAGIC, UNICODE_ERRORS, check_unicode_errors  # noqa: F401
 from ..embedding import Embedding, drop_duplicates, owned
 from ..errors import EmbdebiasError, NonFiniteError, VectorFileError, VectorFileNotFoundError, quote
-from ..vocab import Vocabulary
+from ..vocab import Vocabulary, word_hashes  # noqa: F401 (word_hashes: for the readers)
 
 #: Maps a tab to a space: text formats take a tab as a field separator, like a space.
 TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
@@ -115,13 +115,19 @@ def require_file(path, *, allow_dir: bool = False) -> Path:
     return path
 
 
-def make_embedding(words: list[str], vectors: np.ndarray, path, name, line_of=None) -> Embedding:
+def make_embedding(words: list[str], vectors: np.ndarray, path, name, line_of=None,
+                   hashes: list[np.ndarray] | None = None) -> Embedding:
     """Build the Embedding of a parsed file, dropping duplicate words (first kept) with a warning.
 
     ``vectors`` must be the reader's own array (or a read-only memory map): it is
-    marked read-only and shared, not copied.
+    marked read-only and shared, not copied.  ``hashes``: the :func:`word_hashes` of
+    the words' bytes in row order (in pieces), from a reader that decoded them strictly
+    (then equal words are equal bytes); when they are distinct, so are the words, and they
+    index the vocabulary (no dict).
     """
-    vocab = Vocabulary._indexed_if_unique(words)  # the usual case: the dict checks and indexes at once
+    vocab = Vocabulary._hashed_if_unique(words, hashes) if hashes is not None else None
+    if vocab is None:
+        vocab = Vocabulary._indexed_if_unique(words)  # the dict checks and indexes at once
     if vocab is None:
         keep = drop_duplicates(words, os.fspath(path), line_of=line_of)
         words = [words[i] for i in keep]

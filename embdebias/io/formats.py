@@ -165,7 +165,7 @@ TABLE: tuple[Format, ...] = (
            directory=True),
     Format("word2vec-bin", ".bin", "a 'count dim' header line, then binary records", _read_word2vec_bin,
            _write_word2vec_bin, files="word2vec binary (`.bin`, `.bin.gz`)",
-           reading="yes, vectorized, in 32 MiB windows (memory: the matrix plus a window)", gzip=True,
+           reading="yes, vectorized, in 4 MiB windows (memory: the matrix plus a window)", gzip=True,
            validates=True),
     Format("word2vec-text", ".w2v.txt", "a 'count dim' header line, then 'word v1 ... vd' lines",
            _text_reader(glove=False), _text_writer("word2vec-text"),
