@@ -25,22 +25,29 @@ COMMITTED = HERE / "results" / "paper004.md"
 ARGS = ["--families", "glove=glove-6b-50d", "--max-missing", "0.6", "--quiet"]
 
 
-def parse_tables(text: str) -> dict[tuple[str, str, str], str]:
-    """``{(table heading, row label, column): cell text}`` of every Markdown table under a ``###`` heading."""
-    cells: dict[tuple[str, str, str], str] = {}
+def table_lines(text: str):
+    """``(line, heading, header, row)`` of each line of ``text``: ``row`` is a body row's cells
+    (None elsewhere) of the Markdown table under the ``###`` heading, whose ``header`` it gives."""
     heading, header = None, None
     for line in text.splitlines():
+        row = None
         if line.startswith("### "):
             heading, header = line[4:].strip(), None
         elif heading and line.startswith("|") and not line.startswith("|---"):
-            row = [c.strip() for c in line.strip().strip("|").split("|")]
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if header is None:
-                header = row
+                header = cells
             else:
-                cells.update({(heading, row[0], column): cell for column, cell in zip(header[1:], row[1:])})
+                row = cells
         elif not line.strip():
             header = None
-    return cells
+        yield line, heading, header, row
+
+
+def parse_tables(text: str) -> dict[tuple[str, str, str], str]:
+    """``{(table heading, row label, column): cell text}`` of every Markdown table under a ``###`` heading."""
+    return {(heading, row[0], column): cell for _, heading, header, row in table_lines(text) if row is not None
+            for column, cell in zip(header[1:], row[1:])}
 
 
 def differences(fresh: dict, committed: dict) -> list[str]:
@@ -52,20 +59,11 @@ def differences(fresh: dict, committed: dict) -> list[str]:
 
 def update(text: str, fresh: dict) -> str:
     """``text`` with each fresh cell written into its table row and column."""
-    out, heading, header = [], None, None
-    for line in text.splitlines():
-        if line.startswith("### "):
-            heading, header = line[4:].strip(), None
-        elif heading and line.startswith("|") and not line.startswith("|---"):
-            row = [c.strip() for c in line.strip().strip("|").split("|")]
-            if header is None:
-                header = row
-            else:
-                row = [row[0]] + [fresh.get((heading, row[0], column), cell)
-                                  for column, cell in zip(header[1:], row[1:])]
-                line = "| " + " | ".join(row) + " |"
-        elif not line.strip():
-            header = None
+    out = []
+    for line, heading, header, row in table_lines(text):
+        if row is not None:
+            row = [row[0]] + [fresh.get((heading, row[0], column), cell) for column, cell in zip(header[1:], row[1:])]
+            line = "| " + " | ".join(row) + " |"
         out.append(line)
     return "\n".join(out) + "\n"
 
