@@ -12,6 +12,7 @@ of each kind. The readers:
 :mod:`.cda`                 counterfactual pair files (``embdebias cda``)
 :mod:`.expanded`            expanded gender-specific lists written by ``expand``
 :mod:`.vader`               VADER's sentiment lexicon (RNSB), from ``vaderSentiment``
+:mod:`.facts`               tables of facts about words (the BLS share of women by occupation)
 ==========================  =========================================================
 
 This package imports only :mod:`embdebias.errors` and :mod:`embdebias._files` from the
@@ -25,6 +26,7 @@ from pathlib import Path
 from . import wordlists
 from .cda import read_cda_pairs
 from .expanded import EXPANDED_HEADER, read_expanded
+from .facts import FactTable, load_facts, read_facts
 from .manifest import RESOURCES, VADER_LEXICON, Resource
 from .sembias import SemBiasInstance, read_sembias
 from .templates import read_templates_json
@@ -40,6 +42,7 @@ READERS = {
     "weat tests": wordlists.load_weat_tests,
     "templates": read_templates_json,
     "cda pairs": read_cda_pairs,
+    "facts table": read_facts,
     "document": wordlists.read_text,
 }
 
@@ -49,6 +52,7 @@ def read_resource(resource: Resource):
     return READERS[resource.kind](data_dir() / Path(resource.path))
 
 
-__all__ = ["EXPANDED_HEADER", "READERS", "RESOURCES", "Resource", "SemBiasInstance", "VADER_LEXICON",
-           "data_dir", "lu_occupations", "read_cda_pairs", "read_expanded", "read_resource", "read_sembias",
+__all__ = ["EXPANDED_HEADER", "FactTable", "READERS", "RESOURCES", "Resource", "SemBiasInstance", "VADER_LEXICON",
+           "data_dir", "load_facts", "lu_occupations", "read_cda_pairs", "read_expanded", "read_facts", "read_resource",
+           "read_sembias",
            "read_templates_json", "sentiment_lexicon", "vader_lexicon_path", "wordlists"]

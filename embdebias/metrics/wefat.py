@@ -221,24 +221,31 @@ def evaluation_attribute(ctx):
     """The attribute an evaluation measures: ``ctx.attribute``, else the bundled gender attribute
     of ``ctx.lists`` (None when the attribute model is not available)."""
     attr = getattr(ctx, "attribute", None)
-    if attr is not None:
-        return attr
+    return attr if attr is not None else gender_attribute(ctx.lists)
+
+
+def gender_attribute(lists: str = "published"):
+    """The bundled gender attribute of ``lists`` (None when the attribute model is not available)."""
     try:
         from ..data.attributes import load_attribute
     except ImportError:
         return None
-    return load_attribute("gender", ctx.lists)
+    return load_attribute("gender", lists)
 
 
 def group_word_sets(ctx) -> dict[str, tuple[str, ...]]:
-    """``{group: words}`` of the evaluation's attribute, in group order; without the attribute
-    model, gender's two sides of the definitional pairs (female first)."""
-    attr = evaluation_attribute(ctx)
+    """``{group: words}`` of the evaluation's attribute, in group order (see :func:`groups_of`)."""
+    return groups_of(evaluation_attribute(ctx), ctx.lists)
+
+
+def groups_of(attr, lists: str = "published") -> dict[str, tuple[str, ...]]:
+    """``{group: words}`` of an attribute, in group order; without one (no attribute model),
+    gender's two sides of the definitional pairs of ``lists`` (female first)."""
     if attr is not None:
         return {g: tuple(attr.group_words[g]) for g in attr.groups}
     from .. import wordlists
 
-    pairs = wordlists.resolve_pairs(None, "definitional_pairs", ctx.lists)
+    pairs = wordlists.resolve_pairs(None, "definitional_pairs", lists)
     return {"female": tuple(f for f, _ in pairs), "male": tuple(m for _, m in pairs)}
 
 
