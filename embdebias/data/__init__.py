@@ -12,6 +12,7 @@ of each kind. The readers:
 :mod:`.cda`                 counterfactual pair files (``embdebias cda``)
 :mod:`.expanded`            expanded gender-specific lists written by ``expand``
 :mod:`.vader`               VADER's sentiment lexicon (RNSB), from ``vaderSentiment``
+:mod:`.attributes`          protected attributes (groups, defining sets, evaluation lists)
 :mod:`.facts`               tables of facts about words (the BLS share of women by occupation)
 ==========================  =========================================================
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import wordlists
+from .attributes import Attribute, bundled_attributes, load_attribute
 from .cda import read_cda_pairs
 from .expanded import EXPANDED_HEADER, read_expanded
 from .facts import FactTable, load_facts, read_facts
@@ -44,6 +46,7 @@ READERS = {
     "cda pairs": read_cda_pairs,
     "facts table": read_facts,
     "document": wordlists.read_text,
+    "attribute": load_attribute,
 }
 
 
@@ -52,7 +55,7 @@ def read_resource(resource: Resource):
     return READERS[resource.kind](data_dir() / Path(resource.path))
 
 
-__all__ = ["EXPANDED_HEADER", "FactTable", "READERS", "RESOURCES", "Resource", "SemBiasInstance", "VADER_LEXICON",
-           "data_dir", "load_facts", "lu_occupations", "read_cda_pairs", "read_expanded", "read_facts", "read_resource",
-           "read_sembias",
-           "read_templates_json", "sentiment_lexicon", "vader_lexicon_path", "wordlists"]
+__all__ = ["Attribute", "EXPANDED_HEADER", "FactTable", "READERS", "RESOURCES", "Resource", "SemBiasInstance",
+           "VADER_LEXICON", "bundled_attributes", "data_dir", "load_attribute", "load_facts", "lu_occupations",
+           "read_cda_pairs", "read_expanded", "read_facts", "read_resource", "read_sembias", "read_templates_json",
+           "sentiment_lexicon", "vader_lexicon_path", "wordlists"]

@@ -93,6 +93,9 @@ RESOURCES: tuple[Resource, ...] = (
     _list("rudinger2018/occupations-stats.tsv", "facts table",
           "Rudinger et al. (2018), rudinger/winogender-schemas data/, MIT (rudinger2018/LICENSE); the % women per "
           "occupation are U.S. Bureau of Labor Statistics figures, 2015-16 (public domain)"),
+    _list("attributes/gender.json", "attribute",
+          "the embdebias authors, MIT: references to the published gender lists above, and words of "
+          "Caliskan et al. (2017)'s WEAT 6-8 stimuli (published, cited)"),
     _list("README.md", "document", _MIT_PROJECT),
     _list("bolukbasi2016/LICENSE", "document", "the MIT licence of Bolukbasi et al.'s release"),
     _list("bolukbasi2016/SOURCE.md", "document", _MIT_PROJECT),
