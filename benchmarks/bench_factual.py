@@ -5,8 +5,9 @@ al. 2018 with the Winogender Schemas; ``wordlists/rudinger2018/``).
 For each embedding, :func:`embdebias.metrics.factual_association` with
 
 * ``method="wefat"``: Caliskan et al.'s WEFAT score against their female and male terms
-  (the attribute sets of WEAT 7, bundled in ``wordlists/weat_tests.json``), and against the
-  gender attribute's default group words;
+  (the attribute sets of WEAT 7, bundled in ``wordlists/weat_tests.json``; also the gender
+  attribute's group words, so the default), and against the two sides of Bolukbasi et al.'s
+  ten definitional pairs;
 * ``method="projection"``: the cosine with the gender direction fitted on the embedding
   (Bolukbasi et al.'s ten definitional pairs).
 
@@ -51,10 +52,15 @@ def _caliskan_terms():
     return [list(weat7.B.words), list(weat7.A.words)]  # female terms first: positive = female
 
 
+def _pair_sides():
+    pairs = wordlists.definitional_pairs()
+    return [[f for f, _ in pairs], [m for _, m in pairs]]  # female first
+
+
 def rows_for(name: str, emb) -> list[dict]:
     """One row per way of scoring the occupations of ``emb``."""
-    cases = (("WEFAT, Caliskan et al.'s female/male terms (WEAT 7)", "wefat", _caliskan_terms()),
-             ("WEFAT, the gender attribute's group words", "wefat", None),
+    cases = (("WEFAT, Caliskan et al.'s female/male terms (WEAT 7; the default)", "wefat", _caliskan_terms()),
+             ("WEFAT, the two sides of the definitional pairs", "wefat", _pair_sides()),
              ("projection on the gender direction (definitional pairs)", "projection", None))
     out = []
     for label, method, attributes in cases:

@@ -116,3 +116,26 @@ def test_registered_metric_gives_the_function_values_and_intervals():
     assert report.value("wefat", unit, "mean_score", "e") == pytest.approx(direct.mean_score)
     lo, hi = report.interval("wefat", unit, "mean_abs_score", "e")
     assert (lo, hi) == pytest.approx(direct.ci, rel=1e-9)
+
+
+def test_the_metric_takes_the_attribute_of_the_evaluation():
+    """Three groups: one row per pair of groups, each the function on those two groups."""
+    from embdebias.data.attributes import Attribute
+    from embdebias.metrics import get_metric
+
+    emb = synthetic_embedding()
+    words = list(emb.words)
+    attr = Attribute(name="toy", groups=("g1", "g2", "g3"),
+                     defining_sets=tuple(zip(words[10:14], words[20:24], words[30:34])),
+                     group_words={"g1": tuple(words[10:16]), "g2": tuple(words[20:26]), "g3": tuple(words[30:36])},
+                     neutral_words=tuple(words[300:340]))
+    ctx = EvalContext()
+    ctx.attribute = attr
+    metric = get_metric("wefat")
+    assert metric.units(ctx) == ["g1 vs g2", "g1 vs g3", "g2 vs g3"]
+    result, cells, samples = metric.score(emb, "g2 vs g3", ctx)
+    direct = wefat(emb, words[300:340], {"g2": words[20:26], "g3": words[30:36]})
+    assert cells["g2 vs g3"]["mean_abs_score"] == pytest.approx(direct.mean_abs_score)
+    assert samples[("g2 vs g3", "mean_score")].value() == pytest.approx(direct.mean_score, rel=1e-6)
+    # the factual association needs facts about this attribute: no row without them
+    assert get_metric("factual").units(ctx) == []

@@ -41,7 +41,7 @@ from ..errors import EmbdebiasError
 from ._base import N_SCORED, Metric, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, fisher_z_interval
-from .wefat import evaluation_attribute, gender_attribute, groups_of, wefat
+from .wefat import evaluation_attribute, groups_of, wefat
 
 #: How a word is scored: Caliskan et al.'s WEFAT score, or the cosine with the gender direction.
 METHODS = ("wefat", "projection")
@@ -123,7 +123,9 @@ def _word_scores(emb, words, attributes, method, subspace, lists, ddof, lowercas
     lk = lookup(emb, words, name="factual association: words", lowercase=lowercase, max_missing=1.0, min_size=0)
     if method == "wefat":
         if attributes is None:
-            attributes = list(groups_of(gender_attribute(lists), lists).values())[:2]
+            from ..data.attributes import load_attribute
+
+            attributes = list(groups_of(load_attribute("gender", lists)).values())
         return np.asarray(wefat(emb, lk.words, attributes, ddof=ddof, max_missing=DEFAULT_MAX_MISSING,
                                 lowercase=lowercase).scores), lk
     from .projection import gender_direction
@@ -218,10 +220,10 @@ class FactualAssociation(Metric):
         return {k: None if v is None else str(v) for k, v in opts.items()}
 
     def units(self, ctx):
+        # the bundled facts are about women: another attribute needs its own facts file (and two groups)
         attr = evaluation_attribute(ctx)
-        binary_gender = attr is None or getattr(attr, "name", "gender") == "gender"
-        # the bundled facts are about women: another attribute needs its own facts file
-        return ["occupations"] if binary_gender or ctx.opts(self.name)["facts"] is not None else []
+        own = ctx.opts(self.name)["facts"] is not None
+        return ["occupations"] if (attr.name == "gender" or own) and attr.k == 2 else []
 
     def data(self, ctx):
         opts = ctx.opts(self.name)
@@ -230,11 +232,11 @@ class FactualAssociation(Metric):
 
     def score(self, emb, unit, ctx):
         opts = ctx.opts(self.name)
-        groups = groups_of(evaluation_attribute(ctx), ctx.lists)
+        groups = groups_of(evaluation_attribute(ctx))
         # projection: the one direction every column is measured on (fitted on the first column)
         direction = ctx.reference_direction()[0] if opts["method"] == "projection" else None
         r = factual_association(emb, facts=opts["facts"], value_column=opts["value_column"], method=opts["method"],
-                                attributes=list(groups.values())[:2], subspace=direction, lists=ctx.lists,
+                                attributes=list(groups.values()), subspace=direction, lists=ctx.lists,
                                 **ctx.common)
         cells = {"r": r.r, "spearman": r.spearman, "p_value": r.p_value, N_SCORED: r.n_scored}
         sample = Sample({"items": r.words}, pearson_of(np.asarray(r.scores), np.asarray(r.facts)), fairer="zero")

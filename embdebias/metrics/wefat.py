@@ -218,42 +218,28 @@ def wefat(embedding, targets, attributes, *, ddof: int = 1, bootstrap: int = 0, 
 
 
 def evaluation_attribute(ctx):
-    """The attribute an evaluation measures: ``ctx.attribute``, else the bundled gender attribute
-    of ``ctx.lists`` (None when the attribute model is not available)."""
-    attr = getattr(ctx, "attribute", None)
-    return attr if attr is not None else gender_attribute(ctx.lists)
+    """The :class:`~embdebias.data.attributes.Attribute` an evaluation measures: ``ctx.attribute``
+    (a name, path or Attribute), else gender, with the lists of ``ctx.lists``."""
+    from ..data.attributes import resolve_attribute
 
-
-def gender_attribute(lists: str = "published"):
-    """The bundled gender attribute of ``lists`` (None when the attribute model is not available)."""
-    try:
-        from ..data.attributes import load_attribute
-    except ImportError:
-        return None
-    return load_attribute("gender", lists)
+    return resolve_attribute(getattr(ctx, "attribute", None), ctx.lists)
 
 
 def group_word_sets(ctx) -> dict[str, tuple[str, ...]]:
-    """``{group: words}`` of the evaluation's attribute, in group order (see :func:`groups_of`)."""
-    return groups_of(evaluation_attribute(ctx), ctx.lists)
+    """``{group: words}`` of the evaluation's attribute, in group order."""
+    return groups_of(evaluation_attribute(ctx))
 
 
-def groups_of(attr, lists: str = "published") -> dict[str, tuple[str, ...]]:
-    """``{group: words}`` of an attribute, in group order; without one (no attribute model),
-    gender's two sides of the definitional pairs of ``lists`` (female first)."""
-    if attr is not None:
-        return {g: tuple(attr.group_words[g]) for g in attr.groups}
-    from .. import wordlists
-
-    pairs = wordlists.resolve_pairs(None, "definitional_pairs", lists)
-    return {"female": tuple(f for f, _ in pairs), "male": tuple(m for _, m in pairs)}
+def groups_of(attr) -> dict[str, tuple[str, ...]]:
+    """``{group: its target words}`` of an attribute, in group order."""
+    return {g: tuple(attr.group_words[g]) for g in attr.groups}
 
 
 def neutral_word_set(ctx, value) -> list[str]:
     """The words that should carry no attribute: the ``neutral_words`` option, else the
     attribute's neutral words (gender: the professions of ``ctx.lists``)."""
     attr = evaluation_attribute(ctx)
-    if value is None and attr is not None and getattr(attr, "neutral_words", None):
+    if value is None and attr.neutral_words:
         return list(attr.neutral_words)
     return ctx.neutral(value)
 
