@@ -14,6 +14,10 @@ For each embedding, :func:`embdebias.metrics.factual_association` with
 A check of the data: Pearson r between the table's two columns (BLS and Bergsma & Lin's
 text statistics), which Rudinger et al. (2018) report as 0.67 in their Figure 3.
 
+Beside it, for issue 23's fidelity list: WEAT's two-sided (and one-sided) permutation p-values
+on GloVe 6B 50d against a brute-force enumeration of every partition, in plain Python, on
+Caliskan et al.'s WEAT 7 and 8 with the first 6 words of each target set (924 partitions).
+
 Usage::
 
     python benchmarks/bench_factual.py --out benchmarks/results/attributes_factual.md
@@ -79,7 +83,40 @@ def data_check() -> str:
             f"{len(words)} occupations: {r:.2f} (Rudinger et al. 2018, Figure 3: r = {RUDINGER_FIGURE3_R}).")
 
 
-def render(rows: list[dict], command: str) -> str:
+def brute_force_p(s_x, s_y) -> dict:
+    """``{alternative: p}`` by listing every partition of ``s_x + s_y`` (plain Python)."""
+    from itertools import combinations
+    from statistics import fmean
+
+    pooled = list(s_x) + list(s_y)
+    observed, centre, eps = sum(s_x), len(s_x) * fmean(pooled), 1e-12
+    hits = {"greater": 0, "less": 0, "two-sided": 0}
+    n = 0
+    for idx in combinations(range(len(pooled)), len(s_x)):
+        sub = sum(pooled[i] for i in idx)
+        n += 1
+        hits["greater"] += sub >= observed - eps
+        hits["less"] += sub <= observed + eps
+        hits["two-sided"] += abs(sub - centre) >= abs(observed - centre) - eps
+    return {k: v / n for k, v in hits.items()}
+
+
+def weat_p_rows(emb) -> list[dict]:
+    """WEAT 7 and 8 on 6 + 6 target words: our p-values against the enumeration."""
+    from embdebias.metrics import weat
+
+    out = []
+    for test in (t for t in wordlists.weat_tests() if t.id in ("weat7", "weat8")):
+        sets = (list(test.X.words[:6]), list(test.Y.words[:6]), list(test.A.words), list(test.B.words))
+        ours = {alt: weat(emb, *sets, alternative=alt) for alt in ("greater", "two-sided")}
+        hand = brute_force_p(ours["greater"].s_X, ours["greater"].s_Y)
+        out.append({"test": test.id, "d": ours["greater"].effect_size, "partitions": ours["greater"].n_partitions,
+                    **{f"{alt}_ours": r.p_value for alt, r in ours.items()},
+                    **{f"{alt}_hand": hand[alt] for alt in ours}})
+    return out
+
+
+def render(rows: list[dict], command: str, p_rows=()) -> str:
     table = load_facts()
     lines = [
         "# Factual association: occupations' gender scores against the share of women (BLS)",
@@ -101,6 +138,14 @@ def render(rows: list[dict], command: str) -> str:
         "",
         data_check(),
         "",
+        "WEAT p-values on GloVe 6B 50d (WEAT 7 and 8, first 6 words of each target set) against the "
+        "enumeration of every partition (`brute_force_p`):",
+        "",
+        "| test | d | partitions | one-sided p (ours) | (enumerated) | two-sided p (ours) | (enumerated) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        *(f"| {r['test']} | {r['d']:.3f} | {r['partitions']} | {r['greater_ours']:.6f} | {r['greater_hand']:.6f} | "
+          f"{r['two-sided_ours']:.6f} | {r['two-sided_hand']:.6f} |" for r in p_rows),
+        "",
         "Published figures: Caliskan et al. (2017) correlate WEFAT scores of occupations with the BLS "
         "share of women, and Garg et al. (2018) relative norm distances with census shares, on their own "
         "embeddings (GloVe Common Crawl; word2vec GoogleNews and historical embeddings) and their own "
@@ -118,12 +163,13 @@ def main(argv=None) -> int:
     ap.add_argument("--word2vec", default=None, help="a word2vec file to measure beside it")
     ap.add_argument("--out", default=None, help="write the Markdown table here")
     args = ap.parse_args(argv)
-    rows = rows_for("GloVe 6B 50d" if args.embedding == "glove-6b-50d" else args.embedding,
-                    embdebias.load(args.embedding))
+    emb = embdebias.load(args.embedding)
+    rows = rows_for("GloVe 6B 50d" if args.embedding == "glove-6b-50d" else args.embedding, emb)
+    p_rows = weat_p_rows(emb)
     if args.word2vec:
         rows += rows_for("word2vec GoogleNews (Bolukbasi et al.'s subset)", embdebias.load(args.word2vec))
     command = "python benchmarks/bench_factual.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = render(rows, command.strip())
+    text = render(rows, command.strip(), p_rows)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     print(text)

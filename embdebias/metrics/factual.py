@@ -183,9 +183,10 @@ def factual_association(embedding, targets=None, attributes=None, *, facts=None,
            min_size=3)
     scores, lk = _word_scores(emb, words, attributes, method, subspace, lists, ddof, lowercase)
     values = np.array([table.values[w] for w in lk.words])
-    r = float(stats.pearsonr(scores, values)[0]) if np.ptp(values) > 0 and np.ptp(scores) > 0 else float("nan")
-    p = float(stats.pearsonr(scores, values)[1]) if np.isfinite(r) else float("nan")
-    rho = float(stats.spearmanr(scores, values)[0]) if np.isfinite(r) else float("nan")
+    r = p = rho = float("nan")
+    if np.ptp(values) > 0 and np.ptp(scores) > 0:      # a constant column has no correlation
+        r, p = map(float, stats.pearsonr(scores, values))
+        rho = float(stats.spearmanr(scores, values)[0])
     return FactualAssociationResult(
         r=r, ci=fisher_z_interval(r, len(lk.words)), p_value=p, spearman=rho, words=list(lk.words),
         scores=scores.tolist(), facts=values.tolist(), method=method, fact_column=table.column,
