@@ -222,7 +222,11 @@ def evaluation_attribute(ctx):
     (a name, path or Attribute), else gender, with the lists of ``ctx.lists``."""
     from ..data.attributes import resolve_attribute
 
-    return resolve_attribute(getattr(ctx, "attribute", None), ctx.lists)
+    given = getattr(ctx, "attribute", None)
+    key = ("attribute", given if isinstance(given, (str, type(None))) else id(given))
+    if key not in ctx.cache:
+        ctx.cache[key] = resolve_attribute(given, ctx.lists)
+    return ctx.cache[key]
 
 
 def group_word_sets(ctx) -> dict[str, tuple[str, ...]]:
