@@ -158,6 +158,7 @@ def test_the_registered_metrics_take_a_k_group_attribute(three, monkeypatch):
     ctx.attribute = attr
     db = get_metric("direct_bias")
     [unit] = db.units(ctx)
+    assert unit == "neutral words"
     result, cells, samples = db.score(three, unit, ctx)
     expected = direct_bias(three, list(attr.neutral_words), subspace=np.eye(12)[:2]).direct_bias
     assert cells[unit]["direct_bias_original"] == pytest.approx(expected)

@@ -207,7 +207,12 @@ class DirectBias(Metric):
                 "c": opts["c"]}
 
     def units(self, ctx):
-        return [ctx.neutral_name(ctx.opts(self.name)["neutral_words"])]
+        from .wefat import evaluation_attribute
+
+        neutral = ctx.opts(self.name)["neutral_words"]
+        if neutral is None and evaluation_attribute(ctx).name != "gender":
+            return ["neutral words"]      # the attribute's own, not the professions
+        return [ctx.neutral_name(neutral)]
 
     def data(self, ctx):
         from .wefat import evaluation_attribute, neutral_word_set

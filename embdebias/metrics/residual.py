@@ -56,16 +56,20 @@ one association per group instead of one bias. Group ``j``'s centroid :math:`c_j
 mean of the unit vectors of its words (an attribute's: the ``j``-th word of every defining
 set) and a word's association with it is :math:`\cos(w, c_j - \bar c)`, :math:`\bar c` the
 mean of the centroids (for two groups :math:`c_1 - \bar c = (c_1 - c_2)/2`: the binary bias,
-up to the words that define it). Candidates also leave out the attribute's specific words and
-the group words. A word belongs to the group it is most associated with; the words "most
-associated with each group" are the ``n_cluster`` (``n_classify``) of each group with the
-largest association. Then k-means with ``k`` clusters (accuracy: the best one-to-one matching
-of clusters to groups, found by ``scipy.optimize.linear_sum_assignment``; for two groups
-``max(a, 1 - a)``), a multi-class RBF SVM (scikit-learn's ``SVC``, one-vs-one), and the
-neighbour correlation averaged over the groups: Pearson r between a word's association with
-group ``j`` and the fraction of its neighbours that belong to ``j`` (for two groups the binary
-number: both terms of the average are equal). Gender with its default ``("he", "she")``
-direction keeps the binary protocol above, so its numbers do not change.
+up to the words that define it). :math:`c_j - \bar c` is the mean, over the defining sets,
+of the set-centred vector of the set's ``j``-th word: the vectors whose principal components
+are the attribute's subspace (Manzini et al. 2019), so the ``k`` directions lie in the span
+the subspace summarizes, and they name the group each side of it belongs to. Candidates also
+leave out the attribute's specific words and the group words. A word belongs to the group it
+is most associated with; the words "most associated with each group" are the ``n_cluster``
+(``n_classify``) of each group with the largest association. Then k-means with ``k``
+clusters (accuracy: the best one-to-one matching of clusters to groups, found by
+``scipy.optimize.linear_sum_assignment``; for two groups ``max(a, 1 - a)``), a multi-class
+RBF SVM (scikit-learn's ``SVC``, one-vs-one), and the neighbour correlation averaged over
+the groups: Pearson r between a word's association with group ``j`` and the fraction of its
+neighbours that belong to ``j`` (for two groups the binary number: both terms of the average
+are equal). Gender with its default ``("he", "she")`` direction keeps the binary protocol
+above, so its numbers do not change.
 
 The shared direction tests live beside it: :mod:`~embdebias.metrics.refit` (the direction
 fitted again), :mod:`~embdebias.metrics.indirect` (indirect bias) and
