@@ -26,7 +26,8 @@ Choices made here (the paper leaves them open):
   - ``"r"``: the point-biserial correlation between :math:`s(w)` and membership of
     :math:`X` (1) or :math:`Y` (0), i.e. Pearson's r, in [-1, 1].  We compute r itself
     rather than convert d with :math:`d / \sqrt{d^2 + 4}` (exact only for equal sizes and
-    the population spread); ``ddof`` does not enter it.
+    the population spread), as sweater's ``weat_es(r = TRUE)`` converts its d; ``ddof``
+    does not enter it.
 * **p-value.** ``alternative="greater"`` (default, the paper's): one-sided,
   :math:`P[S(X_i, Y_i) \ge S(X, Y)]` over the partitions
   :math:`(X_i, Y_i)` of :math:`X \cup Y` into sets of sizes :math:`|X|` and :math:`|Y|`
