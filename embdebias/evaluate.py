@@ -31,15 +31,17 @@ import numbers
 import warnings
 from collections.abc import Mapping
 
+import numpy as np
+
 from .embedding import as_embedding
 from .errors import EmbdebiasError
 from .metrics import REGISTRY, EvalContext, get_metric
 from .metrics._common import DEFAULT_MAX_MISSING, check_max_missing, to_builtin
-from .metrics._resample import bootstrap_interval, paired_change, resample_rng
+from .metrics._resample import Sample, bias_of, bootstrap_interval, paired_change, resample_rng
 from .report import Report
 
 __all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_options",
-           "tests_help"]
+           "test_files", "tests_help"]
 
 #: Metrics run by default, in report order.
 DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "indirect_bias", "residual", "extrinsic",
@@ -127,6 +129,15 @@ def _user_weat_tests(name, bundled: list, groups: dict) -> list:
     return [t if t.group else dataclasses.replace(t, group="user") for t in wordlists.load_weat_tests(Path(str(name)))]
 
 
+def test_files(names) -> list[str]:
+    """The names of ``names`` that are a user's WEAT test files, not metrics, WEAT groups or test ids."""
+    from . import wordlists
+
+    tests = wordlists.weat_tests()
+    known = set(REGISTRY) | {t.group.lower() for t in tests} | {t.id.lower() for t in tests}
+    return [str(n) for n in names if str(n).lower() not in known]
+
+
 def suite_options(names) -> dict:
     """Turn a list of metric names, WEAT groups and WEAT test ids into :func:`evaluate` arguments.
 
@@ -165,11 +176,17 @@ def suite_options(names) -> dict:
 
 
 def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: EvalContext, strict: bool,
-                samples: dict) -> None:
+                samples: dict, raised: list) -> None:
     """Score one unit of one metric on one embedding into ``report`` (tolerant unless ``strict``);
-    its bootstrap samples go into ``samples[(embedding, metric, test, statistic)]``."""
+    its bootstrap samples go into ``samples[(embedding, metric, test, statistic)]``, the warnings
+    it raised into ``raised`` (``(embedding, warning)``, see :func:`_warn_once`)."""
     try:
-        result, cells, unit_samples = metric.score(emb, unit, ctx)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result, cells, unit_samples = metric.score(emb, unit, ctx)
+            finally:
+                raised += [(emb_name, w) for w in caught]
     except EmbdebiasError as exc:
         if strict:
             raise
@@ -185,6 +202,19 @@ def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: Eval
     for test, stats in cells.items():
         for stat, value in stats.items():
             report.add(emb_name, metric.name, test, stat, value)
+
+
+def _warn_once(raised: list, columns: list) -> None:
+    """Each distinct warning the metrics raised, once, with the columns it was raised on (a
+    metric warning of the same list on every column would otherwise repeat it per column)."""
+    by_text: dict = {}
+    for emb, w in raised:
+        by_text.setdefault((w.category, str(w.message)), (w, []))[1].append(emb)
+    for (category, text), (w, names) in by_text.items():
+        names = list(dict.fromkeys(names))
+        if len(columns) > 1:
+            text += f" (on {len(names)} of {len(columns)} columns: {', '.join(names)})"
+        warnings.warn_explicit(text, category, w.filename, w.lineno)
 
 
 def _warn_unscored(report: Report) -> None:
@@ -222,6 +252,49 @@ def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, s
             "embedding": emb, "reference": reference, "metric": metric, "test": test, "statistic": stat,
             "reference_value": report.value(metric, test, stat, reference),
             "value": report.value(metric, test, stat, emb), **change})
+
+
+#: The report's aggregates (:attr:`Report.aggregates`): ``(name, metric, statistic, label)``, the mean
+#: over the metric's tests of the statistic's bias magnitude (|d| for WEAT's effect size), with
+#: a bootstrap interval and a paired change like every row (the comparison table's columns).
+AGGREGATES = (("weat_mean_abs_d", "weat", "effect_size", "mean |WEAT d| over the tests"),
+              ("extrinsic_mean_abs_gap", "extrinsic", "score_gap", "mean |score gap| over the template families"))
+
+
+def mean_bias_sample(parts: dict) -> Sample:
+    """A :class:`~embdebias.metrics._resample.Sample` of the mean bias magnitude of several rows'
+    samples (``{test: Sample}``), each test's sets resampled independently, as its own interval does."""
+    groups = {f"{test}\x1f{g}": keys for test, sample in parts.items() for g, keys in sample.groups.items()}
+
+    def stat(idx: dict) -> np.ndarray:
+        values = [bias_of(np.asarray(sample.stat({g: idx[f"{test}\x1f{g}"] for g in sample.groups}), float),
+                          sample.fairer) for test, sample in parts.items()]
+        return np.mean(values, axis=0)
+
+    return Sample(groups, stat, fairer="lower")
+
+
+def _add_aggregates(report: Report, samples: dict, n_boot: int, level: float, seed) -> None:
+    """:data:`AGGREGATES` of every column: value, interval and paired change from the first column
+    (on the tests both scored); each from its own seeded stream, as every row's."""
+    reference = report.embeddings[0]
+    for name, metric, stat, label in AGGREGATES:
+        per = {emb: {t: s for (e, m, t, st), s in samples.items() if (e, m, st) == (emb, metric, stat)}
+               for emb in report.embeddings}
+        for emb, parts in per.items():
+            if not parts:
+                continue
+            sample = mean_bias_sample(parts)
+            lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, "aggregate", name), level)
+            entry = {"embedding": emb, "name": name, "label": label, "metric": metric, "statistic": stat,
+                     "tests": sorted(parts), "value": sample.value(), "ci_low": lo, "ci_high": hi}
+            common = sorted(set(parts) & set(per[reference]))
+            if emb != reference and common:
+                change = paired_change(mean_bias_sample({t: per[reference][t] for t in common}),
+                                       mean_bias_sample({t: parts[t] for t in common}), n_boot,
+                                       resample_rng(seed, "aggregate-paired", name), level)
+                entry.update({f"change_{k}" if k in ("ci_low", "ci_high") else k: v for k, v in change.items()})
+            report.aggregates.append(to_builtin(entry))
 
 
 def _check_moved(kwargs: dict) -> None:
@@ -329,19 +402,22 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         report.legends[metric.name] = metric.legend_for(ctx)
         report.labels[metric.name] = dict(metric.statistics)
     samples: dict = {}
+    raised: list = []
     for name, emb in named.items():
         report.details.setdefault(name, {})
         for metric in metrics:
             if progress is not None:
                 progress(name, metric.name)
             for unit in metric.units(ctx):
-                _score_unit(report, metric, name, emb, unit, ctx, strict, samples)
+                _score_unit(report, metric, name, emb, unit, ctx, strict, samples, raised)
+    _warn_once(raised, report.embeddings)
     _warn_unscored(report)
     if bootstrap:
         from ._threads import one_thread
 
         with one_thread():  # thousands of small products (resamples x items)
             _add_uncertainty(report, samples, int(bootstrap), float(level), random_state)
+            _add_aggregates(report, samples, int(bootstrap), float(level), random_state)
     return report
 
 

@@ -88,7 +88,8 @@ class RunOptions:
                           rule=_validation.POSITIVE, metavar="N", report="n_train", reproduce="expand",
                           default=50_000)
     max_missing: float = option("--max-missing", "a word set that loses more than this fraction of its words to "
-                                "the vocabulary is not scored (default 0.2)", rule=_validation.FRACTION,
+                                "the vocabulary is not scored, and a method whose definition words lose more "
+                                "fails before anything is written (default 0.2)", rule=_validation.FRACTION,
                                 metavar="F", report="max_missing", group="evaluate", default=0.2)
     sembias: str | None = option("--sembias", "SemBias-format file for BAT (default: the list set's; published: "
                                  "Zhao et al.'s 440 lines)", metavar="FILE", report="sembias", group="evaluate",
@@ -96,7 +97,11 @@ class RunOptions:
     strict: bool = option("--strict", "stop with an error on the first test that cannot be scored (default: "
                           "leave its cells empty, say why in the report and go on)", report="strict",
                           group="evaluate", default=False)
-    #: Further keyword arguments of ``evaluate`` (Python only, e.g. ``suite``).
+    tests: tuple | None = option("--tests", "what to score, comma-separated: metric names, WEAT groups, WEAT test "
+                                 "ids, or a JSON file of your own WEAT tests (as 'embdebias score --tests'; "
+                                 "default: the full suite)", metavar="T,T", report="tests", group="evaluate",
+                                 parse=_validation.argtype(lambda text: parse_tests(text)), default=None)
+    #: Further keyword arguments of ``evaluate`` (Python only, e.g. ``options``).
     evaluate: dict = field(default_factory=dict, metadata={"flag": None, "report": "*", "group": "evaluate"})
     lists: str = option("--lists", "bundled list set for every list not given: 'published' (Bolukbasi et al. "
                         "2016, SemBias of Zhao et al. 2018; comparable with the literature; default) or "
@@ -123,6 +128,8 @@ class RunOptions:
 
     def __post_init__(self):
         object.__setattr__(self, "methods", parse_methods(self.methods))  # "hard,soft" or a sequence
+        if self.tests is not None:
+            object.__setattr__(self, "tests", parse_tests(self.tests))
         self._check()
 
     @classmethod
@@ -141,6 +148,8 @@ class RunOptions:
         return cls(**options, params=params)
 
     def _check(self) -> None:
+        if self.tests is not None and {"suite", "tests"} & set(self.evaluate):
+            raise EmbdebiasError("give the tests either as tests= or inside evaluate=, not both")
         for f in fields(self):
             value, meta = getattr(self, f.name), f.metadata
             if meta.get("rule") is not None and value is not None:
@@ -185,6 +194,18 @@ class RunOptions:
         return out
 
 
+def parse_tests(text) -> tuple[str, ...]:
+    """``"weat,bat,my_tests.json"`` (or a sequence) as a tuple of test names and files, each checked
+    as :func:`~embdebias.evaluate.suite_options` checks them (a user's file: its keys)."""
+    from ..evaluate import suite_options
+
+    names = [n.strip() for n in text.split(",")] if isinstance(text, str) else [str(n) for n in text]
+    if not names or not all(names):
+        raise EmbdebiasError(f"tests must name at least one metric, WEAT group, test or file, got {text!r}")
+    suite_options(names)
+    return tuple(names)
+
+
 def method_params() -> dict:
     """Every registered method's parameters by name (a name shared by two methods is one parameter)."""
     return {p.name: p for spec in DEBIASERS.values() for p in spec.params}
@@ -199,6 +220,13 @@ def evaluate_kwargs(options: RunOptions, subspace=None) -> dict:
     """
     extra = dict(options.evaluate)
     metric_options = {name: dict(opts) for name, opts in (extra.pop("options", None) or {}).items()}
+    if options.tests is not None:
+        from ..evaluate import suite_options
+
+        chosen = suite_options(options.tests)
+        extra["suite"] = chosen["suite"]
+        for name, opts in chosen.get("options", {}).items():
+            metric_options.setdefault(name, {}).update(opts)
     if options.sembias is not None:
         metric_options.setdefault("bat", {})["sembias"] = options.sembias
     return {"subspace": subspace, "direction_name": "the original embedding's (fitted on its definitional pairs)",

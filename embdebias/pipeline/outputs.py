@@ -35,8 +35,9 @@ EXPANDED_FILE = "gender_specific_expanded.txt"
 EVALUATION_FILE = "evaluation.json"
 EVALUATION_BULK = "evaluation.parquet"  # the evaluation's bulk arrays (per pair, per word), named in its JSON
 PLOT_FILE = "occupations.png"
-#: Every figure of the run (report/figures.py's RUN_FIGURES): the occupations, residual bias, WEAT.
-FIGURE_FILES = (PLOT_FILE, "residual.png", "weat.png")
+#: Every figure of the run (report/figures.py's RUN_FIGURES): the occupations, residual bias, WEAT,
+#: the methods' trade-off.
+FIGURE_FILES = (PLOT_FILE, "residual.png", "weat.png", "tradeoff.png")
 
 
 def steps() -> tuple[str, ...]:
@@ -145,8 +146,10 @@ def _check_foreign_dir(out_dir: Path, plan: dict[str, bool], force: bool, log) -
 def check_plan(out_dir, source, options, *, log) -> tuple:
     """Check the whole output plan of a run of ``source`` with ``options`` (:func:`check_out_dir`);
     return the files it reads."""
+    from ..evaluate import test_files
+
     inputs = input_paths(source, options.definitional, options.equalize, options.gender_specific,
-                         options.seeds, options.sembias)
+                         options.seeds, options.sembias, *test_files(options.tests or ()))
     plan = planned_outputs(options.format, methods=options.methods, expand=options.expand, strict=options.strict)
     check_out_dir(out_dir, plan, force=options.force, inputs=inputs, log=log)
     return inputs

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import platform
 import time
+import warnings
 from importlib import metadata
 from pathlib import Path
 
@@ -77,6 +78,16 @@ def _lists_used(o: RunOptions) -> dict:
     if o.sembias is not None:
         used["sembias"] = o.sembias
     return {role: wordlists.source_of(value, role, o.lists) for role, value in used.items()}
+
+
+def _test_file_hashes(o: RunOptions) -> list[str]:
+    """The content hash of every user's test file of ``o.tests``: an edited file is scored again."""
+    import hashlib
+
+    from ..data.wordlists import read_bytes
+    from ..evaluate import test_files
+
+    return [hashlib.sha256(read_bytes(path)).hexdigest()[:16] for path in test_files(o.tests)]
 
 
 def _options(options: RunOptions | None, evaluate_kwargs: dict | None, kwargs: dict) -> RunOptions:
@@ -147,39 +158,118 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
     inputs = (*inputs, emb.path)  # no output may be written over an input (None is skipped)
     timings["load"] = time.perf_counter() - t0
     log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
+    # 2. the subspace and every method's fit that needs no other step's output: a parameter
+    #    the embedding refuses (a rank above its dimension) or definition words it lacks fail
+    #    here too, before anything is written.
+    prepared = _prepare(out_dir, emb, ident, o, lists_used, inputs, timings)
     # One run at a time in a directory: a second one stops here, naming the holder.
     with output_lock(out_dir, purpose="run", inside=True) as token:
         adopt(out_dir, log)
         steps = Steps(out_dir, o.force, log, inputs, token)
-        return _run_steps(steps, emb, ident, o, lists_used, timings, t_start, progress)
+        return _run_steps(steps, emb, ident, o, lists_used, timings, t_start, progress, prepared)
 
 
 if run_pipeline.__doc__:  # None under python -OO
     run_pipeline.__doc__ = run_pipeline.__doc__.replace("{options}", run_options.options_doc())
 
 
-def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings: dict, t_start: float,
-               progress: bool) -> Path:
-    """Every step after the load, under the output directory's lock; the path of ``report.md``."""
+def _base_key(ident: dict, o: RunOptions, lists_used: dict) -> str:
+    """The key every step hangs from: the input, its reading, the code's version and the pairs.
+
+    Keys hold what each step depends on: a fixed algorithm (a new version) or an edited
+    list file recomputes the steps that use it.
+    """
+    return key(ident, o.limit, o.input_format, __version__, o.lists, lists_used["definitional_pairs"],
+               *([o.unicode_errors] if o.unicode_errors != "strict" else []))
+
+
+def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, inputs, timings: dict) -> dict:
+    """The subspace and the methods fitted before the first write: ``{"subspace", "base_key",
+    "plan", "fitted": {name: (seconds, shortfalls)}}``.
+
+    Fitted here: every method the run computes (its step is not reusable) whose fit needs
+    no other step's output -- not one riding on a computed method's pass, nor an expandable
+    one with ``expand`` (it needs the expansion). Their errors (bad parameters for this
+    embedding, missing definition words) thus leave nothing written.
+    """
     from ..subspace import BiasSubspace
 
-    out_dir, inputs, log = steps.out_dir, steps.inputs, steps.log
-    # Keys hold what each step depends on: a fixed algorithm (a new version) or an
-    # edited list file recomputes the steps that use it.
-    base_key = key(ident, o.limit, o.input_format, __version__, o.lists, lists_used["definitional_pairs"],
-                   *([o.unicode_errors] if o.unicode_errors != "strict" else []))
-
-    # 2. subspace
+    base_key = _base_key(ident, o, lists_used)
     t0 = time.perf_counter()
     subspace = BiasSubspace(o.definitional, n_components=o.n_components, lists=o.lists).fit(emb)
     timings["subspace"] = time.perf_counter() - t0
+    expected = _expected_shortfalls(ident)
+    plan = _method_plan(o, base_key, _expansion_key(base_key, o, lists_used), lists_used, subspace,
+                        o.gender_specific, only=None if not o.expand else
+                        [m for m in o.methods if not DEBIASERS[m].expandable])
+    computed = _computed(out_dir, o, inputs, plan)
+    fitted = {}
+    for spec, _, _, debiaser in plan:
+        if spec.name in computed and spec.rides_on not in computed:
+            t0 = time.perf_counter()
+            shortfalls = _fit(debiaser, emb, expected and not _user_lists(spec, lists_used))
+            fitted[spec.name] = (time.perf_counter() - t0, shortfalls)
+    return {"subspace": subspace, "base_key": base_key, "plan": plan, "fitted": fitted}
+
+
+def _computed(out_dir: Path, o: RunOptions, inputs, plan: list) -> set:
+    """The methods of ``plan`` whose steps a run into ``out_dir`` would compute (not reuse); read
+    only, before the run takes the directory (a damaged state is warned of when it does)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        peek = Steps(out_dir, o.force, lambda *_: None, inputs)
+    return {spec.name for spec, step_key, _, _ in plan if not peek.reusable(spec.name, step_key)}
+
+
+def _expected_shortfalls(ident: dict) -> bool:
+    """Whether the words the bundled lists miss are known in advance: the input is the built-in
+    embedding (GloVe 6B has no phrase tokens, so e.g. 4 published equalize pairs are never there)."""
+    from ..io import DEFAULT_NAME
+
+    return ident.get("source") == DEFAULT_NAME
+
+
+def _user_lists(spec, lists_used: dict) -> bool:
+    """Whether ``spec`` uses a list read from a user's file (whose shortfalls nobody expects)."""
+    return any(lists_used.get(role, {}).get("source") == "user file" for role in spec.lists)
+
+
+def _fit(debiaser, emb, expected: bool, **fit_params) -> list[str]:
+    """Fit ``debiaser``; return the messages of the words its lists miss (MissingWordsWarning).
+
+    They are stated once in the report. An expected shortfall (see :func:`_expected_shortfalls`)
+    is not warned of as well: on the built-in default it would read as a broken install.
+    """
+    from ..subspace import MissingWordsWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        debiaser.fit(emb, **fit_params)
+    shortfalls = []
+    for w in caught:
+        missing = issubclass(w.category, MissingWordsWarning)
+        if missing:
+            shortfalls.append(str(w.message))
+        if not (missing and expected):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return shortfalls
+
+
+def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings: dict, t_start: float,
+               progress: bool, prepared: dict) -> Path:
+    """Every step after the load, under the output directory's lock; the path of ``report.md``."""
+    out_dir, inputs, log = steps.out_dir, steps.inputs, steps.log
+    base_key, subspace = prepared["base_key"], prepared["subspace"]
+
+    # 2. subspace (fitted in _prepare, with the methods that could be)
     log(f"[subspace] k={o.n_components}, explained variance "
         f"{', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:o.n_components])}")
 
     # 3. with strict=True, the original is scored first (without intervals), so that a word
     #    set the vocabulary misses fails the run before any debiasing is done.
     eval_kwargs = run_options.evaluate_kwargs(o, subspace)
-    orig_key = key(base_key, "evaluate", o.n_components, o.random_state, o.parameters()["evaluate"])
+    orig_key = key(base_key, "evaluate", o.n_components, o.random_state, o.parameters()["evaluate"],
+                   *([_test_file_hashes(o)] if o.tests else []))
     if o.strict:
         _evaluate_step(steps, "check_original", orig_key, {"original": emb}, {**eval_kwargs, "bootstrap": 0},
                        "check_original.json")
@@ -188,8 +278,9 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     exp_key, expanded, expansion_info = _expansion(steps, base_key, emb, o, lists_used)
 
     # 5. one step per method, in run order (a method riding on another's pass after it)
-    plan = _method_plan(o, base_key, exp_key, lists_used, subspace, expanded)
-    debiased = _debias_steps(steps, emb, o.format, progress, plan)
+    plan = _method_plan(o, base_key, exp_key, lists_used, subspace, expanded, prepared=prepared["plan"])
+    expected = {spec.name: _expected_shortfalls(ident) and not _user_lists(spec, lists_used) for spec, *_ in plan}
+    debiased = _debias_steps(steps, emb, o.format, progress, plan, prepared["fitted"], expected)
 
     # 6. evaluation of the original and every method together: the debiased columns are
     #    compared with the original, item by item (paired bootstrap)
@@ -224,6 +315,9 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
                      "case_mapped": getattr(subspace, "case_mapped_", {})},
         "expansion": expansion_info,
         **{DEBIASERS[name].info_key: steps.entry(name).get("info") for name in columns},
+        "shortfalls": {name: steps.entry(name).get("shortfalls") or [] for name in columns
+                       if steps.entry(name).get("shortfalls")},
+        "expected_shortfalls": _expected_shortfalls(ident),
         "timings_s": {k: round(v, 3) for k, v in timings.items()},
         "reused_steps": steps.reused,
         "plot_error": plot_error,
@@ -244,11 +338,7 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
 
 def _expansion(steps, base_key: str, emb, o: RunOptions, lists_used: dict):
     """``(key, words the expandable methods keep, info)``: the list as given, or its SVM expansion."""
-    from ..debias.expand import DEFAULT_MAX_RANK, DEFAULT_TARGET_PRECISION
-
-    exp_key = key(base_key, "expand", lists_used["gender_specific"],
-                  [lists_used["gender_specific_seed"], o.n_train, o.random_state, DEFAULT_TARGET_PRECISION,
-                   DEFAULT_MAX_RANK] if o.expand else None)
+    exp_key = _expansion_key(base_key, o, lists_used)
     if not o.expand:
         return exp_key, o.gender_specific, None
     words, info = _expansion_step(steps, exp_key, emb, EXPANDED_FILE, o.seeds, lists=o.lists, n_train=o.n_train,
@@ -256,26 +346,52 @@ def _expansion(steps, base_key: str, emb, o: RunOptions, lists_used: dict):
     return exp_key, words, info
 
 
-def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, subspace, expanded) -> list:
-    """``[(spec, key, output file, unfitted estimator)]`` of the run's methods, in run order.
+def _expansion_key(base_key: str, o: RunOptions, lists_used: dict) -> str:
+    """The key of the expansion step (the gender-specific list as given without ``expand``)."""
+    from ..debias.expand import DEFAULT_MAX_RANK, DEFAULT_TARGET_PRECISION
+
+    return key(base_key, "expand", lists_used["gender_specific"],
+               [lists_used["gender_specific_seed"], o.n_train, o.random_state, DEFAULT_TARGET_PRECISION,
+                DEFAULT_MAX_RANK] if o.expand else None)
+
+
+def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, subspace, expanded, *,
+                 only=None, prepared=()) -> list:
+    """``[(spec, key, output file, unfitted estimator)]`` of the run's methods (those in ``only``,
+    default all), in run order; an entry of ``prepared`` with the same key is kept (fitted or not).
 
     A method's key holds its parameters, seed, format and the lists it uses; an
     expandable method's hangs from the expansion's key (which holds the gender-specific list).
+    A method that takes ``max_missing`` gets the run's (and its key holds it).
     """
+    earlier = {spec.name: (step_key, debiaser) for spec, step_key, _, debiaser in prepared}
     plan = []
     for name in run_order(column_order(o.methods)):
+        if only is not None and name not in only:
+            continue
         spec = DEBIASERS[name]
-        params = o.method_params(name)
+        params = {**o.method_params(name), **_shared_params(spec, o)}
         roles = [r for r in spec.lists
                  if r != "definitional_pairs" and not (spec.expandable and r == "gender_specific")]
         method_key = key(exp_key if spec.expandable else base_key, name, o.n_components, *params.values(),
                          *([o.random_state] if spec.seeded else []), o.format, *(lists_used[r] for r in roles))
+        if earlier.get(name, (None,))[0] == method_key:
+            plan.append((spec, method_key, method_output(name, o.format), earlier[name][1]))
+            continue
         given = {"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
         keywords = {"subspace": subspace, "lists": o.lists, **params,
                     **{kw: given[role] for role, kw in _list_keywords(spec).items()},
                     **({"random_state": o.random_state} if spec.seeded else {})}
         plan.append((spec, method_key, method_output(name, o.format), spec.build(**keywords)))
     return plan
+
+
+def _shared_params(spec, o: RunOptions) -> dict:
+    """The run's options an estimator takes beyond its table parameters: ``max_missing``."""
+    import inspect
+
+    taken = inspect.signature(spec.estimator_class()).parameters
+    return {"max_missing": o.max_missing} if "max_missing" in taken else {}
 
 
 def _list_keywords(spec) -> dict:
@@ -300,14 +416,16 @@ def _evaluate_step(steps, name: str, step_key: str, embeddings: dict, eval_kwarg
     steps.record(name, step_key, [file] + [bulk.name] * bulk.exists(), time.perf_counter() - t0)
 
 
-def _debias_steps(steps, emb, format: str, progress: bool, plan: list) -> dict:
+def _debias_steps(steps, emb, format: str, progress: bool, plan: list, fitted: dict, expected: dict) -> dict:
     """The output of every ``(spec, key, file, debiaser)`` of ``plan``, computed or reused, by method.
 
     A method that rides on another's pass (``DebiaserSpec.rides_on``) gets what its
     estimator's ``pass_accumulator`` gathered during that pass when both are computed:
     soft debias's moments are accumulated while hard debias writes
     (:class:`~embdebias.debias.soft.GramAccumulator`), so the rows are read twice in
-    all, not three times.
+    all, not three times. ``fitted``: ``{name: (seconds, shortfalls)}`` of the estimators
+    already fitted (:func:`_prepare`); ``expected``: by method, whether its lists' shortfalls
+    are expected (not warned of again).
     """
     computed = {spec.name for spec, step_key, _, _ in plan if not steps.reusable(spec.name, step_key)}
     riding = {spec.name: type(debiaser).pass_accumulator(emb) for spec, _, _, debiaser in plan
@@ -316,7 +434,8 @@ def _debias_steps(steps, emb, format: str, progress: bool, plan: list) -> dict:
     for spec, step_key, file, debiaser in plan:
         riders = [riding[name].add for name in riding if DEBIASERS[name].rides_on == spec.name]
         out[spec.name] = _debias_step(steps, spec.name, step_key, debiaser, emb, file, format, progress,
-                                      also=_together(riders),
+                                      also=_together(riders), fitted=fitted.get(spec.name),
+                                      expected=expected.get(spec.name, False),
                                       fit_params=riding[spec.name].fit_params() if spec.name in riding else None)
     return out
 
@@ -336,8 +455,9 @@ def _together(calls: list):
 
 
 def _debias_step(steps, name: str, step_key: str, debiaser, emb, file: str, format: str, progress: bool,
-                 *, also=None, fit_params=None):
-    """Fit ``debiaser`` and write its output as ``file`` (reused when unchanged); open the result.
+                 *, also=None, fit_params=None, fitted=None, expected: bool = False):
+    """Fit ``debiaser`` (unless ``fitted``: its ``(seconds, shortfalls)``) and write its output as
+    ``file`` (reused when unchanged); open the result.
 
     ``also`` shares the transform's pass over ``emb`` (``Debiaser.transform``);
     ``fit_params`` go to ``fit``. A result written here keeps ``emb``'s vocabulary
@@ -349,10 +469,12 @@ def _debias_step(steps, name: str, step_key: str, debiaser, emb, file: str, form
     if steps.done(name, step_key):
         return io.load(steps.path(name, file), format=format, name=name)
     t0 = time.perf_counter()
-    debiaser.fit(emb, **(fit_params or {}))
+    if fitted is None:
+        fitted = (0.0, _fit(debiaser, emb, expected, **(fit_params or {})))
+    seconds, shortfalls = fitted
     written = transform_to_file(debiaser, emb, steps.path(name, file), format, progress=progress, also=also)
-    steps.record(name, step_key, [file, *companions(file, format)], time.perf_counter() - t0,
-                 {"info": _jsonable(debiaser.run_info(emb))})
+    steps.record(name, step_key, [file, *companions(file, format)], time.perf_counter() - t0 + seconds,
+                 {"info": _jsonable(debiaser.run_info(emb)), **({"shortfalls": shortfalls} if shortfalls else {})})
     result = emb.with_vectors(written.vectors, name=name)
     result.path = written.path
     return result

@@ -75,6 +75,16 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
     return present, proj, missing
 
 
+#: Most panels in a row of a figure with one panel per column (more wrap to further rows).
+MAX_PANELS_PER_ROW = 5
+
+
+def panel_grid(n: int) -> tuple[int, int]:
+    """``(rows, columns)`` of a figure with ``n`` panels, at most :data:`MAX_PANELS_PER_ROW` a row."""
+    rows = -(-n // MAX_PANELS_PER_ROW)
+    return rows, -(-n // rows)
+
+
 #: Label of the direct-bias row (as the report's table names it).
 DIRECT_BIAS_LABEL = "DirectBias (original direction)"
 
@@ -105,15 +115,17 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
     shown = [present[i] for i in keep]
     lim = max(max(np.abs(p[keep]).max() for p in proj.values()) * 1.1, 0.05)
 
-    n = len(proj)
+    rows, cols = panel_grid(len(proj))
     height = max(4.0, 0.22 * len(shown) + 1.5)
-    fig = Figure(figsize=(4.2 * n, height))
-    axes = fig.subplots(1, n, squeeze=False)
+    fig = Figure(figsize=(4.2 * cols, height * rows))
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[len(proj):]:
+        ax.set_visible(False)
     idx = np.argsort(first[keep])
     specific = set(wordlists.resolve_words(None, "gender_specific", lists))
     hatched = [shown[i] in specific for i in idx]
     labels = [shown[i] for i in idx]
-    for ax, (name, p) in zip(axes[0], proj.items()):
+    for ax, (name, p) in zip(axes, proj.items()):
         _occupation_panel(ax, p[keep][idx], labels, hatched, lim)
         ax.set_title(f"{name}\n{DIRECT_BIAS_LABEL} {np.abs(p).mean():.3f} ({len(present)} words)", fontsize=10)
     source = _words_source(words, lists)
@@ -220,8 +232,11 @@ def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
     words, rows = [w for w, r in zip(words, rows) if r >= 0], rows[rows >= 0]
     bias = -(unit_rows(original.take(rows, np.float64)) @ direction)  # she - he: female positive
     lim = float(np.abs(bias).max()) or 1.0
-    fig = Figure(figsize=(4.0 * len(embeddings) + 1.0, 4.6), layout="constrained")
-    axes = fig.subplots(1, len(embeddings), squeeze=False)[0]
+    rows, cols = panel_grid(len(embeddings))
+    fig = Figure(figsize=(4.0 * cols + 1.0, 4.6 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[len(embeddings):]:
+        ax.set_visible(False)
     for ax, (name, emb) in zip(axes, embeddings.items()):
         col_rows = emb.rows(words)
         present = col_rows >= 0
@@ -233,7 +248,7 @@ def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
         ax.set_title(f"{name}\nclustering accuracy {acc}", fontsize=10)
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.colorbar(art, ax=list(axes), shrink=0.8, label="original bias: cos(word, she - he)")
+    fig.colorbar(art, ax=list(axes[:len(embeddings)]), shrink=0.8, label="original bias: cos(word, she - he)")
     fig.suptitle(f"The {len(words)} most gender-biased words of '{first}' in each column (2-D PCA)", fontsize=11)
     return fig, {"words": len(words), "first": first}
 
@@ -287,8 +302,93 @@ def weat_caption(info: dict) -> str:
             f"is compatible with no association.")
 
 
+# -- the trade-off of the methods ---------------------------------------------------------------
+
+
+def _kept(entry: dict | None, ref: dict | None, chance: float = 0.0):
+    """``(value, low, high)`` of ``entry`` as a fraction of ``ref``'s, both measured from ``chance``
+    (None when either is missing or the reference sits at chance)."""
+    if entry is None or ref is None or ref["value"] - chance == 0:
+        return None
+    scale = ref["value"] - chance
+    lo, hi = entry.get("ci_low"), entry.get("ci_high")
+    value = (entry["value"] - chance) / scale
+    return (value, value if lo is None else (lo - chance) / scale, value if hi is None else (hi - chance) / scale)
+
+
+def tradeoff_points(report) -> dict:
+    """``{column: {"quality": (v, lo, hi), "weat": (...), "residual": (...)}}`` of every column but
+    the first: the quality kept (the mean, over WordSim353, SimLex-999 and analogy, of each as a
+    fraction of the first column's; its bounds the means of the bounds' fractions), mean |WEAT d|
+    left and the clustering accuracy above chance left (fractions of the first column's)."""
+    from .compare import MEASURES, measure_entry
+
+    ref = report.embeddings[0]
+    quality = [m for m in MEASURES if m.fairer == "higher"]
+    weat = next(m for m in MEASURES if m.statistic == "weat_mean_abs_d")
+    cluster = next(m for m in MEASURES if m.statistic == "cluster_accuracy")
+    out = {}
+    for emb in report.embeddings[1:]:
+        kept = [k for m in quality if (k := _kept(measure_entry(report, m, emb), measure_entry(report, m, ref)))]
+        out[emb] = {"quality": tuple(float(np.mean([k[i] for k in kept])) for i in range(3)) if kept else None,
+                    "weat": _kept(measure_entry(report, weat, emb), measure_entry(report, weat, ref)),
+                    "residual": _kept(measure_entry(report, cluster, emb), measure_entry(report, cluster, ref), 0.5)}
+    return out
+
+
+def tradeoff_figure(report):
+    """Bias left against quality kept, one point per method with its intervals: mean |WEAT d| left
+    (left panel) and the clustering accuracy above chance left (right panel)."""
+    from matplotlib.figure import Figure
+
+    points = tradeoff_points(report)
+    panels = (("weat", "mean |WEAT d| left (fraction of the original's)"),
+              ("residual", "clustering accuracy above chance left\n((acc - 0.5) / (original's - 0.5))"))
+    drawn = [key for key, _ in panels if any(p["quality"] and p[key] for p in points.values())]
+    if not drawn:
+        raise EmbdebiasError("trade-off figure: the report needs a debiased column with a quality number and "
+                             "mean |WEAT d| or the residual tests")
+    fig = Figure(figsize=(6.0 * len(drawn), 5.0), layout="constrained")
+    axes = fig.subplots(1, len(drawn), squeeze=False)[0]
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
+    for ax, key in zip(axes, drawn):
+        ylabel = dict(panels)[key]
+        for i, (emb, p) in enumerate(points.items()):
+            if not (p["quality"] and p[key]):
+                continue
+            (x, xlo, xhi), (y, ylo, yhi) = p["quality"], p[key]
+            ax.errorbar(x, y, xerr=[[max(x - xlo, 0)], [max(xhi - x, 0)]], yerr=[[max(y - ylo, 0)], [max(yhi - y, 0)]],
+                        fmt="o", color=colors[i % len(colors)], capsize=3, label=emb)
+            ax.annotate(emb, (x, y), fontsize=8, xytext=(4, 4), textcoords="offset points")
+        ax.plot([1], [1], marker="*", color="0.2", ms=10, linestyle="none", label=report.embeddings[0])
+        ax.axhline(0, color="0.6", lw=0.6)
+        ax.axhline(1, color="0.6", lw=0.6, ls=":")
+        ax.axvline(1, color="0.6", lw=0.6, ls=":")
+        ax.set_xlabel("quality kept (mean of WordSim353, SimLex-999, analogy as fractions of the original's)",
+                      fontsize=8)
+        ax.set_ylabel(ylabel, fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7, loc="best")
+    fig.suptitle(f"Bias left against quality kept, one point per method ('{report.embeddings[0]}' at 1, 1): "
+                 f"lower is fairer, further right keeps more", fontsize=10)
+    return fig, {"methods": len(points), "panels": drawn, "first": report.embeddings[0],
+                 "level": report.params.get("bootstrap_level", 0.95)}
+
+
+def tradeoff_caption(info: dict) -> str:
+    what = {"weat": "mean |WEAT d| over the tests", "residual": "the residual test's clustering accuracy above "
+                                                               "chance, (accuracy - 0.5) / (original's - 0.5)"}
+    return (f"Bias left against quality kept for the {info['methods']} debiased columns, each as a fraction of "
+            f"'{info['first']}' (the star at 1, 1): {' and, right, '.join(what[p] for p in info['panels'])}, "
+            f"against the mean of WordSim353, SimLex-999 and analogy accuracy kept. Bars: the "
+            f"{info['level']:.0%} intervals of the comparison table scaled the same way (for quality, the mean of "
+            f"the three scaled bounds, an approximation); the original's own uncertainty is not in them. Lower is "
+            f"fairer, further right keeps more quality; 0 is no bias left.")
+
+
 #: The run's figures: file name -> (what it shows, for the report's link).
-RUN_FIGURES = {"occupations.png": "occupations", "residual.png": "residual bias", "weat.png": "WEAT effect sizes"}
+RUN_FIGURES = {"occupations.png": "occupations", "residual.png": "residual bias", "weat.png": "WEAT effect sizes",
+               "tradeoff.png": "bias left against quality kept"}
 
 
 def run_figures(embeddings: dict, report, out_dir, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,
@@ -311,6 +411,10 @@ def run_figures(embeddings: dict, report, out_dir, *, subspace=None, lists: str 
                 fig, info = residual_figure(embeddings, report)
                 _save(fig, out_dir / file, inputs)
                 caption = residual_caption(info)
+            elif file == "tradeoff.png":
+                fig, info = tradeoff_figure(report)
+                _save(fig, out_dir / file, inputs)
+                caption = tradeoff_caption(info)
             else:
                 fig, info = weat_forest_figure(report)
                 _save(fig, out_dir / file, inputs)

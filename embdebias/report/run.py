@@ -26,12 +26,21 @@ def render_report(meta: dict, evaluation: dict, command: list[str]) -> str:
 
     report = Report.from_dict(evaluation)
     lines = [f"# embdebias report: {meta['embedding']['name']}", "", *first_screen(report),
+             *_comparison_lines(report),
              f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "
              + _columns_sentence(_methods(meta)), "", *_figure_lines(meta)]
     lines.append(report.to_markdown(summary=False))
     lines += _lists_section(meta)
     lines += ["", "## Run", ""] + _run_lines(meta) + [f"- reproduce: `{' '.join(command)}`"]
     return "\n".join(lines) + "\n"
+
+
+def _comparison_lines(report) -> list[str]:
+    """The methods side by side (:func:`~embdebias.report.compare.comparison_table`)."""
+    from .compare import comparison_table
+
+    table = comparison_table(report)
+    return ["### Methods compared", "", *table, ""] if table else []
 
 
 def _figure_lines(meta: dict) -> list[str]:
@@ -85,11 +94,25 @@ def _run_lines(meta: dict) -> list[str]:
     for name in run_order(_methods(meta)):
         spec = DEBIASERS[name]
         lines += spec.estimator_class().report_lines(meta.get(spec.info_key) or {})
+    lines += _shortfall_lines(meta)
     t = meta["timings_s"]
     lines.append("- timings (s): " + ", ".join(f"{k2} {v:.1f}" for k2, v in t.items())
                  + (f" (reused: {', '.join(meta['reused_steps'])})" if meta["reused_steps"] else ""))
     lines.append("- versions: " + ", ".join(f"{k2} {v}" for k2, v in meta["versions"].items()))
     return lines
+
+
+def _shortfall_lines(meta: dict) -> list[str]:
+    """The words the methods' lists name that the vocabulary lacks, stated once (not as warnings
+    when they are expected: the built-in embedding has no phrase tokens such as Catholic_priest)."""
+    found = meta.get("shortfalls") or {}
+    if not found:
+        return []
+    why = (f"expected on the built-in {meta['embedding']['name']}, whose vocabulary has no phrase tokens and "
+           f"lacks some rare forms; the methods use the rest" if meta.get("expected_shortfalls")
+           else "each also warned of when the run fitted it; the methods use the rest")
+    return [f"- words of the methods' lists not in the vocabulary ({why}):"] + [
+        f"  - {name}: {'; '.join(messages)}" for name, messages in found.items()]
 
 
 def _parameters_line(meta: dict) -> str:
