@@ -295,15 +295,31 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     evaluation = evaluated.to_dict(
         bulk=EVALUATION_BULK if steps.path("evaluate", EVALUATION_BULK).exists() else None)
 
-    # 7. figures (occupations, residual bias, WEAT), one panel or marker per column
-    figures = _plot_step(steps, key(orig_key, *method_keys, "figures"), embeddings, evaluated,
+    # 7. figures (occupations, residual bias, WEAT, the trade-off), one panel or point per column
+    figures = _plot_step(steps, key(orig_key, *method_keys, "figures", *FIGURE_FILES), embeddings, evaluated,
                          subspace=subspace, lists=o.lists, strict=o.strict, max_missing=o.max_missing)
-    plot_error = figures.get(PLOT_FILE, {}).get("error")
 
     # 8. report
     timings.update(steps.timings)
     timings["total"] = time.perf_counter() - t_start
-    meta = {
+    meta = _meta(steps, emb, ident, o, lists_used, subspace, expansion_info, timings, figures, plan)
+    from ..report.run import render_report
+
+    command = reproduce_command(ident["source"], o, lists_used)
+    write_json(steps.partial / "report.json", {**meta, "evaluation": evaluation}, inputs)
+    write_text(steps.partial / "report.md", render_report(meta, evaluation, command), inputs)
+    steps.commit()  # every new output appears in out_dir now, the report and the state last
+    log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
+    return out_dir / "report.md"
+
+
+def _meta(steps, emb, ident: dict, o: RunOptions, lists_used: dict, subspace, expansion_info, timings: dict,
+          figures: dict, plan: list) -> dict:
+    """What ``report.json`` holds beside the evaluation (and ``report.md`` is written from)."""
+    columns = column_order(o.methods)
+    plot_error = figures.get(PLOT_FILE, {}).get("error")
+    shortfalls = {name: steps.entry(name).get("shortfalls") for name in columns}
+    return {
         "versions": _versions(),
         "input": ident,
         "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
@@ -315,8 +331,7 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
                      "case_mapped": getattr(subspace, "case_mapped_", {})},
         "expansion": expansion_info,
         **{DEBIASERS[name].info_key: steps.entry(name).get("info") for name in columns},
-        "shortfalls": {name: steps.entry(name).get("shortfalls") or [] for name in columns
-                       if steps.entry(name).get("shortfalls")},
+        "shortfalls": {name: found for name, found in shortfalls.items() if found},
         "expected_shortfalls": _expected_shortfalls(ident),
         "timings_s": {k: round(v, 3) for k, v in timings.items()},
         "reused_steps": steps.reused,
@@ -326,14 +341,6 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
                     "plot": None if plot_error else PLOT_FILE,
                     **({"gender_specific": EXPANDED_FILE} if o.expand else {})},
     }
-    from ..report.run import render_report
-
-    command = reproduce_command(ident["source"], o, lists_used)
-    write_json(steps.partial / "report.json", {**meta, "evaluation": evaluation}, inputs)
-    write_text(steps.partial / "report.md", render_report(meta, evaluation, command), inputs)
-    steps.commit()  # every new output appears in out_dir now, the report and the state last
-    log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
-    return out_dir / "report.md"
 
 
 def _expansion(steps, base_key: str, emb, o: RunOptions, lists_used: dict):
@@ -371,10 +378,7 @@ def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, s
             continue
         spec = DEBIASERS[name]
         params = {**o.method_params(name), **_shared_params(spec, o)}
-        roles = [r for r in spec.lists
-                 if r != "definitional_pairs" and not (spec.expandable and r == "gender_specific")]
-        method_key = key(exp_key if spec.expandable else base_key, name, o.n_components, *params.values(),
-                         *([o.random_state] if spec.seeded else []), o.format, *(lists_used[r] for r in roles))
+        method_key = _method_key(spec, o, params, base_key, exp_key, lists_used)
         if earlier.get(name, (None,))[0] == method_key:
             plan.append((spec, method_key, method_output(name, o.format), earlier[name][1]))
             continue
@@ -384,6 +388,14 @@ def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, s
                     **({"random_state": o.random_state} if spec.seeded else {})}
         plan.append((spec, method_key, method_output(name, o.format), spec.build(**keywords)))
     return plan
+
+
+def _method_key(spec, o: RunOptions, params: dict, base_key: str, exp_key: str, lists_used: dict) -> str:
+    """A method's resume key: its parameters, seed, format and the lists it uses (an expandable
+    method's hangs from the expansion's key, which holds the gender-specific list)."""
+    roles = [r for r in spec.lists if r != "definitional_pairs" and not (spec.expandable and r == "gender_specific")]
+    return key(exp_key if spec.expandable else base_key, spec.name, o.n_components, *params.values(),
+               *([o.random_state] if spec.seeded else []), o.format, *(lists_used[r] for r in roles))
 
 
 def _shared_params(spec, o: RunOptions) -> dict:

@@ -109,11 +109,11 @@ def outside_notes(report, metric: str, digits: int = 3) -> list[str]:
     if not found:
         return []
     listed = "; ".join(found[:4]) + (f"; and {len(found) - 4} more" if len(found) > 4 else "")
-    return [f"- Why {'a value lies' if len(found) == 1 else 'values lie'} outside {'its' if len(found) == 1 else 'their'}"
-            f" own interval ({listed}): the interval is the spread of the statistic over resamples that repeat "
-            f"some items and drop others, and near a bound (a correlation near 1, a magnitude near 0) such a "
-            f"resample can only move it away from the bound, so the resampled numbers lie on one side of the "
-            f"value computed on every item.", ""]
+    which = "a value lies outside its" if len(found) == 1 else "values lie outside their"
+    return [f"- Why {which} own interval ({listed}): the interval is the spread of the statistic over "
+            f"resamples that repeat some items and drop others, and near a bound (a correlation near 1, a "
+            f"magnitude near 0) such a resample can only move it away from the bound, so the resampled numbers "
+            f"lie on one side of the value computed on every item.", ""]
 
 
 def _compared_text(report, emb: str, metric: str, outcome: dict, by_key: dict) -> str:
