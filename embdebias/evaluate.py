@@ -320,18 +320,82 @@ def _check_shared(bootstrap, level, options) -> None:
                              f"known: {', '.join(REGISTRY)}")
 
 
+#: Options of a metric that an attribute's data fill when not given: ``{metric: (option,
+#: Attribute field)}`` (WEAT scores the attribute's own bundled tests, e.g. race's WEAT 3-5).
+ATTRIBUTE_OPTIONS = {"weat": ("tests", "weat_tests")}
+
+
+def _attribute_value(attribute, field: str):
+    """An attribute's field as its metric option: WEAT test ids as the bundled tests."""
+    from . import wordlists
+
+    if field == "weat_tests":
+        by_id = {t.id: t for t in wordlists.weat_tests()}
+        unknown = [i for i in attribute.weat_tests if i not in by_id]
+        if unknown:
+            raise EmbdebiasError(f"attribute {attribute.name!r} ({attribute.path}): weat_tests: unknown test id(s) "
+                                 f"{', '.join(unknown)}; known: {', '.join(by_id)}")
+        return [by_id[i] for i in attribute.weat_tests]
+    return getattr(attribute, field)
+
+
+def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
+    """The metrics that measure ``attribute`` (:meth:`~embdebias.metrics.Metric.supports`, or whose
+    options the attribute's data fill, :data:`ATTRIBUTE_OPTIONS`), with those options set.
+
+    The default suite of gender is :data:`DEFAULT_SUITE`; of another attribute, the default
+    suite's metrics and every registered multi-group metric that can measure it. A metric
+    asked for by name that cannot is an error naming it.
+    """
+    from .metrics._base import is_default_attribute
+
+    if is_default_attribute(attribute):
+        return [get_metric(m) for m in names]
+    if not explicit:
+        names = list(names) + [n for n, m in REGISTRY.items() if n not in names and m.scope != "gender"]
+    out = []
+    for metric in map(get_metric, names):
+        fill = ATTRIBUTE_OPTIONS.get(metric.name)
+        filled = fill is not None and (fill[0] in options.get(metric.name, {}) or getattr(attribute, fill[1]))
+        if not (metric.supports(attribute) or filled):
+            if explicit:
+                raise EmbdebiasError(f"evaluate: {metric.name} ({metric.title}) measures "
+                                     f"{'gender' if metric.scope == 'gender' else 'two groups'} only; it cannot "
+                                     f"score the attribute {attribute.name!r} ({attribute.k} groups)")
+            continue
+        if fill is not None and fill[0] not in options.get(metric.name, {}):
+            options.setdefault(metric.name, {})[fill[0]] = _attribute_value(attribute, fill[1])
+        out.append(metric)
+    return out
+
+
 def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: bool) -> dict:
+    attribute = ctx.attribute_or_default()
     return to_builtin({
+        "attribute": attribute.name, "groups": list(attribute.groups),
         "suite": [m.name for m in metrics], "random_state": ctx.random_state, "max_missing": ctx.max_missing,
         "lowercase": ctx.lowercase, "bootstrap_resamples": bootstrap, "bootstrap_level": level,
         "direction": ctx.reference_label, "lists": ctx.lists, "strict": strict,
         "options": {m.name: m.params(ctx.opts(m.name)) for m in metrics}})
 
 
+def _one_attribute(value, lists: str):
+    """The :class:`~embdebias.data.attributes.Attribute` of ``attribute=`` (None stays None: gender)."""
+    if value is None:
+        return None
+    from .data.attributes import resolve_attributes
+
+    found = resolve_attributes(value, lists)
+    if len(found) > 1:
+        raise EmbdebiasError(f"evaluate measures one attribute per report, got {len(found)} "
+                             f"({', '.join(a.name for a in found)}); call it once for each")
+    return found[0]
+
+
 def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None, direction_name: str | None = None,
              random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
-             progress=None, **moved) -> Report:
+             progress=None, attribute=None, **moved) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters
@@ -370,6 +434,13 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         Raise on the first unit that cannot be scored instead of leaving it empty.
     progress : callable, optional
         Called as ``progress(embedding_name, metric)`` before each metric runs.
+    attribute : str, path or Attribute, optional
+        The protected attribute measured: a bundled name (``"gender"``, ``"race"``,
+        ``"religion"``), a user's JSON file or an :class:`~embdebias.data.attributes.Attribute`;
+        default gender (today's lists and suite, unchanged). Another attribute's default suite
+        is the metrics that can measure it (:meth:`~embdebias.metrics.Metric.supports`), WEAT
+        on the attribute's own bundled tests, and its ``subspace`` is fitted on its defining
+        sets in the first column (:func:`~embdebias.metrics._base.attribute_subspace`).
     **moved
         Nothing: a metric's option given here (as before issue 19, see :data:`MOVED_OPTIONS`)
         raises :class:`~embdebias.errors.EmbdebiasError` saying where it goes now.
@@ -387,12 +458,21 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
     suite = tests if tests is not None else suite
     named = _named_embeddings(embeddings)
     names = DEFAULT_SUITE if suite is None else ([suite] if isinstance(suite, str) else suite)
-    metrics = [get_metric(m) for m in names]
     wordlists.check_lists(lists)
+    attribute = _one_attribute(attribute, lists)
+    options = {name: dict(opts) for name, opts in (options or {}).items()}
+    metrics = _attribute_suite(names, attribute, options, explicit=suite is not None)
     first = next(iter(named))
+    if subspace is None and attribute is not None:
+        from .metrics._base import attribute_subspace, is_default_attribute
+
+        if not is_default_attribute(attribute):
+            subspace = attribute_subspace(named[first], attribute, lists=lists)
+            direction_name = direction_name or (f"fitted on the {attribute.name} defining sets in '{first}' "
+                                                f"(the first column)")
     ctx = EvalContext(lists=lists, max_missing=check_max_missing(max_missing), lowercase=lowercase,
                       random_state=random_state, subspace=subspace, direction_name=direction_name,
-                      reference=named[first], reference_name=first, options=dict(options or {}))
+                      reference=named[first], reference_name=first, options=options, attribute=attribute)
     for name in ctx.options:  # every given option is checked, also of a metric not in the suite
         ctx.opts(name)
     report = Report(list(named))

@@ -143,6 +143,7 @@ def verdict_lines(report) -> list[str]:
                          else _compared_text(report, emb, metric, outcome, by_key))
         lines.append(f"- **{emb}**: " + "; ".join(parts) + ".")
     from .compare import unrecoverable_line
+    from .summary import attribute_name
 
     line = unrecoverable_line(report, attribute_name(report))
     lines += [line] if line else []
@@ -150,10 +151,6 @@ def verdict_lines(report) -> list[str]:
         lines += metric_of(metric).notes(report, "verdict")
     return lines + [""]
 
-
-def attribute_name(report) -> str:
-    """The protected attribute the report measures (its parameters'; gender by default)."""
-    return str(report.params.get("attribute") or "gender")
 
 
 def table(report, metric: str, digits: int) -> str:

@@ -16,6 +16,11 @@ from __future__ import annotations
 
 from .model import metric_of
 
+
+def attribute_name(report) -> str:
+    """The protected attribute the report measures (its parameters'; gender by default)."""
+    return str(report.params.get("attribute") or "gender")
+
 #: Marks of the summary table's cells (a paired change beyond the noise).
 MARKS = {("bias", "improved"): "▼ fairer", ("bias", "worse"): "▲ less fair",
          ("quality", "improved"): "▲ better", ("quality", "worse"): "▼ worse"}
@@ -100,7 +105,8 @@ def _biased_sentence(report) -> str | None:
         return None
     yes = [f"{title} ({ev['text']})" for title, ev in found if ev["significant"]]
     no = [f"{title} ({ev['text']})" for title, ev in found if not ev["significant"]]
-    head = (f"**Is '{ref}' biased? {'Yes' if yes else 'Not measurably'}**: "
+    about = "" if attribute_name(report) == "gender" else f" by {attribute_name(report)}"
+    head = (f"**Is '{ref}' biased{about}? {'Yes' if yes else 'Not measurably'}**: "
             f"{len(yes)} of {len(found)} test families show significant bias")
     return head + (f" -- {'; '.join(yes)}" if yes else "") + (f"; not significant: {'; '.join(no)}" if no else "") \
         + "."
@@ -134,7 +140,7 @@ def _recoverable_sentence(report) -> str | None:
     if metric is None or len(report.embeddings) < 2:
         return None
     parts = [t for emb in report.embeddings[1:] if (t := metric_of(metric).recoverable_text(report, emb))]
-    return ("**Is gender still recoverable?** " + "; ".join(parts) + ".") if parts else None
+    return (f"**Is {attribute_name(report)} still recoverable?** " + "; ".join(parts) + ".") if parts else None
 
 
 def _quality_sentence(report) -> str | None:
