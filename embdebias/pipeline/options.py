@@ -79,6 +79,12 @@ class RunOptions:
                                  choices=lambda: UNICODE_ERRORS, report="unicode_errors", default="strict")
     format: str = option("--format", f"format of the debiased embeddings: {FORMATS_TEXT} (default native)",
                          choices=_formats, metavar="FMT", report="output_format", default="native")
+    attribute: tuple | None = option("--attribute", "the protected attribute(s) to audit and debias, comma-separated: "
+                                     "a bundled name (gender, race, religion) or a JSON attribute file "
+                                     "(default gender); several give one report section per attribute, "
+                                     "each attribute's run in its own subdirectory", metavar="NAME|FILE[,...]",
+                                     report="attribute", parse=_validation.argtype(lambda text: parse_attributes(text)),
+                                     default=None)
     n_components: int = option("--components", "dimension of the bias subspace (default 1)",
                                rule=_validation.POSITIVE, metavar="K", report="n_components", reproduce="always",
                                default=1)
@@ -130,6 +136,8 @@ class RunOptions:
         object.__setattr__(self, "methods", parse_methods(self.methods))  # "hard,soft" or a sequence
         if self.tests is not None:
             object.__setattr__(self, "tests", parse_tests(self.tests))
+        if self.attribute is not None:
+            object.__setattr__(self, "attribute", parse_attributes(self.attribute))
         self._check()
 
     @classmethod
@@ -150,6 +158,8 @@ class RunOptions:
     def _check(self) -> None:
         if self.tests is not None and {"suite", "tests"} & set(self.evaluate):
             raise EmbdebiasError("give the tests either as tests= or inside evaluate=, not both")
+        if self.attribute is not None:
+            self._check_attributes()
         for f in fields(self):
             value, meta = getattr(self, f.name), f.metadata
             if meta.get("rule") is not None and value is not None:
@@ -165,6 +175,26 @@ class RunOptions:
                 raise EmbdebiasError(f"{name} ({param.flag}) applies to method {' or '.join(takers)}, which this "
                                      f"run does not use (methods: {','.join(self.methods)})")
             param.check(value)
+
+    def _check_attributes(self) -> None:
+        """Every attribute readable; gender's list options only in a run of gender alone."""
+        from ..metrics._base import is_default_attribute
+
+        _validation.check_choice(self.lists, _list_sets(), "lists")
+        others = [a.name for a in self.attributes() if not is_default_attribute(a)]
+        given = [flag for name, flag, _, _ in LIST_FILES if getattr(self, name) is not None]
+        given += ["--expand"] * self.expand
+        if others and given:
+            raise EmbdebiasError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to gender; the "
+                                 f"attribute {others[0]} brings its own lists in its file (run gender on its own "
+                                 f"to give them)")
+
+    def attributes(self) -> list:
+        """The run's :class:`~embdebias.data.attributes.Attribute` objects (gender when none is given),
+        each read and checked (an :class:`~embdebias.errors.AttributeFileError` names file and key)."""
+        from ..data.attributes import resolve_attributes
+
+        return resolve_attributes(list(self.attribute) if self.attribute else None, self.lists)
 
     def method_params(self, method: str) -> dict:
         """``{name: value}`` of ``method``'s own parameters (its defaults, unless set)."""
@@ -192,6 +222,21 @@ class RunOptions:
             if f.name == "n_components":  # the methods' parameters follow the subspace's
                 out.update({p.report_name: value for p, value in self.selected_params()})
         return out
+
+
+def parse_attributes(value) -> tuple[str, ...]:
+    """``"gender,race"``, a sequence of names or paths, or one :class:`~embdebias.data.attributes.Attribute`,
+    as a tuple of names and paths (an Attribute stands for the file it was read from); each is read
+    and checked when the run resolves it against its list set (:meth:`RunOptions.attributes`)."""
+    from ..data.attributes import Attribute
+
+    items = [value] if isinstance(value, Attribute) else (
+        [n.strip() for n in value.split(",")] if isinstance(value, str) else list(value))
+    names = [n.path if isinstance(n, Attribute) else str(n).strip() for n in items]
+    if not names or not all(names):
+        raise EmbdebiasError(f"attribute must name at least one attribute (gender, race, religion or a JSON "
+                             f"file), got {value!r}")
+    return tuple(names)
 
 
 def parse_tests(text) -> tuple[str, ...]:

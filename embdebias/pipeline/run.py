@@ -18,6 +18,7 @@ commit in :mod:`~embdebias.pipeline.state`, the options in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import time
@@ -67,17 +68,41 @@ def input_identity(source) -> dict:
             "files": [[q.name, q.stat().st_size, q.stat().st_mtime_ns] for q in files]}
 
 
-def _lists_used(o: RunOptions) -> dict:
+def _lists_used(o: RunOptions, attr=None) -> dict:
     """The lists a run uses, each described for the report (name, source, size, hash); reading
-    them here makes a bad list file fail before any work."""
+    them here makes a bad list file fail before any work. Another attribute than gender
+    (``attr``) brings its own, each described by its file (whose hash its keys hold)."""
     from ..data import wordlists
+    from ..metrics._base import is_default_attribute
 
+    if not is_default_attribute(attr):
+        return _attribute_lists(o, attr)
     used = {"definitional_pairs": o.definitional, "equalize_pairs": o.equalize, "gender_specific": o.gender_specific}
     if o.expand:
         used["gender_specific_seed"] = o.seeds
     if o.sembias is not None:
         used["sembias"] = o.sembias
     return {role: wordlists.source_of(value, role, o.lists) for role, value in used.items()}
+
+
+#: The roles of a run's lists (their keys in ``report.json``) and the attribute fields that fill them.
+ATTRIBUTE_ROLES = {"definitional_pairs": "defining_sets", "equalize_pairs": "equalize_sets",
+                   "gender_specific": "specific_words"}
+
+
+def _attribute_lists(o: RunOptions, attr) -> dict:
+    """The lists of another attribute than gender, described for the report and the keys."""
+    import hashlib
+
+    from ..data import wordlists
+
+    digest = hashlib.sha256(wordlists.read_bytes(attr.path)).hexdigest()[:16]
+    used = {role: {"name": f"{attr.name}:{field}", "source": attr.sources.get(field, f"the {attr.name} attribute"),
+                   "size": len(getattr(attr, field)), "path": attr.path, "sha256": digest}
+            for role, field in ATTRIBUTE_ROLES.items()}
+    if o.sembias is not None:
+        used["sembias"] = wordlists.source_of(o.sembias, "sembias", o.lists)
+    return used
 
 
 def _test_file_hashes(o: RunOptions) -> list[str]:
@@ -139,34 +164,100 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
         Bad options, lists or input, or an output plan that is refused
         (:func:`~embdebias.pipeline.outputs.check_out_dir`): all before anything is written.
     """
-    from .. import io
 
     o = _options(options, evaluate_kwargs, kwargs)
     out_dir = Path(out_dir)
+    attrs = o.attributes()  # a bad attribute file fails here, naming its key
+    if len(attrs) > 1:
+        return _run_attributes(source, out_dir, o, attrs, log, progress)
+    attr = attrs[0]
     # Bad list files fail here, before anything is loaded or written.
-    lists_used = _lists_used(o)
+    lists_used = _lists_used(o, attr)
     # So does the output plan: every file the run may write, against every file it reads.
     inputs = check_plan(out_dir, source, o, log=log)
     t_start = time.perf_counter()
     timings = {}
 
     # 1. load: a bad input fails here, before anything is written.
-    t0 = time.perf_counter()
-    emb = io.load(source, format=o.input_format, limit=o.limit, unicode_errors=o.unicode_errors,
-                  trust_pickle=o.trust_pickle)
-    ident = input_identity(source if source is not None else io.DEFAULT_NAME)
-    inputs = (*inputs, emb.path)  # no output may be written over an input (None is skipped)
-    timings["load"] = time.perf_counter() - t0
-    log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
+    emb, ident, inputs = _load(source, o, inputs, timings, log)
     # 2. the subspace and every method's fit that needs no other step's output: a parameter
     #    the embedding refuses (a rank above its dimension) or definition words it lacks fail
     #    here too, before anything is written.
-    prepared = _prepare(out_dir, emb, ident, o, lists_used, inputs, timings)
+    prepared = _prepare(out_dir, emb, ident, o, lists_used, inputs, timings, attr)
     # One run at a time in a directory: a second one stops here, naming the holder.
     with output_lock(out_dir, purpose="run", inside=True) as token:
         adopt(out_dir, log)
         steps = Steps(out_dir, o.force, log, inputs, token)
         return _run_steps(steps, emb, ident, o, lists_used, timings, t_start, progress, prepared)
+
+
+def _load(source, o: RunOptions, inputs, timings: dict, log):
+    """``(embedding, its identity, the inputs with its path)``."""
+    from .. import io
+
+    t0 = time.perf_counter()
+    emb = io.load(source, format=o.input_format, limit=o.limit, unicode_errors=o.unicode_errors,
+                  trust_pickle=o.trust_pickle)
+    ident = input_identity(source if source is not None else io.DEFAULT_NAME)
+    timings["load"] = time.perf_counter() - t0
+    log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
+    return emb, ident, (*inputs, emb.path)  # no output may be written over an input (None is skipped)
+
+
+def _run_attributes(source, out_dir: Path, o: RunOptions, attrs: list, log, progress: bool) -> Path:
+    """A run of several attributes: each attribute's run in ``out_dir/NAME/`` (its own outputs,
+    state and resume), every one prepared (subspace, fits) before anything is written, then
+    ``out_dir/report.md`` with one section per attribute and one verdict line per attribute
+    and method (:func:`~embdebias.report.run.render_attributes_report`)."""
+    from .outputs import check_attributes_dir
+
+    t_start = time.perf_counter()
+    runs = []
+    for attr in attrs:  # every plan and list checked first
+        sub_o = dataclasses.replace(o, attribute=(attribute_arg(attr),))
+        runs.append((attr, sub_o, _lists_used(sub_o, attr), check_plan(out_dir / attr.name, source, sub_o, log=log)))
+    check_attributes_dir(out_dir, [a.name for a in attrs], force=o.force)
+    timings = {}
+    emb, ident, _ = _load(source, o, (), timings, log)
+    prepared = []
+    for attr, sub_o, lists_used, inputs in runs:  # every fit before the first write
+        log(f"[{attr.name}] {attr.k} groups: {', '.join(attr.groups)}")
+        t = dict(timings)
+        prepared.append(_prepare(out_dir / attr.name, emb, ident, sub_o, lists_used, (*inputs, emb.path), t, attr))
+        runs[len(prepared) - 1] += (t,)
+    with output_lock(out_dir, purpose="run", inside=True):
+        adopt(out_dir, log)
+        reports = {}
+        for (attr, sub_o, lists_used, inputs, t), ready in zip(runs, prepared):
+            sub = out_dir / attr.name
+            with output_lock(sub, purpose="run", inside=True) as token:
+                adopt(sub, log)
+                steps = Steps(sub, sub_o.force, log, (*inputs, emb.path), token)
+                reports[attr.name] = _run_steps(steps, emb, ident, sub_o, lists_used, t, t_start, progress, ready)
+        return _write_attributes_report(out_dir, emb, attrs, reports, log)
+
+
+def attribute_arg(attr) -> str:
+    """How a command line names ``attr``: its name if bundled, else its file."""
+    from ..data.attributes import attribute_path, bundled_attributes
+
+    bundled = attr.name in bundled_attributes() and Path(attr.path).resolve() == attribute_path(attr.name).resolve()
+    return attr.name if bundled else attr.path
+
+
+def _write_attributes_report(out_dir: Path, emb, attrs: list, reports: dict, log) -> Path:
+    """``report.md`` and ``report.json`` of a run of several attributes, from each one's report."""
+    from ..report.run import render_attributes_report
+
+    summaries = {a.name: json.loads((reports[a.name].parent / "report.json").read_text(encoding="utf-8"))
+                 for a in attrs}
+    write_json(out_dir / "report.json", {"embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
+                                         "attributes": {n: {"report": f"{n}/report.md",
+                                                            "groups": s.get("attribute", {}).get("groups")}
+                                                        for n, s in summaries.items()}})
+    write_text(out_dir / "report.md", render_attributes_report(emb.name, summaries))
+    log(f"[report] {out_dir / 'report.md'} ({len(attrs)} attributes)")
+    return out_dir / "report.md"
 
 
 if run_pipeline.__doc__:  # None under python -OO
@@ -183,25 +274,28 @@ def _base_key(ident: dict, o: RunOptions, lists_used: dict) -> str:
                *([o.unicode_errors] if o.unicode_errors != "strict" else []))
 
 
-def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, inputs, timings: dict) -> dict:
+def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, inputs, timings: dict,
+             attr=None) -> dict:
     """The subspace and the methods fitted before the first write: ``{"subspace", "base_key",
-    "plan", "fitted": {name: (seconds, shortfalls)}}``.
+    "plan", "fitted": {name: (seconds, shortfalls)}, "attribute"}`` (``attr``: the run's
+    :class:`~embdebias.data.attributes.Attribute`, None: gender).
 
     Fitted here: every method the run computes (its step is not reusable) whose fit needs
     no other step's output -- not one riding on a computed method's pass, nor an expandable
     one with ``expand`` (it needs the expansion). Their errors (bad parameters for this
     embedding, missing definition words) thus leave nothing written.
     """
-    from ..subspace import BiasSubspace
+    from ..metrics._base import attribute_subspace, is_default_attribute
 
+    attr = None if is_default_attribute(attr) else attr
     base_key = _base_key(ident, o, lists_used)
     t0 = time.perf_counter()
-    subspace = BiasSubspace(o.definitional, n_components=o.n_components, lists=o.lists).fit(emb)
+    subspace = attribute_subspace(emb, attr, o.n_components, o.lists, o.definitional)
     timings["subspace"] = time.perf_counter() - t0
     expected = _expected_shortfalls(ident)
     plan = _method_plan(o, base_key, _expansion_key(base_key, o, lists_used), lists_used, subspace,
                         o.gender_specific, only=None if not o.expand else
-                        [m for m in o.methods if not DEBIASERS[m].expandable])
+                        [m for m in o.methods if not DEBIASERS[m].expandable], attr=attr)
     computed = _computed(out_dir, o, inputs, plan)
     fitted = {}
     for spec, _, _, debiaser in plan:
@@ -209,7 +303,7 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
             t0 = time.perf_counter()
             shortfalls = _fit(debiaser, emb, expected and not _user_lists(spec, lists_used))
             fitted[spec.name] = (time.perf_counter() - t0, shortfalls)
-    return {"subspace": subspace, "base_key": base_key, "plan": plan, "fitted": fitted}
+    return {"subspace": subspace, "base_key": base_key, "plan": plan, "fitted": fitted, "attribute": attr}
 
 
 def _computed(out_dir: Path, o: RunOptions, inputs, plan: list) -> set:
@@ -267,7 +361,10 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
 
     # 3. with strict=True, the original is scored first (without intervals), so that a word
     #    set the vocabulary misses fails the run before any debiasing is done.
-    eval_kwargs = run_options.evaluate_kwargs(o, subspace)
+    attr = prepared["attribute"]
+    eval_kwargs = {**run_options.evaluate_kwargs(o, subspace), **({"attribute": attr} if attr is not None else {})}
+    if attr is not None:
+        eval_kwargs["direction_name"] = f"the original embedding's (fitted on its {attr.name} defining sets)"
     orig_key = key(base_key, "evaluate", o.n_components, o.random_state, o.parameters()["evaluate"],
                    *([_test_file_hashes(o)] if o.tests else []))
     if o.strict:
@@ -278,7 +375,7 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     exp_key, expanded, expansion_info = _expansion(steps, base_key, emb, o, lists_used)
 
     # 5. one step per method, in run order (a method riding on another's pass after it)
-    plan = _method_plan(o, base_key, exp_key, lists_used, subspace, expanded, prepared=prepared["plan"])
+    plan = _method_plan(o, base_key, exp_key, lists_used, subspace, expanded, prepared=prepared["plan"], attr=attr)
     expected = {spec.name: _expected_shortfalls(ident) and not _user_lists(spec, lists_used) for spec, *_ in plan}
     debiased = _debias_steps(steps, emb, o.format, progress, plan, prepared["fitted"], expected)
 
@@ -297,12 +394,16 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
 
     # 7. figures (occupations, residual bias, WEAT, the trade-off), one panel or point per column
     figures = _plot_step(steps, key(orig_key, *method_keys, "figures", *FIGURE_FILES), embeddings, evaluated,
-                         subspace=subspace, lists=o.lists, strict=o.strict, max_missing=o.max_missing)
+                         subspace=subspace, lists=o.lists, strict=o.strict, max_missing=o.max_missing,
+                         attribute=attr)
 
     # 8. report
     timings.update(steps.timings)
     timings["total"] = time.perf_counter() - t_start
     meta = _meta(steps, emb, ident, o, lists_used, subspace, expansion_info, timings, figures, plan)
+    if attr is not None:
+        meta["attribute"] = {"name": attr.name, "groups": list(attr.groups), "path": attr.path,
+                             "description": attr.description}
     from ..report.run import render_report
 
     command = reproduce_command(ident["source"], o, lists_used)
@@ -363,13 +464,14 @@ def _expansion_key(base_key: str, o: RunOptions, lists_used: dict) -> str:
 
 
 def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, subspace, expanded, *,
-                 only=None, prepared=()) -> list:
+                 only=None, prepared=(), attr=None) -> list:
     """``[(spec, key, output file, unfitted estimator)]`` of the run's methods (those in ``only``,
     default all), in run order; an entry of ``prepared`` with the same key is kept (fitted or not).
 
     A method's key holds its parameters, seed, format and the lists it uses; an
     expandable method's hangs from the expansion's key (which holds the gender-specific list).
-    A method that takes ``max_missing`` gets the run's (and its key holds it).
+    A method that takes ``max_missing`` gets the run's (and its key holds it). Another
+    attribute than gender (``attr``) gives its equalize sets and specific words instead.
     """
     earlier = {spec.name: (step_key, debiaser) for spec, step_key, _, debiaser in prepared}
     plan = []
@@ -382,7 +484,8 @@ def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, s
         if earlier.get(name, (None,))[0] == method_key:
             plan.append((spec, method_key, method_output(name, o.format), earlier[name][1]))
             continue
-        given = {"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
+        given = ({"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
+                 if attr is None else {"equalize_pairs": attr.equalize_sets, "gender_specific": attr.specific_words})
         keywords = {"subspace": subspace, "lists": o.lists, **params,
                     **{kw: given[role] for role, kw in _list_keywords(spec).items()},
                     **({"random_state": o.random_state} if spec.seeded else {})}
@@ -506,7 +609,8 @@ def _expansion_step(steps, step_key, emb, file: str, seeds, **options):
     return result.words, info
 
 
-def _plot_step(steps, step_key, embeddings, report, *, subspace, lists, strict: bool, max_missing: float) -> dict:
+def _plot_step(steps, step_key, embeddings, report, *, subspace, lists, strict: bool, max_missing: float,
+               attribute=None) -> dict:
     """Draw the run's figures: ``{file: {"caption"} or {"error"}}`` (a figure that cannot be drawn
     is left out with its reason, like a metric that cannot be scored, unless ``strict``)."""
     from ..report.figures import run_figures
@@ -515,6 +619,7 @@ def _plot_step(steps, step_key, embeddings, report, *, subspace, lists, strict: 
         return steps.entry("plot").get("figures") or {}
     t0 = time.perf_counter()
     figures = run_figures(embeddings, report, steps.path("plot", ""), subspace=subspace, lists=lists,
+                          attribute=attribute,
                           max_missing=max_missing, strict=strict)
     for file, fig in figures.items():
         if "error" in fig:

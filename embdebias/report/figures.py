@@ -89,15 +89,28 @@ def panel_grid(n: int) -> tuple[int, int]:
 DIRECT_BIAS_LABEL = "DirectBias (original direction)"
 
 
+def sides(attribute=None) -> dict:
+    """How the figures name a two-group attribute's direction: ``{"name", "positive", "negative",
+    "specific"}`` (gender: she side positive, as every projection of the project; another
+    binary attribute: its first group positive, as its defining sets are ordered)."""
+    if attribute is None or attribute.name == "gender":
+        return {"name": "gender", "positive": "she", "negative": "he", "specific": "gender-specific"}
+    return {"name": attribute.name, "positive": attribute.groups[0], "negative": attribute.groups[1],
+            "specific": f"{attribute.name}-specific"}
+
+
 def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
-                      lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.2, info: dict | None = None):
+                      lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.2, info: dict | None = None,
+                      attribute=None):
     """A figure with one panel per embedding: occupations sorted by projection.
 
     ``top`` selects the ``top`` most she-leaning and ``top`` most he-leaning
     occupations of the FIRST embedding. Every panel shows those same words in the
     same rows, sorted by the first embedding's projection, so a word's bar can be
     followed across panels; bars are coloured by side (she-side positive, he-side
-    negative) in each panel.
+    negative) in each panel. ``attribute``: a two-group
+    :class:`~embdebias.data.attributes.Attribute` other than gender, whose neutral words,
+    specific words and group names are used instead (``subspace``: its direction).
     """
     # A bare Figure (no pyplot): no GUI backend, no global state to clean up.
     from matplotlib.figure import Figure
@@ -122,19 +135,21 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
     for ax in axes[len(proj):]:
         ax.set_visible(False)
     idx = np.argsort(first[keep])
-    specific = set(wordlists.resolve_words(None, "gender_specific", lists))
+    side = sides(attribute)
+    specific = set(wordlists.resolve_words(None, "gender_specific", lists) if attribute is None
+                   else attribute.specific_words)
     hatched = [shown[i] in specific for i in idx]
     labels = [shown[i] for i in idx]
     for ax, (name, p) in zip(axes, proj.items()):
-        _occupation_panel(ax, p[keep][idx], labels, hatched, lim)
+        _occupation_panel(ax, p[keep][idx], labels, hatched, lim, side)
         ax.set_title(f"{name}\n{DIRECT_BIAS_LABEL} {np.abs(p).mean():.3f} ({len(present)} words)", fontsize=10)
     source = _words_source(words, lists)
-    fig.suptitle(f"Occupations ({source}) on the gender direction of {next(iter(proj))}", fontsize=11)
+    fig.suptitle(f"Occupations ({source}) on the {side['name']} direction of {next(iter(proj))}", fontsize=11)
     fig.tight_layout()
     if info is not None:
         info.update(source=source, shown=len(shown), present=len(present), total=len(present) + len(missing),
                     missing=len(missing), specific=[w for w, h in zip(labels, hatched) if h],
-                    first=next(iter(proj)))
+                    first=next(iter(proj)), **{f"side_{k}": v for k, v in side.items()})
     return fig
 
 
@@ -144,7 +159,7 @@ def _words_source(words, lists: str) -> str:
     return wordlists.describe("professions" if words is None else words, lists)["name"] if named else "given words"
 
 
-def _occupation_panel(ax, vals, labels, hatched, lim) -> None:
+def _occupation_panel(ax, vals, labels, hatched, lim, side: dict) -> None:
     """One panel's bars (gender-specific words hatched and lighter), axis and labels."""
     bars = ax.barh(np.arange(len(vals)), vals, color=[SHE_COLOR if v > 0 else HE_COLOR for v in vals],
                    height=0.75)
@@ -157,17 +172,20 @@ def _occupation_panel(ax, vals, labels, hatched, lim) -> None:
     ax.set_ylim(-0.7, len(vals) - 0.3)
     ax.axvline(0, color="0.3", linewidth=0.8)
     ax.set_xlim(-lim, lim)
-    ax.set_xlabel("projection on gender direction\n(he side  <  0  <  she side)", fontsize=8)
+    ax.set_xlabel(f"projection on {side['name']} direction\n({side['negative']} side  <  0  <  "
+                  f"{side['positive']} side)", fontsize=8)
     ax.grid(axis="x", alpha=0.3)
 
 
 def occupation_caption(info: dict) -> str:
     """The occupation figure's caption from :func:`occupation_figure`'s ``info``."""
     left = f" ({info['missing']} more are not in every column and are left out)" if info["missing"] else ""
-    specific = (f" Hatched bars ({', '.join(info['specific'])}) are gender-specific words: hard debiasing "
-                f"keeps their projection by design." if info["specific"] else "")
-    return (f"Occupations on the gender direction of '{info['first']}' (she side positive): the "
-            f"{info['shown'] // 2} most she-leaning and {info['shown'] // 2} most he-leaning of the "
+    name, pos, neg = (info.get("side_name", "gender"), info.get("side_positive", "she"),
+                      info.get("side_negative", "he"))
+    specific = (f" Hatched bars ({', '.join(info['specific'])}) are {info.get('side_specific', 'gender-specific')} "
+                f"words: hard debiasing keeps their projection by design." if info["specific"] else "")
+    return (f"Occupations on the {name} direction of '{info['first']}' ({pos} side positive): the "
+            f"{info['shown'] // 2} most {pos}-leaning and {info['shown'] // 2} most {neg}-leaning of the "
             f"{info['present']} of {info['total']} words of {info['source']} present in every column{left}, "
             f"drawn in the same rows in every panel. The value in each panel title is the table's "
             f"{DIRECT_BIAS_LABEL}: the mean |projection| over all {info['present']} words, not only the "
@@ -176,7 +194,7 @@ def occupation_caption(info: dict) -> str:
 
 def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=None,
                      lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.2,
-                     info: dict | None = None) -> Path:
+                     info: dict | None = None, attribute=None) -> Path:
     """Draw :func:`occupation_figure` and save it atomically to ``out`` (PNG, SVG or PDF)."""
     out = Path(out)
     if top < 0:
@@ -185,7 +203,7 @@ def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=Non
     if fmt is None:
         raise EmbdebiasError(f"{out}: unknown figure format {out.suffix!r}; use .png, .svg or .pdf")
     fig = occupation_figure(embeddings, words, top=top, subspace=subspace, lists=lists,
-                            max_missing=max_missing, info=info)
+                            max_missing=max_missing, info=info, attribute=attribute)
     values = embeddings.values() if isinstance(embeddings, dict) else embeddings
     return _save(fig, out, [getattr(e, "path", None) for e in values])
 
@@ -386,40 +404,140 @@ def tradeoff_caption(info: dict) -> str:
             f"fairer, further right keeps more quality; 0 is no bias left.")
 
 
+# -- each group's words on the attribute's subspace ---------------------------------------------
+
+
+def group_projections(embeddings: dict, attribute, subspace) -> dict:
+    """``{column: {group: (n, c) array}}``: each group's words (``attribute.group_words``, in
+    every column) projected on the first ``c <= 2`` components of ``subspace`` (fitted on the
+    first column), unit vectors."""
+    from .._rows import unit_rows
+
+    comps = np.asarray(subspace.components_, dtype=np.float64)[:2]
+    words = {g: [w for w in attribute.group_words[g] if all(w in e for e in embeddings.values())]
+             for g in attribute.groups}
+    empty = [g for g, ws in words.items() if not ws]
+    if empty:
+        raise MissingWordsError(f"groups figure: no word of group {empty[0]!r} of {attribute.name} is in every "
+                                f"column", [])
+    return {name: {g: unit_rows(emb.take(emb.rows(ws), np.float64)) @ comps.T for g, ws in words.items()}
+            for name, emb in embeddings.items()}
+
+
+def group_figure(embeddings: dict, attribute, subspace):
+    """One panel per column: each group's words on the first one or two components of the
+    attribute's subspace (a strip per group with one component), the group means marked; the
+    title gives the mean distance between the group means (0: the groups are not apart)."""
+    from matplotlib.figure import Figure
+
+    proj = group_projections(embeddings, attribute, subspace)
+    rows, cols = panel_grid(len(proj))
+    fig = Figure(figsize=(4.0 * cols, 3.8 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[len(proj):]:
+        ax.set_visible(False)
+    colors = ["#c2185b", "#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#455a64"]
+    for ax, (name, groups) in zip(axes, proj.items()):
+        means = []
+        for j, (g, xy) in enumerate(groups.items()):
+            y = xy[:, 1] if xy.shape[1] > 1 else j + np.linspace(-0.25, 0.25, len(xy))
+            ax.scatter(xy[:, 0], y, s=10, color=colors[j % len(colors)], alpha=0.6, label=g)
+            means.append(xy.mean(axis=0))
+            ax.scatter([means[-1][0]], [means[-1][1] if xy.shape[1] > 1 else j], marker="X", s=90,
+                       color=colors[j % len(colors)], edgecolor="black")
+        ax.axvline(0, color="0.5", lw=0.6)
+        ax.set_title(f"{name}\nmean distance of group means {mean_distance(means):.3f}", fontsize=10)
+        ax.set_xlabel("component 1", fontsize=8)
+        ax.set_ylabel("component 2" if next(iter(groups.values())).shape[1] > 1 else "group", fontsize=8)
+    axes[0].legend(fontsize=7, loc="best")
+    first = next(iter(proj))
+    fig.suptitle(f"{attribute.name}: each group's words on the subspace of '{first}'", fontsize=11)
+    n = {g: len(xy) for g, xy in proj[first].items()}
+    return fig, {"attribute": attribute.name, "groups": n, "components": next(iter(proj[first].values())).shape[1],
+                 "first": first}
+
+
+def mean_distance(means) -> float:
+    """The mean Euclidean distance between every two group means (in the subspace's coordinates)."""
+    pairs = [(a, b) for i, a in enumerate(means) for b in means[i + 1:]]
+    return float(np.mean([np.linalg.norm(a - b) for a, b in pairs])) if pairs else 0.0
+
+
+def group_caption(info: dict) -> str:
+    words = ", ".join(f"{g} ({n} words)" for g, n in info["groups"].items())
+    where = "first two components" if info["components"] > 1 else "one direction (a strip per group)"
+    return (f"Each group's words of the {info['attribute']} attribute ({words}, those in every column), as unit "
+            f"vectors projected on the {where} of the {info['attribute']} subspace fitted on '{info['first']}' "
+            f"(its defining sets), one panel per column; crosses mark the group means, and each title gives the "
+            f"mean distance between them. Debiasing that removes the attribute from this subspace brings the "
+            f"means together (distance 0); it says nothing of what other directions still encode (see the "
+            f"residual tests).")
+
+
+def _draw_occupations(embeddings, report, path, opts) -> str:
+    attribute = opts["attribute"]
+    if attribute is not None and not attribute.is_binary:
+        raise EmbdebiasError(f"occupations figure: the {attribute.name} attribute has {attribute.k} groups, so no "
+                             f"one direction with two sides; each group's words are in groups.png")
+    if attribute is not None and not attribute.neutral_words:
+        raise EmbdebiasError(f"occupations figure: the {attribute.name} attribute has no neutral words")
+    info: dict = {}
+    with warnings.catch_warnings():  # the caption states the words left out, once
+        warnings.simplefilter("ignore", MissingWordsWarning)
+        plot_occupations(embeddings, path, None if attribute is None else list(attribute.neutral_words),
+                         subspace=opts["subspace"], lists=opts["lists"], max_missing=opts["max_missing"], info=info,
+                         attribute=attribute)
+    if attribute is not None:
+        info["source"] = f"the {attribute.name} attribute's neutral words"
+    return occupation_caption(info)
+
+
+def _draw(figure, caption):
+    """A drawer of :data:`RUN_FIGURES` from a figure function of the report and its caption."""
+    def draw(embeddings, report, path, opts) -> str:
+        fig, info = figure(embeddings, report, opts)
+        _save(fig, path, [getattr(e, "path", None) for e in embeddings.values()])
+        return caption(info)
+
+    return draw
+
+
+def _groups(embeddings, report, opts):
+    from ..data.attributes import load_attribute
+
+    attribute = opts["attribute"] or load_attribute("gender", opts["lists"])
+    return group_figure(embeddings, attribute, opts["subspace"])
+
+
 #: The run's figures: file name -> (what it shows, for the report's link).
 RUN_FIGURES = {"occupations.png": "occupations", "residual.png": "residual bias", "weat.png": "WEAT effect sizes",
-               "tradeoff.png": "bias left against quality kept"}
+               "tradeoff.png": "bias left against quality kept", "groups.png": "each group on the subspace"}
+#: How each is drawn: ``draw(embeddings, report, path, options) -> caption``.
+_DRAWERS = {"occupations.png": _draw_occupations,
+            "residual.png": _draw(lambda e, r, o: residual_figure(e, r), residual_caption),
+            "weat.png": _draw(lambda e, r, o: weat_forest_figure(r), weat_caption),
+            "tradeoff.png": _draw(lambda e, r, o: tradeoff_figure(r), tradeoff_caption),
+            "groups.png": _draw(_groups, group_caption)}
 
 
 def run_figures(embeddings: dict, report, out_dir, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,
-                max_missing: float = 0.2, strict: bool = False) -> dict:
-    """Draw the run's three figures into ``out_dir``: ``{file: {"caption": ...}}`` or
-    ``{file: {"error": reason}}`` for one that cannot be drawn (raised when ``strict``)."""
+                max_missing: float = 0.2, strict: bool = False, attribute=None) -> dict:
+    """Draw the run's figures (:data:`RUN_FIGURES`) into ``out_dir``: ``{file: {"caption": ...}}`` or
+    ``{file: {"error": reason}}`` for one that cannot be drawn (raised when ``strict``).
+
+    ``attribute``: the run's :class:`~embdebias.data.attributes.Attribute` when it is not
+    gender (None: gender), whose words, groups and subspace (``subspace``) the figures use.
+    """
     out_dir = Path(out_dir)
-    inputs = [getattr(e, "path", None) for e in embeddings.values()]
+    if subspace is None:
+        from ..subspace import BiasSubspace
+
+        subspace = BiasSubspace(lists=lists).fit(next(iter(embeddings.values())))
+    opts = {"subspace": subspace, "lists": lists, "max_missing": max_missing, "attribute": attribute}
     out: dict = {}
     for file in RUN_FIGURES:
         try:
-            if file == "occupations.png":
-                info: dict = {}
-                with warnings.catch_warnings():  # the caption states the words left out, once
-                    warnings.simplefilter("ignore", MissingWordsWarning)
-                    plot_occupations(embeddings, out_dir / file, subspace=subspace, lists=lists,
-                                     max_missing=max_missing, info=info)
-                caption = occupation_caption(info)
-            elif file == "residual.png":
-                fig, info = residual_figure(embeddings, report)
-                _save(fig, out_dir / file, inputs)
-                caption = residual_caption(info)
-            elif file == "tradeoff.png":
-                fig, info = tradeoff_figure(report)
-                _save(fig, out_dir / file, inputs)
-                caption = tradeoff_caption(info)
-            else:
-                fig, info = weat_forest_figure(report)
-                _save(fig, out_dir / file, inputs)
-                caption = weat_caption(info)
-            out[file] = {"caption": caption}
+            out[file] = {"caption": _DRAWERS[file](embeddings, report, out_dir / file, opts)}
         except EmbdebiasError as exc:
             if strict:
                 raise
