@@ -355,18 +355,28 @@ def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
         names = list(names) + [n for n, m in REGISTRY.items() if n not in names and m.scope != "gender"]
     out = []
     for metric in map(get_metric, names):
-        fill = ATTRIBUTE_OPTIONS.get(metric.name)
-        filled = fill is not None and (fill[0] in options.get(metric.name, {}) or getattr(attribute, fill[1]))
-        if not (metric.supports(attribute) or filled):
+        if not (metric.supports(attribute) or _fill_options(metric, attribute, options)):
             if explicit:
                 raise EmbdebiasError(f"evaluate: {metric.name} ({metric.title}) measures "
                                      f"{'gender' if metric.scope == 'gender' else 'two groups'} only; it cannot "
                                      f"score the attribute {attribute.name!r} ({attribute.k} groups)")
             continue
-        if fill is not None and fill[0] not in options.get(metric.name, {}):
-            options.setdefault(metric.name, {})[fill[0]] = _attribute_value(attribute, fill[1])
+        _fill_options(metric, attribute, options)
         out.append(metric)
     return out
+
+
+def _fill_options(metric, attribute, options: dict) -> bool:
+    """Set ``metric``'s option that ``attribute``'s data fill (:data:`ATTRIBUTE_OPTIONS`) unless given;
+    whether the metric then has it (given, or the attribute has the data)."""
+    fill = ATTRIBUTE_OPTIONS.get(metric.name)
+    if fill is None:
+        return False
+    if fill[0] not in options.get(metric.name, {}):
+        if not getattr(attribute, fill[1]):
+            return False
+        options.setdefault(metric.name, {})[fill[0]] = _attribute_value(attribute, fill[1])
+    return True
 
 
 def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: bool) -> dict:
@@ -377,6 +387,25 @@ def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: 
         "lowercase": ctx.lowercase, "bootstrap_resamples": bootstrap, "bootstrap_level": level,
         "direction": ctx.reference_label, "lists": ctx.lists, "strict": strict,
         "options": {m.name: m.params(ctx.opts(m.name)) for m in metrics}})
+
+
+def _attribute_direction(reference, name: str, attribute, lists: str, direction_name):
+    """``(subspace, its name)`` of another attribute than gender, fitted on ``reference`` (the first
+    column); ``(None, direction_name)`` for gender, whose metrics fit their own as before."""
+    from .metrics._base import attribute_subspace, is_default_attribute
+
+    if is_default_attribute(attribute):
+        return None, direction_name
+    return (attribute_subspace(reference, attribute, lists=lists),
+            direction_name or f"fitted on the {attribute.name} defining sets in '{name}' (the first column)")
+
+
+def _given_suite(tests, suite):
+    """The metric names of ``tests=`` or its alias ``suite=`` (None: the default suite)."""
+    if tests is not None and suite is not None:
+        raise EmbdebiasError("evaluate: give tests= or its alias suite=, not both")
+    suite = tests if tests is not None else suite
+    return [suite] if isinstance(suite, str) else suite
 
 
 def _one_attribute(value, lists: str):
@@ -453,23 +482,16 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
 
     _check_moved(moved)
     _check_shared(bootstrap, level, options)
-    if tests is not None and suite is not None:
-        raise EmbdebiasError("evaluate: give tests= or its alias suite=, not both")
-    suite = tests if tests is not None else suite
+    suite = _given_suite(tests, suite)
     named = _named_embeddings(embeddings)
-    names = DEFAULT_SUITE if suite is None else ([suite] if isinstance(suite, str) else suite)
+    names = DEFAULT_SUITE if suite is None else suite
     wordlists.check_lists(lists)
     attribute = _one_attribute(attribute, lists)
     options = {name: dict(opts) for name, opts in (options or {}).items()}
     metrics = _attribute_suite(names, attribute, options, explicit=suite is not None)
     first = next(iter(named))
-    if subspace is None and attribute is not None:
-        from .metrics._base import attribute_subspace, is_default_attribute
-
-        if not is_default_attribute(attribute):
-            subspace = attribute_subspace(named[first], attribute, lists=lists)
-            direction_name = direction_name or (f"fitted on the {attribute.name} defining sets in '{first}' "
-                                                f"(the first column)")
+    if subspace is None:
+        subspace, direction_name = _attribute_direction(named[first], first, attribute, lists, direction_name)
     ctx = EvalContext(lists=lists, max_missing=check_max_missing(max_missing), lowercase=lowercase,
                       random_state=random_state, subspace=subspace, direction_name=direction_name,
                       reference=named[first], reference_name=first, options=options, attribute=attribute)

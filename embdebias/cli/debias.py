@@ -78,13 +78,18 @@ def _check_method_options(args, spec) -> None:
                              "--seeds")
 
 
-def _attribute_lists(args, attr) -> dict:
-    """``{definitional, equalize, gender_specific, n_components}`` of ``--attribute`` (gender: the options)."""
+def _attribute_lists(args, attr, spec) -> dict:
+    """``{definitional, equalize, gender_specific, n_components}`` of ``--attribute`` (gender: the options);
+    a method without defining sets (``spec``) refuses another attribute."""
     from ..metrics._base import is_default_attribute
+    from ..pipeline.options import takes_attribute
 
     if is_default_attribute(attr):
         return {"definitional": args.definitional, "equalize": args.equalize, "gender_specific": args.gender_specific,
                 "n_components": args.components or 1}
+    if not takes_attribute(spec):
+        raise EmbdebiasError(f"--method {spec.name} takes no defining sets (its words are gender's own): it cannot "
+                             f"debias the attribute {attr.name}")
     given = [flag for flag, v in (("--definitional", args.definitional), ("--equalize", args.equalize),
                                   ("--specific", args.gender_specific), ("--expand", args.expand)) if v]
     if given:
@@ -96,16 +101,13 @@ def _attribute_lists(args, attr) -> dict:
 
 def _params(args, spec) -> dict:
     """The estimator keywords of ``spec`` that the options give."""
-    lists = _attribute_lists(args, one_attribute(args))
+    lists = _attribute_lists(args, one_attribute(args), spec)
     params = dict(definitional=lists["definitional"], n_components=lists["n_components"],
                   gender_specific=lists["gender_specific"], lists=args.lists)
     # Shared options a method does not take (HSR has no subspace): an error if given, else left out.
     accepted = set(inspect.signature(spec.estimator_class()).parameters)
     given = {"definitional": "--definitional", "n_components": "--components", "gender_specific": "--specific"}
     wrong = [given[k] for k in params if k not in accepted and params[k] not in (None, 1)]
-    if wrong and getattr(args, "attribute", None) and "definitional" not in accepted:
-        raise EmbdebiasError(f"--method {spec.name} takes no defining sets (its words are gender's own): it cannot "
-                             f"debias the attribute {one_attribute(args).name}")
     if wrong:
         raise EmbdebiasError(f"{' and '.join(wrong)} do{'es' if len(wrong) == 1 else ''} not apply to --method "
                              f"{spec.name}")

@@ -182,6 +182,10 @@ class RunOptions:
 
         _validation.check_choice(self.lists, _list_sets(), "lists")
         others = [a.name for a in self.attributes() if not is_default_attribute(a)]
+        blind = [m for m in self.methods if not takes_attribute(DEBIASERS[m])]
+        if others and blind:
+            raise EmbdebiasError(f"methods {', '.join(blind)}: no defining sets taken (their words are gender's "
+                                 f"own), so they cannot debias the attribute {others[0]}")
         given = [flag for name, flag, _, _ in LIST_FILES if getattr(self, name) is not None]
         given += ["--expand"] * self.expand
         if others and given:
@@ -222,6 +226,12 @@ class RunOptions:
             if f.name == "n_components":  # the methods' parameters follow the subspace's
                 out.update({p.report_name: value for p, value in self.selected_params()})
         return out
+
+
+def takes_attribute(spec) -> bool:
+    """Whether debiasing method ``spec`` can be given another attribute than gender: it is given the
+    defining sets (as its subspace), not words of its own (HSR's, INLP's and RLACE's labels are gender's)."""
+    return "definitional_pairs" in spec.lists
 
 
 def parse_attributes(value) -> tuple[str, ...]:

@@ -136,8 +136,7 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
         ax.set_visible(False)
     idx = np.argsort(first[keep])
     side = sides(attribute)
-    specific = set(wordlists.resolve_words(None, "gender_specific", lists) if attribute is None
-                   else attribute.specific_words)
+    specific = _specific_words(attribute, lists)
     hatched = [shown[i] in specific for i in idx]
     labels = [shown[i] for i in idx]
     for ax, (name, p) in zip(axes, proj.items()):
@@ -151,6 +150,12 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
                     missing=len(missing), specific=[w for w, h in zip(labels, hatched) if h],
                     first=next(iter(proj)), **{f"side_{k}": v for k, v in side.items()})
     return fig
+
+
+def _specific_words(attribute, lists: str) -> set:
+    """The words debiasing keeps (hatched): gender's list of ``lists``, or the attribute's."""
+    return set(wordlists.resolve_words(None, "gender_specific", lists) if attribute is None
+               else attribute.specific_words)
 
 
 def _words_source(words, lists: str) -> str:
