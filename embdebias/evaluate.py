@@ -40,8 +40,8 @@ from .metrics._common import DEFAULT_MAX_MISSING, check_max_missing, to_builtin
 from .metrics._resample import Sample, bias_of, bootstrap_interval, paired_change, resample_rng
 from .report import Report
 
-__all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_options",
-           "test_files", "tests_help"]
+__all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_for",
+           "suite_options", "test_files", "tests_help"]
 
 #: Metrics run by default, in report order.
 DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "indirect_bias", "residual", "extrinsic",
@@ -364,6 +364,16 @@ def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
         _fill_options(metric, attribute, options)
         out.append(metric)
     return out
+
+
+def suite_for(tests=None, attribute=None, options=None, lists: str = "published") -> list[str]:
+    """The metrics :func:`evaluate` would run for ``tests`` (None: the default suite) and
+    ``attribute``; a metric named that cannot measure the attribute raises, as evaluate does
+    (a run checks every attribute's suite before it writes anything)."""
+    names = _given_suite(tests, None)
+    chosen = _attribute_suite(DEFAULT_SUITE if names is None else names, _one_attribute(attribute, lists),
+                              {k: dict(v) for k, v in (options or {}).items()}, explicit=names is not None)
+    return [m.name for m in chosen]
 
 
 def _fill_options(metric, attribute, options: dict) -> bool:

@@ -288,6 +288,11 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
     from ..metrics._base import attribute_subspace, is_default_attribute
 
     attr = None if is_default_attribute(attr) else attr
+    if attr is not None:  # a metric named in --tests that cannot measure the attribute fails here
+        from ..evaluate import suite_for
+
+        kwargs = run_options.evaluate_kwargs(o)
+        suite_for(kwargs.get("suite"), attr, kwargs.get("options"), o.lists)
     base_key = _base_key(ident, o, lists_used)
     t0 = time.perf_counter()
     subspace = attribute_subspace(emb, attr, o.n_components, o.lists, o.definitional)
