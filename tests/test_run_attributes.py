@@ -233,3 +233,20 @@ def test_evaluate_and_run_a_three_group_attribute(emb, small, colour, tmp_path):
     assert md.startswith("# embdebias report: small.txt -- colour (red, green, blue)")
     assert "Figure 1 (occupations) not drawn: occupations figure: the colour attribute has 3 groups" in md
     assert "Each group's words of the colour attribute" in md
+
+
+def test_the_residual_figure_colours_k_groups_by_group(emb, colour):
+    from embdebias.report import Report
+    from embdebias.report.figures import residual_caption, residual_figure
+
+    attr = load_attribute(colour)
+    r = Report(["original", "debiased"])
+    r.details["original"] = {"residual/colour": {"cluster_words": {g: list(attr.group_words[g])
+                                                                   for g in attr.groups}}}
+    for name, acc in (("original", 0.9), ("debiased", 0.4)):
+        r.add(name, "residual", "colour", "cluster_accuracy", acc)
+    fig, info = residual_figure({"original": emb, "debiased": emb}, r)
+    assert info["groups"] == ["red", "green", "blue"] and info["words"] == 30
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["original\nclustering accuracy 0.90",
+                                                       "debiased\nclustering accuracy 0.40"]
+    assert "(0.33 is chance)" in residual_caption(info)

@@ -232,29 +232,47 @@ def _pca2(x: np.ndarray) -> np.ndarray:
     return x @ vt[:2].T
 
 
-def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
-    """One panel per column: the residual test's clustering words (the most male- and
-    female-biased words of the first column), by a 2-D PCA of their unit vectors in that
-    column, coloured by their bias in the first column (cosine with she - he), the
-    clustering accuracy of the report in each title. Raises when the report has no
-    residual test."""
-    from matplotlib.figure import Figure
+def _residual_words(report, first: str) -> tuple[str, dict]:
+    """``(unit, {group: words})`` of the residual test's clustering words on the first column."""
+    for key, res in report.details.get(first, {}).items():
+        words = (res or {}).get("cluster_words") if key.startswith("residual/") else None
+        if isinstance(words, dict) and len(words) > 1 and all(isinstance(v, list) for v in words.values()):
+            return key.split("/", 1)[1], words
+    raise EmbdebiasError("residual figure: the report has no residual test (with its words) on the first column")
 
+
+def _residual_colours(original, groups: dict, lowercase: bool):
+    """``(words, colour values, colour map, limits, label)``: gender's words coloured by their bias in
+    the original (cosine with she - he), k groups' words by their group."""
     from .._rows import unit_rows
     from ..metrics.residual import male_direction
 
-    first = next(iter(embeddings))
-    detail = report.details.get(first, {}).get("residual/gender")
-    words = (detail or {}).get("cluster_words") or {}
-    if not all(isinstance(words.get(k), list) for k in ("male", "female")):
-        raise EmbdebiasError("residual figure: the report has no residual test (with its words) on the first column")
-    words = list(detail["cluster_words"]["male"]) + list(detail["cluster_words"]["female"])
-    original = embeddings[first]
-    direction, _ = male_direction(original, ("he", "she"), lowercase)
+    words = [w for g in groups for w in groups[g]]
     rows = original.rows(words)
-    words, rows = [w for w, r in zip(words, rows) if r >= 0], rows[rows >= 0]
-    bias = -(unit_rows(original.take(rows, np.float64)) @ direction)  # she - he: female positive
-    lim = float(np.abs(bias).max()) or 1.0
+    keep = rows >= 0
+    words = [w for w, k in zip(words, keep) if k]
+    if set(groups) == {"male", "female"}:
+        direction, _ = male_direction(original, ("he", "she"), lowercase)
+        bias = -(unit_rows(original.take(rows[keep], np.float64)) @ direction)  # she - he: female positive
+        lim = float(np.abs(bias).max()) or 1.0
+        return words, bias, "coolwarm", (-lim, lim), "original bias: cos(word, she - he)"
+    index = np.array([i for i, g in enumerate(groups) for _ in groups[g]], dtype=float)[keep]
+    return words, index, "tab10", (0, 9), "group: " + ", ".join(f"{i} {g}" for i, g in enumerate(groups))
+
+
+def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
+    """One panel per column: the residual test's clustering words (gender: the most male- and
+    female-biased words of the first column; k groups: each group's), by a 2-D PCA of their unit
+    vectors in that column, coloured by their bias in the first column (cosine with she - he) or
+    by their group, the clustering accuracy of the report in each title. Raises when the report
+    has no residual test."""
+    from matplotlib.figure import Figure
+
+    from .._rows import unit_rows
+
+    first = next(iter(embeddings))
+    unit, groups = _residual_words(report, first)
+    words, colour, cmap, (lo, hi), label = _residual_colours(embeddings[first], groups, lowercase)
     rows, cols = panel_grid(len(embeddings))
     fig = Figure(figsize=(4.0 * cols + 1.0, 4.6 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
@@ -264,19 +282,25 @@ def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
         col_rows = emb.rows(words)
         present = col_rows >= 0
         xy = _pca2(unit_rows(emb.take(col_rows[present], np.float64)))
-        art = ax.scatter(xy[:, 0], xy[:, 1], c=bias[present], cmap="coolwarm", vmin=-lim, vmax=lim, s=6,
-                         linewidths=0)
-        cell = report.cells.get(("residual", "gender", "cluster_accuracy"), {}).get(name)
+        art = ax.scatter(xy[:, 0], xy[:, 1], c=colour[present], cmap=cmap, vmin=lo, vmax=hi, s=6, linewidths=0)
+        cell = report.cells.get(("residual", unit, "cluster_accuracy"), {}).get(name)
         acc = "n/a" if cell is None or cell.value is None else f"{cell.value:.2f}"
         ax.set_title(f"{name}\nclustering accuracy {acc}", fontsize=10)
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.colorbar(art, ax=list(axes[:len(embeddings)]), shrink=0.8, label="original bias: cos(word, she - he)")
-    fig.suptitle(f"The {len(words)} most gender-biased words of '{first}' in each column (2-D PCA)", fontsize=11)
-    return fig, {"words": len(words), "first": first}
+    fig.colorbar(art, ax=list(axes[:len(embeddings)]), shrink=0.8, label=label)
+    fig.suptitle(f"The {len(words)} most {unit}-biased words of '{first}' in each column (2-D PCA)", fontsize=11)
+    return fig, {"words": len(words), "first": first, "unit": unit,
+                 "groups": None if set(groups) == {"male", "female"} else list(groups)}
 
 
 def residual_caption(info: dict) -> str:
+    if info.get("groups"):
+        chance = 1 / len(info["groups"])
+        return (f"The residual test's clustering words of each {info['unit']} group ({', '.join(info['groups'])}; "
+                f"{info['words']} in all) in '{info['first']}', placed by a 2-D PCA of their vectors in each column "
+                f"and coloured by their group. Colours that still separate after debiasing mean the attribute is "
+                f"still recoverable; each title gives the clustering accuracy of the table ({chance:.2f} is chance).")
     return (f"The {info['words'] // 2} most male- and {info['words'] // 2} most female-biased words of "
             f"'{info['first']}' (the residual test's clustering words, gender-specific words left out), placed by "
             f"a 2-D PCA of their vectors in each column and coloured by their bias in '{info['first']}' "

@@ -28,7 +28,7 @@ def render_report(meta: dict, evaluation: dict, command: list[str]) -> str:
     lines = [f"# embdebias report: {meta['embedding']['name']}{_attribute_title(meta)}", "", *first_screen(report),
              *_comparison_lines(report),
              f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "
-             + _columns_sentence(_methods(meta)), "", *_figure_lines(meta)]
+             + _columns_sentence(_methods(meta)) + _attribute_sentence(meta), "", *_figure_lines(meta)]
     lines.append(report.to_markdown(summary=False))
     lines += _lists_section(meta)
     lines += ["", "## Run", ""] + _run_lines(meta) + [f"- reproduce: `{' '.join(command)}`"]
@@ -39,6 +39,15 @@ def _attribute_title(meta: dict) -> str:
     """`` -- religion (christian, jewish, muslim)`` for a run of another attribute than gender."""
     attr = meta.get("attribute")
     return f" -- {attr['name']} ({', '.join(attr['groups'])})" if attr else ""
+
+
+def _attribute_sentence(meta: dict) -> str:
+    """`` Attribute: religion, 3 groups (...), from FILE: description`` (another attribute than gender)."""
+    attr = meta.get("attribute")
+    if not attr:
+        return ""
+    return (f" Attribute: {attr['name']}, {len(attr['groups'])} groups ({', '.join(attr['groups'])}), from "
+            f"`{attr['path']}`" + (f": {attr['description']}" if attr.get("description") else "."))
 
 
 def render_attributes_report(embedding: str, summaries: dict) -> str:
