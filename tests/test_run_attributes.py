@@ -250,3 +250,14 @@ def test_the_residual_figure_colours_k_groups_by_group(emb, colour):
     assert [ax.get_title() for ax in fig.axes[:2]] == ["original\nclustering accuracy 0.90",
                                                        "debiased\nclustering accuracy 0.40"]
     assert "(0.33 is chance)" in residual_caption(info)
+
+
+def test_run_pipeline_takes_attribute_in_python(small, sex, tmp_path):
+    from embdebias.pipeline import run_pipeline
+
+    path = run_pipeline(small, tmp_path / "out", attribute=load_attribute(sex), tests=("weat",), methods="hard",
+                        log=lambda *a: None)
+    report = json.loads((path.parent / "report.json").read_text(encoding="utf-8"))
+    assert report["parameters"]["attribute"] == [str(sex)] and report["attribute"]["name"] == "sex"
+    with pytest.raises(EmbdebiasError, match="attribute must name at least one attribute"):
+        run_pipeline(small, tmp_path / "o2", attribute="", log=lambda *a: None)
