@@ -10,6 +10,7 @@ until BiasSubspace takes sets of three words (``needs_k_groups``).
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -156,14 +157,15 @@ def test_a_run_of_several_attributes_has_a_section_and_verdict_lines_for_each(sm
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--methods", "hard,inlp"], "methods inlp: no defining sets taken"),
+    # the message of today's table, or of branch i23-debias's (DebiaserSpec.check_attribute)
+    (["--methods", "hard,hsr"], "debias method 'hsr' (takes no defining sets|works on gender's word lists only)"),
     (["--definitional", "x.txt"], "--definitional applies to gender; the attribute sex brings its own lists"),
-    (["--tests", "weat,bat"], "bat (BAT) measures gender only; it cannot score the attribute 'sex'"),
+    (["--tests", "weat,bat"], r"bat \(BAT\) measures gender only; it cannot score the attribute 'sex'"),
 ])
 def test_bad_attribute_options_fail_before_anything_is_written(small, sex, tmp_path, capsys, args, says):
     out = tmp_path / "out"
     assert main(["run", str(small), "--out-dir", str(out), "--attribute", f"gender,{sex}", *args]) == 2
-    assert says in capsys.readouterr().err
+    assert re.search(says, capsys.readouterr().err)
     assert not out.exists()
 
 
@@ -186,7 +188,8 @@ def test_debias_plot_and_score_take_the_attribute(small, sex, tmp_path, capsys):
     assert "bias subspace: 6 defining sets" in capsys.readouterr().err
     assert main(["debias", str(small), "--attribute", str(sex), "--method", "hsr", "--out",
                  str(tmp_path / "h.embd")]) == 2
-    assert "--method hsr takes no defining sets" in capsys.readouterr().err
+    assert re.search("debias method 'hsr' (takes no defining sets|works on gender's word lists only)",
+                     capsys.readouterr().err)
     assert main(["plot", str(small), "--attribute", str(sex), "--out", str(tmp_path / "p.png")]) == 0
     assert (tmp_path / "p.png").stat().st_size > 1000
     assert main(["score", str(small), "--attribute", f"gender,{sex}", "--tests", "weat", "--json",

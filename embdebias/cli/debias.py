@@ -78,32 +78,43 @@ def _check_method_options(args, spec) -> None:
                              "--seeds")
 
 
-def _attribute_lists(args, attr, spec) -> dict:
-    """``{definitional, equalize, gender_specific, n_components}`` of ``--attribute`` (gender: the options);
-    a method without defining sets (``spec``) refuses another attribute."""
-    from ..metrics._base import is_default_attribute
-    from ..pipeline.options import takes_attribute
+def _attribute_params(args, attr, spec) -> dict:
+    """The estimator keywords of another attribute than gender (``--attribute``): the attribute itself,
+    or its defining sets, equalize sets and specific words (:func:`~embdebias.pipeline.options.attribute_keywords`);
+    a method that cannot debias it refuses it in one line, as gender's list options do."""
+    from ..pipeline.options import attribute_keywords, check_method_attribute
 
-    if is_default_attribute(attr):
-        return {"definitional": args.definitional, "equalize": args.equalize, "gender_specific": args.gender_specific,
-                "n_components": args.components or 1}
-    if not takes_attribute(spec):
-        raise EmbdebiasError(f"--method {spec.name} takes no defining sets (its words are gender's own): it cannot "
-                             f"debias the attribute {attr.name}")
+    check_method_attribute(spec, attr, args.lists)
     given = [flag for flag, v in (("--definitional", args.definitional), ("--equalize", args.equalize),
                                   ("--specific", args.gender_specific), ("--expand", args.expand)) if v]
     if given:
         raise EmbdebiasError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to gender; the attribute "
                              f"{attr.name} brings its own lists in its file ({attr.path})")
-    return {"definitional": [tuple(s) for s in attr.defining_sets], "equalize": [tuple(s) for s in attr.equalize_sets],
-            "gender_specific": list(attr.specific_words), "n_components": args.components or max(1, attr.k - 1)}
+    keywords = attribute_keywords(spec, attr)
+    if "attribute" not in keywords:  # today's estimators: the defining sets as the subspace's pairs
+        keywords["definitional"] = [tuple(s) for s in attr.defining_sets]
+    return _own_params(args, spec, {"lists": args.lists, "n_components": args.components or max(1, attr.k - 1),
+                                    **keywords})
+
+
+def _own_params(args, spec, params: dict) -> dict:
+    """``params`` with the method's own parameters (their defaults unless given) and its seed."""
+    params.update({p.name: p.default if getattr(args, p.name) is None else getattr(args, p.name)
+                   for p in spec.params})
+    if spec.seeded:
+        params["random_state"] = 0 if args.seed is None else args.seed
+    return params
 
 
 def _params(args, spec) -> dict:
     """The estimator keywords of ``spec`` that the options give."""
-    lists = _attribute_lists(args, one_attribute(args), spec)
-    params = dict(definitional=lists["definitional"], n_components=lists["n_components"],
-                  gender_specific=lists["gender_specific"], lists=args.lists)
+    from ..metrics._base import is_default_attribute
+
+    attr = one_attribute(args)
+    if not is_default_attribute(attr):
+        return _attribute_params(args, attr, spec)
+    params = dict(definitional=args.definitional, n_components=args.components or 1,
+                  gender_specific=args.gender_specific, lists=args.lists)
     # Shared options a method does not take (HSR has no subspace): an error if given, else left out.
     accepted = set(inspect.signature(spec.estimator_class()).parameters)
     given = {"definitional": "--definitional", "n_components": "--components", "gender_specific": "--specific"}
@@ -113,11 +124,8 @@ def _params(args, spec) -> dict:
                              f"{spec.name}")
     params = {k: v for k, v in params.items() if k in accepted}
     if "equalize_pairs" in spec.lists:
-        params["equalize"] = lists["equalize"]
-    params.update({p.name: p.default if getattr(args, p.name) is None else getattr(args, p.name)
-                   for p in spec.params})
-    if spec.seeded:
-        params["random_state"] = 0 if args.seed is None else args.seed
+        params["equalize"] = args.equalize
+    params = _own_params(args, spec, params)
     if args.expand:
         from ..debias.expand import GenderSpecificExpander
 

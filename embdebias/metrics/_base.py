@@ -299,7 +299,11 @@ def attribute_subspace(embedding, attribute=None, n_components: int | None = Non
     if definitional is not None:
         raise EmbdebiasError(f"the attribute {attribute.name!r} brings its own defining sets "
                              f"({attribute.path}); a definitional pair file applies to gender only")
+    import inspect
+
     k = n_components or max(1, attribute.k - 1)
+    if "attribute" in inspect.signature(BiasSubspace).parameters:  # the k-group subspace (branch i23-debias)
+        return BiasSubspace(attribute=attribute, n_components=k, lists=lists).fit(embedding)
     return BiasSubspace([tuple(s) for s in attribute.defining_sets], k, lists=lists).fit(embedding)
 
 

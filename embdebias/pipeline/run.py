@@ -32,7 +32,7 @@ from .._lock import output_lock
 from .._provenance import check_stamp
 from ..errors import EmbdebiasError
 from . import options as run_options
-from .options import RunOptions, reproduce_command
+from .options import RunOptions, attribute_keywords, reproduce_command
 from .outputs import (
     EVALUATION_BULK,
     EVALUATION_FILE,
@@ -295,7 +295,9 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
         suite_for(kwargs.get("suite"), attr, kwargs.get("options"), o.lists)
     base_key = _base_key(ident, o, lists_used)
     t0 = time.perf_counter()
-    subspace = attribute_subspace(emb, attr, o.n_components, o.lists, o.definitional)
+    # an attribute of k > 2 groups spans k - 1 directions: its subspace has them unless --components says more
+    subspace = attribute_subspace(emb, attr, None if attr is not None and attr.k > 2 and o.n_components == 1
+                                  else o.n_components, o.lists, o.definitional)
     timings["subspace"] = time.perf_counter() - t0
     expected = _expected_shortfalls(ident)
     plan = _method_plan(o, base_key, _expansion_key(base_key, o, lists_used), lists_used, subspace,
@@ -361,8 +363,8 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     base_key, subspace = prepared["base_key"], prepared["subspace"]
 
     # 2. subspace (fitted in _prepare, with the methods that could be)
-    log(f"[subspace] k={o.n_components}, explained variance "
-        f"{', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:o.n_components])}")
+    n = subspace.components_.shape[0]
+    log(f"[subspace] k={n}, explained variance {', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:n])}")
 
     # 3. with strict=True, the original is scored first (without intervals), so that a word
     #    set the vocabulary misses fails the run before any debiasing is done.
@@ -429,7 +431,8 @@ def _meta(steps, emb, ident: dict, o: RunOptions, lists_used: dict, subspace, ex
         "versions": _versions(),
         "input": ident,
         "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
-        "parameters": {**o.parameters(), "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
+        "parameters": {**o.parameters(), "n_components": int(subspace.components_.shape[0]),
+                       "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
         "lists": lists_used,
         "seeds": {"random_state": o.random_state},
         "subspace": {"explained_variance_ratio": subspace.explained_variance_ratio_.tolist(),
@@ -489,10 +492,10 @@ def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, s
         if earlier.get(name, (None,))[0] == method_key:
             plan.append((spec, method_key, method_output(name, o.format), earlier[name][1]))
             continue
-        given = ({"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
-                 if attr is None else {"equalize_pairs": attr.equalize_sets, "gender_specific": attr.specific_words})
+        given = {"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
         keywords = {"subspace": subspace, "lists": o.lists, **params,
-                    **{kw: given[role] for role, kw in _list_keywords(spec).items()},
+                    **({kw: given[role] for role, kw in _list_keywords(spec).items()} if attr is None
+                       else attribute_keywords(spec, attr)),
                     **({"random_state": o.random_state} if spec.seeded else {})}
         plan.append((spec, method_key, method_output(name, o.format), spec.build(**keywords)))
     return plan

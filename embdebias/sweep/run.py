@@ -106,13 +106,13 @@ def _num(value):
 
 def _debiased(point, emb, subspace, attr=None):
     from ..debias import get_debiaser
-    from ..debias._table import LIST_KEYWORDS
+    from ..pipeline.options import attribute_keywords, check_method_attribute
 
     spec = get_debiaser(point.method)
     keywords = {"lists": point.lists, **point.params}
     if attr is not None:  # another attribute's own lists (gender's: the methods' defaults)
-        given = {"equalize_pairs": attr.equalize_sets, "gender_specific": attr.specific_words}
-        keywords.update({LIST_KEYWORDS[r]: given[r] for r in spec.lists if r in given})
+        check_method_attribute(spec, attr, point.lists)
+        keywords.update(attribute_keywords(spec, attr))
     if "n_components" not in point.params:  # else the estimator fits its own k-dimensional subspace
         keywords["subspace"] = subspace
     if spec.seeded:
