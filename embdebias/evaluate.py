@@ -355,13 +355,17 @@ def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
         names = list(names) + [n for n, m in REGISTRY.items() if n not in names and m.scope != "gender"]
     out = []
     for metric in map(get_metric, names):
-        if not (metric.supports(attribute) or _fill_options(metric, attribute, options)):
+        # a metric whose units the attribute's data fill (WEAT: its tests) needs them, whatever its scope
+        fits = _fill_options(metric, attribute, options) if metric.name in ATTRIBUTE_OPTIONS \
+            else metric.supports(attribute)
+        if not fits:
             if explicit:
                 raise EmbdebiasError(f"evaluate: {metric.name} ({metric.title}) measures "
                                      f"{'gender' if metric.scope == 'gender' else 'two groups'} only; it cannot "
-                                     f"score the attribute {attribute.name!r} ({attribute.k} groups)")
+                                     f"score the attribute {attribute.name!r} ({attribute.k} groups)"
+                                     + (f" (it names no {ATTRIBUTE_OPTIONS[metric.name][1]})"
+                                        if metric.name in ATTRIBUTE_OPTIONS else ""))
             continue
-        _fill_options(metric, attribute, options)
         out.append(metric)
     return out
 

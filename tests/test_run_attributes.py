@@ -25,15 +25,11 @@ OPTS = {"weat": {"n_permutations": 100}}
 
 
 def _k_groups_subspace() -> bool:
+    import inspect
+
     from embdebias.subspace import BiasSubspace
 
-    try:
-        BiasSubspace([("a", "b", "c")]).fit(synthetic_embedding(n_filler=10))
-    except EmbdebiasError:
-        return False
-    except Exception:  # noqa: BLE001 -- today's pair-only code fails in its own way
-        return False
-    return True
+    return "attribute" in inspect.signature(BiasSubspace).parameters
 
 
 needs_k_groups = pytest.mark.skipif(not _k_groups_subspace(),
@@ -90,7 +86,8 @@ def test_another_attribute_chooses_its_metrics_tests_and_subspace(emb, sex):
     r = evaluate({"original": emb}, attribute=str(sex), bootstrap=50, options=OPTS)
     assert r.params["attribute"] == "sex"
     # gender-only metrics (SemBias, the templates) are left out; WEAT scores the attribute's own tests
-    assert r.params["suite"] == ["weat", "similarity", "analogy"]
+    assert r.params["suite"][0] == "weat" and {"similarity", "analogy"} <= set(r.params["suite"])
+    assert not {"bat", "rnsb", "ect", "extrinsic"} & set(r.params["suite"])
     assert [t for m, t, s in r.rows if m == "weat" and s == "effect_size"] == ["gender_career_family",
                                                                               "gender_math_arts"]
     assert "sex defining sets" in r.params["direction"]
@@ -264,3 +261,26 @@ def test_run_pipeline_takes_attribute_in_python(small, sex, tmp_path):
     assert report["parameters"]["attribute"] == [str(sex)] and report["attribute"]["name"] == "sex"
     with pytest.raises(EmbdebiasError, match="attribute must name at least one attribute"):
         run_pipeline(small, tmp_path / "o2", attribute="", log=lambda *a: None)
+
+
+def test_an_attribute_without_weat_tests_scores_no_weat(emb, tmp_path):
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps({"name": "plain", "groups": ["f", "m"],
+                                "defining_sets": [["she", "he"], ["woman", "man"], ["girl", "boy"]]}), encoding="utf-8")
+    r = evaluate({"original": emb}, attribute=str(path), bootstrap=0)
+    assert "weat" not in r.params["suite"]  # not gender's tests under another attribute's name
+    with pytest.raises(EmbdebiasError, match="it names no weat_tests"):
+        evaluate({"original": emb}, ["weat"], attribute=str(path), bootstrap=0)
+
+
+def test_chance_is_one_over_k_in_the_comparison_and_verdict():
+    from embdebias.report import Report
+    from embdebias.report.compare import comparison_table, unrecoverable_line
+
+    r = Report(["original", "hard"], params={"groups": ["a", "b", "c"], "attribute": "colour"})
+    unit = "gender"  # the residual row today's metric reads (the k-group metric of i23-weat reads the attribute's)
+    for emb, acc in (("original", (0.99, 0.98, 1.0)), ("hard", (0.31, 0.25, 0.33))):
+        r.add(emb, "residual", unit, "cluster_accuracy", *acc)
+        r.add(emb, "residual", unit, "classification_accuracy", *acc)
+    assert "| fairer / better | 0.33 | 0.33 |" in "\n".join(comparison_table(r))
+    assert "reach chance, 0.33) after: hard;" in unrecoverable_line(r, "colour")

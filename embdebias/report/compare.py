@@ -32,8 +32,8 @@ class Measure(NamedTuple):
 
 #: The comparison table's columns, in order.
 MEASURES = (
-    Measure("clustering", "residual", None, "cluster_accuracy", "0.5"),
-    Measure("SVM", "residual", None, "classification_accuracy", "0.5"),
+    Measure("clustering", "residual", None, "cluster_accuracy", "chance"),
+    Measure("SVM", "residual", None, "classification_accuracy", "chance"),
     Measure("neighbour r", "residual", None, "neighbour_correlation", "0"),
     Measure("DirectBias (original direction)", "direct_bias", None, "direct_bias_original", "lower"),
     Measure("DirectBias (re-fitted direction)", "direct_bias", None, "direct_bias_own", "lower"),
@@ -129,9 +129,10 @@ def comparison_table(report) -> list[str]:
     if len(report.embeddings) < 2 or not measures:
         return []
     ref = report.embeddings[0]
+    chance = f"{chance_of(report):.2g}"
     lines = ["| column | " + " | ".join(m.label for m in measures) + " |",
              "| --- | " + " | ".join("---:" for _ in measures) + " |",
-             "| fairer / better | " + " | ".join(m.fairer for m in measures) + " |"]
+             "| fairer / better | " + " | ".join(chance if m.fairer == "chance" else m.fairer for m in measures) + " |"]
     for emb in report.embeddings:
         cells = [_cell_text(measure_entry(report, m, emb), m, emb == ref) for m in measures]
         lines.append(f"| {emb} | " + " | ".join(cells) + " |")
@@ -156,16 +157,23 @@ def unrecoverable_line(report, attribute: str = "gender") -> str | None:
     if not entries:
         return None
     gone = [e for e, v in entries.items() if not v["recoverable"]]
+    chance = f"{chance_of(report):.2g}"
     if gone:
         return (f"- **{attribute.capitalize()} no longer recoverable beyond the noise** (clustering and SVM "
-                f"accuracy intervals reach chance, 0.5) after: {', '.join(gone)}; still recoverable after: "
+                f"accuracy intervals reach chance, {chance}) after: {', '.join(gone)}; still recoverable after: "
                 f"{', '.join(e for e in entries if e not in gone) or 'none'}.")
     lowest = min(entries, key=lambda e: (entries[e].get("cluster_accuracy") or 1.0))
     low = entries[lowest]
     return (f"- **{attribute.capitalize()} is still recoverable after every method** ({len(entries)} of "
             f"{len(entries)}): no method brings the clustering and SVM accuracy intervals down to chance "
-            f"(0.5); the lowest, '{lowest}', still has clustering {_two(low.get('cluster_accuracy'))} and SVM "
+            f"({chance}); the lowest, '{lowest}', still has clustering {_two(low.get('cluster_accuracy'))} and SVM "
             f"{_two(low.get('classification_accuracy'))}.")
+
+
+def chance_of(report) -> float:
+    """The residual accuracies' chance level: 1/k of the report's k groups (0.5 for two, and for a
+    report that does not say)."""
+    return 1 / max(2, len(report.params.get("groups") or ()))
 
 
 def _two(value) -> str:

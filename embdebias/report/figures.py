@@ -368,18 +368,20 @@ def tradeoff_points(report) -> dict:
     the first: the quality kept (the mean, over WordSim353, SimLex-999 and analogy, of each as a
     fraction of the first column's; its bounds the means of the bounds' fractions), mean |WEAT d|
     left and the clustering accuracy above chance left (fractions of the first column's)."""
-    from .compare import MEASURES, measure_entry
+    from .compare import MEASURES, chance_of, measure_entry
 
     ref = report.embeddings[0]
     quality = [m for m in MEASURES if m.fairer == "higher"]
     weat = next(m for m in MEASURES if m.statistic == "weat_mean_abs_d")
     cluster = next(m for m in MEASURES if m.statistic == "cluster_accuracy")
+    chance = chance_of(report)  # 1/k of k groups
     out = {}
     for emb in report.embeddings[1:]:
         kept = [k for m in quality if (k := _kept(measure_entry(report, m, emb), measure_entry(report, m, ref)))]
         out[emb] = {"quality": tuple(float(np.mean([k[i] for k in kept])) for i in range(3)) if kept else None,
                     "weat": _kept(measure_entry(report, weat, emb), measure_entry(report, weat, ref)),
-                    "residual": _kept(measure_entry(report, cluster, emb), measure_entry(report, cluster, ref), 0.5)}
+                    "residual": _kept(measure_entry(report, cluster, emb), measure_entry(report, cluster, ref),
+                                      chance)}
     return out
 
 
@@ -390,7 +392,7 @@ def tradeoff_figure(report):
 
     points = tradeoff_points(report)
     panels = (("weat", "mean |WEAT d| left (fraction of the original's)"),
-              ("residual", "clustering accuracy above chance left\n((acc - 0.5) / (original's - 0.5))"))
+              ("residual", "clustering accuracy above chance left\n((acc - chance) / (original's - chance))"))
     drawn = [key for key, _ in panels if any(p["quality"] and p[key] for p in points.values())]
     if not drawn:
         raise EmbdebiasError("trade-off figure: the report needs a debiased column with a quality number and "
@@ -424,7 +426,8 @@ def tradeoff_figure(report):
 
 def tradeoff_caption(info: dict) -> str:
     what = {"weat": "mean |WEAT d| over the tests", "residual": "the residual test's clustering accuracy above "
-                                                               "chance, (accuracy - 0.5) / (original's - 0.5)"}
+                                                               "chance (1/k of k groups), (accuracy - chance) / "
+                                                               "(original's - chance)"}
     return (f"Bias left against quality kept for the {info['methods']} debiased columns, each as a fraction of "
             f"'{info['first']}' (the star at 1, 1): {' and, right, '.join(what[p] for p in info['panels'])}, "
             f"against the mean of WordSim353, SimLex-999 and analogy accuracy kept. Bars: the "
