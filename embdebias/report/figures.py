@@ -288,7 +288,14 @@ def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
         ax.set_title(f"{name}\nclustering accuracy {acc}", fontsize=10)
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.colorbar(art, ax=list(axes[:len(embeddings)]), shrink=0.8, label=label)
+    if set(groups) == {"male", "female"}:
+        fig.colorbar(art, ax=list(axes[:len(embeddings)]), shrink=0.8, label=label)
+    else:  # k groups: a legend of the groups' colours
+        from matplotlib.lines import Line2D
+
+        cmap_k = art.get_cmap()
+        axes[0].legend(handles=[Line2D([], [], marker="o", linestyle="none", color=cmap_k(i / 9), label=g)
+                                for i, g in enumerate(groups)], fontsize=7, loc="best")
     fig.suptitle(f"The {len(words)} most {unit}-biased words of '{first}' in each column (2-D PCA)", fontsize=11)
     return fig, {"words": len(words), "first": first, "unit": unit,
                  "groups": None if set(groups) == {"male", "female"} else list(groups)}
