@@ -129,6 +129,13 @@ def test_tradeoff_points_are_fractions_of_the_original(report, tmp_path):
          for e in ("hard", "original")]
     kept = np.mean([q[0] / q[1], q[2] / q[3]])
     assert points["hard"]["quality"][0] == pytest.approx(kept)
+    # the bounds: the paired change from the original (ref + change) over the original's value
+    from embdebias.report.compare import shown_change
+
+    sims = [m for m in MEASURES if m.metric == "similarity"]
+    low = np.mean([(measure_entry(report, m, "original")["value"] + shown_change(measure_entry(report, m, "hard"), m)[1])
+                   / measure_entry(report, m, "original")["value"] for m in sims])
+    assert points["hard"]["quality"][1] == pytest.approx(low)
     w = [report.aggregate("weat_mean_abs_d", e)["value"] for e in ("hard", "original")]
     assert points["hard"]["weat"][0] == pytest.approx(w[0] / w[1])
     assert points["hard"]["residual"] is None  # no residual test in this report

@@ -359,14 +359,21 @@ def weat_caption(info: dict) -> str:
 # -- the trade-off of the methods ---------------------------------------------------------------
 
 
-def _kept(entry: dict | None, ref: dict | None, chance: float = 0.0):
+def _kept(entry: dict | None, ref: dict | None, chance: float = 0.0, measure=None):
     """``(value, low, high)`` of ``entry`` as a fraction of ``ref``'s, both measured from ``chance``
-    (None when either is missing or the reference sits at chance)."""
+    (None when either is missing or the reference sits at chance). The bounds are those of the
+    paired change from ``ref`` when there is one (``ref + change`` over ``ref``: the noise the two
+    columns share cancels), else of the entry's own interval."""
+    from .compare import shown_change
+
     if entry is None or ref is None or ref["value"] - chance == 0:
         return None
     scale = ref["value"] - chance
-    lo, hi = entry.get("ci_low"), entry.get("ci_high")
     value = (entry["value"] - chance) / scale
+    if entry.get("paired") and entry.get("change_ci_low") is not None and measure is not None:
+        _, lo, hi = shown_change(entry, measure)  # the change of the number (a magnitude for a bias)
+        return value, (ref["value"] + lo - chance) / scale, (ref["value"] + hi - chance) / scale
+    lo, hi = entry.get("ci_low"), entry.get("ci_high")
     return (value, value if lo is None else (lo - chance) / scale, value if hi is None else (hi - chance) / scale)
 
 
@@ -384,9 +391,10 @@ def tradeoff_points(report) -> dict:
     chance = chance_of(report)  # 1/k of k groups
     out = {}
     for emb in report.embeddings[1:]:
-        kept = [k for m in quality if (k := _kept(measure_entry(report, m, emb), measure_entry(report, m, ref)))]
+        kept = [k for m in quality
+                if (k := _kept(measure_entry(report, m, emb), measure_entry(report, m, ref), measure=m))]
         out[emb] = {"quality": tuple(float(np.mean([k[i] for k in kept])) for i in range(3)) if kept else None,
-                    "weat": _kept(measure_entry(report, weat, emb), measure_entry(report, weat, ref)),
+                    "weat": _kept(measure_entry(report, weat, emb), measure_entry(report, weat, ref), measure=weat),
                     "residual": _kept(measure_entry(report, cluster, emb), measure_entry(report, cluster, ref),
                                       chance)}
     return out
@@ -438,9 +446,10 @@ def tradeoff_caption(info: dict) -> str:
     return (f"Bias left against quality kept for the {info['methods']} debiased columns, each as a fraction of "
             f"'{info['first']}' (the star at 1, 1): {' and, right, '.join(what[p] for p in info['panels'])}, "
             f"against the mean of WordSim353, SimLex-999 and analogy accuracy kept. Bars: the "
-            f"{info['level']:.0%} intervals of the comparison table scaled the same way (for quality, the mean of "
-            f"the three scaled bounds, an approximation); the original's own uncertainty is not in them. Lower is "
-            f"fairer, further right keeps more quality; 0 is no bias left.")
+            f"{info['level']:.0%} intervals of the paired changes from '{info['first']}' in the comparison table, "
+            f"scaled the same way (for quality, the mean of the three scaled bounds, an approximation; for the "
+            f"residual accuracy, which has no paired interval, its own). Lower is fairer, further right keeps more "
+            f"quality; 0 is no bias left.")
 
 
 # -- each group's words on the attribute's subspace ---------------------------------------------
