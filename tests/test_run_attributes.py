@@ -284,3 +284,16 @@ def test_chance_is_one_over_k_in_the_comparison_and_verdict():
         r.add(emb, "residual", unit, "classification_accuracy", *acc)
     assert "| fairer / better | 0.33 | 0.33 |" in "\n".join(comparison_table(r))
     assert "reach chance, 0.33) after: hard;" in unrecoverable_line(r, "colour")
+
+
+def test_an_edited_attribute_file_is_a_new_sweep_point(tmp_path, sex):
+    from embdebias.sweep.config import load_config
+    from embdebias.sweep.points import make_points
+
+    mine = tmp_path / "mine.json"
+    mine.write_bytes(sex.read_bytes())
+    cfg = load_config({"embeddings": [{"path": "glove-6b-50d"}], "attributes": [str(mine)]})
+    before = {p.key for p in make_points(cfg)}
+    mine.write_text(sex.read_text(encoding="utf-8").replace('["girl", "boy"]', '["lady", "gentleman"]'),
+                    encoding="utf-8")
+    assert before.isdisjoint({p.key for p in make_points(cfg)})
