@@ -371,9 +371,31 @@ def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
 
 
 def suite_for(tests=None, attribute=None, options=None, lists: str = "published") -> list[str]:
-    """The metrics :func:`evaluate` would run for ``tests`` (None: the default suite) and
-    ``attribute``; a metric named that cannot measure the attribute raises, as evaluate does
-    (a run checks every attribute's suite before it writes anything)."""
+    """The metrics :func:`evaluate` would run for ``tests`` and ``attribute``.
+
+    A run checks every attribute's suite with it before it writes anything.
+
+    Parameters
+    ----------
+    tests : sequence of str, optional
+        Metric names (None: the default suite of the attribute).
+    attribute : str, path or Attribute, optional
+        As :func:`evaluate`'s (None: gender).
+    options : dict, optional
+        ``{metric: {option: value}}``, as :func:`evaluate`'s.
+    lists : str
+        The list set.
+
+    Returns
+    -------
+    list of str
+        The metric names, in order.
+
+    Raises
+    ------
+    EmbdebiasError
+        A metric named in ``tests`` cannot measure the attribute.
+    """
     names = _given_suite(tests, None)
     chosen = _attribute_suite(DEFAULT_SUITE if names is None else names, _one_attribute(attribute, lists),
                               {k: dict(v) for k, v in (options or {}).items()}, explicit=names is not None)

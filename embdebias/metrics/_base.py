@@ -283,14 +283,31 @@ class EvalContext:
 
 def attribute_subspace(embedding, attribute=None, n_components: int | None = None,
                        lists: str = wordlists.DEFAULT_LISTS, definitional=None):
-    """The bias subspace of ``attribute`` fitted on ``embedding``: the one place every command
-    turns an attribute into directions.
+    """The bias subspace of ``attribute`` fitted on ``embedding``: where the run, debias, plot,
+    sweep and evaluate turn an attribute into directions.
 
     Gender (or None) is today's :class:`~embdebias.subspace.BiasSubspace` over the
     definitional pairs (``definitional``: a user's pair file; default the list set's). Any
     other attribute is fitted on its defining sets, one word per group (Manzini et al. 2019:
-    PCA over the set-centred vectors; two groups are pairs). ``n_components`` defaults to 1
-    for two groups and ``k - 1`` for ``k`` (the directions ``k`` group means span).
+    PCA over the set-centred vectors; two groups are pairs).
+
+    Parameters
+    ----------
+    embedding : Embedding
+        Where the subspace is fitted (the original).
+    attribute : Attribute, optional
+        None or the bundled gender: today's subspace.
+    n_components : int, optional
+        Default 1 for two groups and ``k - 1`` for ``k`` (the directions ``k`` group means span).
+    lists : str
+        The list set.
+    definitional : path or pairs, optional
+        Gender's definitional pairs instead of the list set's (gender only).
+
+    Returns
+    -------
+    BiasSubspace
+        Fitted.
     """
     from ..subspace import BiasSubspace
 

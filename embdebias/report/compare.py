@@ -124,7 +124,19 @@ def comparison_measures(report) -> list[Measure]:
 
 
 def comparison_table(report) -> list[str]:
-    """The comparison table's Markdown lines, with its note (empty with fewer than two columns)."""
+    """The comparison table: one row per column, one column per measure of :data:`MEASURES`.
+
+    Parameters
+    ----------
+    report : Report
+        An evaluation whose first column is the original.
+
+    Returns
+    -------
+    list of str
+        Markdown lines, then the note on how to read them (empty with fewer than two columns
+        or none of the measures).
+    """
     measures = comparison_measures(report)
     if len(report.embeddings) < 2 or not measures:
         return []
