@@ -297,3 +297,13 @@ def test_an_edited_attribute_file_is_a_new_sweep_point(tmp_path, sex):
     mine.write_text(sex.read_text(encoding="utf-8").replace('["girl", "boy"]', '["lady", "gentleman"]'),
                     encoding="utf-8")
     assert before.isdisjoint({p.key for p in make_points(cfg)})
+
+
+def test_one_attribute_and_several_do_not_share_a_directory(small, sex, tmp_path, capsys):
+    one, several = tmp_path / "one", tmp_path / "several"
+    assert main(["run", str(small), "--out-dir", str(one), "--tests", "weat"]) == 0
+    assert main(["run", str(small), "--out-dir", str(one), "--tests", "weat", "--attribute", f"gender,{sex}"]) == 2
+    assert "holds the run of one attribute" in capsys.readouterr().err
+    assert main(["run", str(small), "--out-dir", str(several), "--tests", "weat", "--attribute", f"gender,{sex}"]) == 0
+    assert main(["run", str(small), "--out-dir", str(several), "--tests", "weat"]) == 2
+    assert "holds a run of several attributes" in capsys.readouterr().err

@@ -167,12 +167,25 @@ def check_attributes_dir(out_dir, names, *, force: bool = False) -> None:
             not q.name.endswith(LOCK_SUFFIX) for q in out_dir.iterdir()):
         raise EmbdebiasError(f"{out_dir}: an existing directory that is not an earlier run's output; choose a new "
                              f"or empty directory, or use --force to write into it anyway")
+    if (out_dir / STATE).is_file() and not force:
+        raise EmbdebiasError(f"{out_dir}: holds the run of one attribute; a run of several writes each into its own "
+                             f"subdirectory: choose another --out-dir, or use --force to write beside it")
     for name in (*REPORT_FILES, MARKER):
         check_replaceable(out_dir / name, directory=False)
     for name in names:
         if (out_dir / name).exists() and not (out_dir / name).is_dir():
             raise EmbdebiasError(f"{out_dir / name}: exists and is not a directory (the {name} attribute's run "
                                  f"goes there)")
+
+
+def holds_attributes(out_dir) -> bool:
+    """Whether ``out_dir`` holds a run of several attributes (its report.json lists them)."""
+    import json
+
+    try:
+        return "attributes" in json.loads((Path(out_dir) / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def check_plan(out_dir, source, options, *, log) -> tuple:
@@ -184,6 +197,9 @@ def check_plan(out_dir, source, options, *, log) -> tuple:
                          options.seeds, options.sembias, *test_files(options.tests or ()),
                          *(a for a in options.attribute or () if not _bundled_attribute(a)))
     plan = planned_outputs(options.format, methods=options.methods, expand=options.expand, strict=options.strict)
+    if holds_attributes(out_dir) and not options.force:
+        raise EmbdebiasError(f"{out_dir}: holds a run of several attributes (one subdirectory each); choose another "
+                             f"--out-dir for a run of one, or use --force to write beside them")
     check_out_dir(out_dir, plan, force=options.force, inputs=inputs, log=log)
     return inputs
 
