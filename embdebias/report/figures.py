@@ -141,7 +141,7 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
     labels = [shown[i] for i in idx]
     for ax, (name, p) in zip(axes, proj.items()):
         _occupation_panel(ax, p[keep][idx], labels, hatched, lim, side)
-        ax.set_title(f"{name}\n{DIRECT_BIAS_LABEL} {np.abs(p).mean():.3f} ({len(present)} words)", fontsize=10)
+        ax.set_title(f"{name}\n{DIRECT_BIAS_LABEL}\n{np.abs(p).mean():.3f} over {len(present)} words", fontsize=10)
     source = _words_source(words, lists)
     fig.suptitle(f"Occupations ({source}) on the {side['name']} direction of {next(iter(proj))}", fontsize=11)
     fig.tight_layout()
