@@ -485,6 +485,7 @@ def group_figure(embeddings: dict, attribute, subspace):
     for ax in axes[len(proj):]:
         ax.set_visible(False)
     colors = ["#c2185b", "#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#455a64"]
+    lim = 1.1 * max(float(np.abs(xy).max()) for groups in proj.values() for xy in groups.values())
     for ax, (name, groups) in zip(axes, proj.items()):
         means = []
         for j, (g, xy) in enumerate(groups.items()):
@@ -494,9 +495,15 @@ def group_figure(embeddings: dict, attribute, subspace):
             ax.scatter([means[-1][0]], [means[-1][1] if xy.shape[1] > 1 else j], marker="X", s=90,
                        color=colors[j % len(colors)], edgecolor="black")
         ax.axvline(0, color="0.5", lw=0.6)
+        ax.set_xlim(-lim, lim)  # one scale in every panel
         ax.set_title(f"{name}\nmean distance of group means {mean_distance(means):.3f}", fontsize=10)
         ax.set_xlabel("component 1", fontsize=8)
-        ax.set_ylabel("component 2" if next(iter(groups.values())).shape[1] > 1 else "group", fontsize=8)
+        if next(iter(groups.values())).shape[1] > 1:
+            ax.set_ylim(-lim, lim)
+            ax.set_ylabel("component 2", fontsize=8)
+        else:  # one component: a strip per group
+            ax.set_yticks(range(len(groups)))
+            ax.set_yticklabels(list(groups), fontsize=8)
     axes[0].legend(fontsize=7, loc="best")
     first = next(iter(proj))
     fig.suptitle(f"{attribute.name}: each group's words on the subspace of '{first}'", fontsize=11)
@@ -516,10 +523,11 @@ def group_caption(info: dict) -> str:
     where = "first two components" if info["components"] > 1 else "one direction (a strip per group)"
     return (f"Each group's words of the {info['attribute']} attribute ({words}, those in every column), as unit "
             f"vectors projected on the {where} of the {info['attribute']} subspace fitted on '{info['first']}' "
-            f"(its defining sets), one panel per column; crosses mark the group means, and each title gives the "
-            f"mean distance between them. Debiasing that removes the attribute from this subspace brings the "
-            f"means together (distance 0); it says nothing of what other directions still encode (see the "
-            f"residual tests).")
+            f"(its defining sets), one panel per column on one scale; crosses mark the group means, and each title "
+            f"gives the mean distance between them. These are the groups' own words, which debiasing keeps when "
+            f"they are among the specific words (hard debias keeps them by design): the figure shows where the "
+            f"groups lie, and for words neutralized, whether they were brought together (distance 0); it says "
+            f"nothing of what other directions still encode (see the residual figure).")
 
 
 def _draw_occupations(embeddings, report, path, opts) -> str:
