@@ -307,3 +307,13 @@ def test_one_attribute_and_several_do_not_share_a_directory(small, sex, tmp_path
     assert main(["run", str(small), "--out-dir", str(several), "--tests", "weat", "--attribute", f"gender,{sex}"]) == 0
     assert main(["run", str(small), "--out-dir", str(several), "--tests", "weat"]) == 2
     assert "holds a run of several attributes" in capsys.readouterr().err
+
+
+def test_a_run_of_several_attributes_keeps_its_input(small, sex, tmp_path, capsys):
+    from embdebias.cli.run import recorded_input
+
+    out = tmp_path / "out"
+    assert main(["run", str(small), "--out-dir", str(out), "--tests", "weat", "--attribute", f"gender,{sex}"]) == 0
+    assert recorded_input(out) == str(small.resolve())
+    assert main(["run", "--out-dir", str(out), "--tests", "weat", "--attribute", f"gender,{sex}"]) == 2
+    assert "holds the results of another input" in capsys.readouterr().err

@@ -130,6 +130,10 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
                  progress: bool = False, evaluate_kwargs: dict | None = None, **kwargs) -> Path:
     """Run the main job and return the path of ``report.md``.
 
+    With several attributes (``attribute="gender,race"``), each attribute's run goes into
+    ``out_dir/NAME/`` (its own outputs, state and resume) and ``out_dir/report.md`` holds one
+    section per attribute and one verdict line per attribute and method.
+
     Parameters
     ----------
     source : path, "glove-6b-50d" or None
@@ -234,7 +238,7 @@ def _run_attributes(source, out_dir: Path, o: RunOptions, attrs: list, log, prog
                 adopt(sub, log)
                 steps = Steps(sub, sub_o.force, log, (*inputs, emb.path), token)
                 reports[attr.name] = _run_steps(steps, emb, ident, sub_o, lists_used, t, t_start, progress, ready)
-        return _write_attributes_report(out_dir, emb, attrs, reports, log)
+        return _write_attributes_report(out_dir, emb, ident, attrs, reports, log)
 
 
 def attribute_arg(attr) -> str:
@@ -245,13 +249,14 @@ def attribute_arg(attr) -> str:
     return attr.name if bundled else attr.path
 
 
-def _write_attributes_report(out_dir: Path, emb, attrs: list, reports: dict, log) -> Path:
+def _write_attributes_report(out_dir: Path, emb, ident: dict, attrs: list, reports: dict, log) -> Path:
     """``report.md`` and ``report.json`` of a run of several attributes, from each one's report."""
     from ..report.run import render_attributes_report
 
     summaries = {a.name: json.loads((reports[a.name].parent / "report.json").read_text(encoding="utf-8"))
                  for a in attrs}
-    write_json(out_dir / "report.json", {"embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
+    write_json(out_dir / "report.json", {"input": ident,
+                                         "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
                                          "attributes": {n: {"report": f"{n}/report.md",
                                                             "groups": s.get("attribute", {}).get("groups")}
                                                         for n, s in summaries.items()}})
