@@ -28,6 +28,7 @@ words is such a case.
 from __future__ import annotations
 
 import numbers
+import re
 import warnings
 from collections.abc import Mapping
 
@@ -186,7 +187,7 @@ def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: Eval
             try:
                 result, cells, unit_samples = metric.score(emb, unit, ctx)
             finally:
-                raised += [(emb_name, w) for w in caught]
+                raised += [(emb_name, getattr(emb, "name", emb_name), w) for w in caught]
     except EmbdebiasError as exc:
         if strict:
             raise
@@ -206,11 +207,15 @@ def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: Eval
 
 def _warn_once(raised: list, columns: list) -> None:
     """Each distinct warning the metrics raised, once, with the columns it was raised on (a
-    metric warning of the same list on every column would otherwise repeat it per column)."""
+    metric warning of the same list on every column would otherwise repeat it per column).
+    Warnings that differ only by the embedding they name are one: the first column's is shown."""
     by_text: dict = {}
-    for emb, w in raised:
-        by_text.setdefault((w.category, str(w.message)), (w, []))[1].append(emb)
-    for (category, text), (w, names) in by_text.items():
+    for column, emb_name, w in raised:
+        text = str(w.message)
+        # the embedding's name as a word of its own ("other" is not the one in "mother")
+        same = re.sub(rf"(?<![\w.-]){re.escape(emb_name)}(?![\w.-])", "\0", text) if emb_name else text
+        by_text.setdefault((w.category, same), (w, text, []))[2].append(column)
+    for (category, _), (w, text, names) in by_text.items():
         names = list(dict.fromkeys(names))
         if len(columns) > 1:
             text += f" (on {len(names)} of {len(columns)} columns: {', '.join(names)})"

@@ -147,11 +147,15 @@ def test_tradeoff_points_are_fractions_of_the_original(report, tmp_path):
 def test_a_metric_warning_of_every_column_is_said_once_with_its_count():
     from test_residual import _planted
 
+    from embdebias.embedding import Embedding
+
     emb = _planted(n=6000)
+    # the same vectors under other names: the messages name each embedding, and are still one
+    other = Embedding(emb.words, emb.vectors, name="other")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        evaluate({"a": emb, "b": emb, "c": emb}, ["residual"], bootstrap=0,
+        evaluate({"a": emb, "b": other, "c": emb}, ["residual"], bootstrap=0,
                  options={"residual": {"neutral_words": ["nosuchwordone", "nosuchwordtwo", "aaaa"]}})
     refit = [str(w.message) for w in caught if "re-fitted direction's rows are not scored" in str(w.message)]
     assert len(refit) == 1
-    assert refit[0].endswith("(on 3 of 3 columns: a, b, c)")
+    assert refit[0].endswith("(on 3 of 3 columns: a, b, c)") and "planted" in refit[0]
