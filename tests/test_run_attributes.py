@@ -284,6 +284,9 @@ def test_chance_is_one_over_k_in_the_comparison_and_verdict():
         r.add(emb, "residual", unit, "classification_accuracy", *acc)
     assert "| fairer / better | 0.33 | 0.33 |" in "\n".join(comparison_table(r))
     assert "reach chance, 0.33) after: hard;" in unrecoverable_line(r, "colour")
+    from embdebias.report.summary import recoverable_text
+
+    assert recoverable_text(r, "hard") == "'hard': no, not beyond chance (clustering 0.31, SVM 0.31; 0.33 is chance)"
 
 
 def test_an_edited_attribute_file_is_a_new_sweep_point(tmp_path, sex):
