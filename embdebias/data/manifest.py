@@ -90,6 +90,12 @@ RESOURCES: tuple[Resource, ...] = (
           ("zhao2018_female", "Zhao et al. (2018), 222 female words")),
     _list("lu2020/occupations.txt", "word list",
           "Lu et al. (2020), Supplemental Material, transcribed (lu2020/SOURCE.md)"),
+    _list("attributes/race.json", "attribute",
+          "defining sets after Manzini et al. (2019), typed by the embdebias authors; the other lists written by "
+          "the embdebias authors, MIT (wordlists/README.md, Attributes)"),
+    _list("attributes/religion.json", "attribute",
+          "defining sets after Manzini et al. (2019), typed by the embdebias authors; the other lists written by "
+          "the embdebias authors, MIT (wordlists/README.md, Attributes)"),
     _list("README.md", "document", _MIT_PROJECT),
     _list("bolukbasi2016/LICENSE", "document", "the MIT licence of Bolukbasi et al.'s release"),
     _list("bolukbasi2016/SOURCE.md", "document", _MIT_PROJECT),
