@@ -78,9 +78,7 @@ def resolve_sets(sets, lists: str = wordlists.DEFAULT_LISTS,
     if sets is None or wordlists._is_path_like(sets):
         return wordlists.resolve_pairs(sets, role, lists)
     out = [tuple(s) if isinstance(s, (list, tuple)) else (s,) for s in sets]
-    if not out:
-        raise WordListError("defining sets: no set given")
-    k = len(out[0])
+    k = len(out[0]) if out else 2
     for i, words in enumerate(out, start=1):
         if len(words) != k or k < 2:
             raise WordListError(f"defining sets: set {i} {list(words)!r} has {len(words)} words, expected "
@@ -163,6 +161,8 @@ class BiasSubspace(BaseEstimator):
             sets = resolve_sets(self.pairs, self.lists)
         else:
             sets = [tuple(s) for s in attr.defining_sets]
+        if not sets:
+            raise WordListError("bias subspace: no defining sets given")
         k = len(sets[0])
         if attr is not None:
             if len(attr.groups) != k:
