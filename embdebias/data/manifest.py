@@ -90,6 +90,9 @@ RESOURCES: tuple[Resource, ...] = (
           ("zhao2018_female", "Zhao et al. (2018), 222 female words")),
     _list("lu2020/occupations.txt", "word list",
           "Lu et al. (2020), Supplemental Material, transcribed (lu2020/SOURCE.md)"),
+    _list("attributes/gender.json", "attribute",
+          "the embdebias authors, MIT: references to the published gender lists above, and words of "
+          "Caliskan et al. (2017)'s WEAT 6-8 stimuli (published, cited)"),
     _list("attributes/race.json", "attribute",
           "defining sets after Manzini et al. (2019), typed by the embdebias authors; the other lists written by "
           "the embdebias authors, MIT (wordlists/README.md, Attributes)"),
