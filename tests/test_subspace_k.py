@@ -132,3 +132,26 @@ def test_sets_with_missing_words_are_dropped_and_reported():
     assert sub.sets_used_ == sets and sub.missing_words_ == ["nope"]
     with pytest.raises(MissingWordsError, match="at least 2 defining sets"), pytest.warns(MissingWordsWarning):
         BiasSubspace([sets[0], ("a", "b", "c")]).fit(emb)
+
+
+def test_attribute_gives_its_defining_sets_and_groups():
+    import embdebias
+
+    emb = glove()
+    religion = embdebias.load_attribute("religion")
+    sub = BiasSubspace(attribute="religion").fit(emb)
+    assert sub.groups_ == ("jewish", "christian", "muslim") and sub.components_.shape == (2, 50)
+    assert np.array_equal(sub.components_, BiasSubspace(list(religion.defining_sets)).fit(emb).components_)
+    assert np.array_equal(resolve_subspace(None, emb, attribute=religion).components_, sub.components_)
+    from embdebias.subspace import fit_subspace
+
+    assert np.array_equal(fit_subspace(emb, attribute="race").components_,
+                          BiasSubspace(list(embdebias.load_attribute("race").defining_sets)).fit(emb).components_)
+    # gender as an attribute is the default subspace, unchanged
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingWordsWarning)
+        assert np.array_equal(BiasSubspace(attribute="gender").fit(emb).components_, BiasSubspace().fit(emb).components_)
+    # the group word projects positively on the first component: "jew" for religion
+    assert sub.project(emb[["jew"]])[0, 0] > 0
+    with pytest.raises(WordListError, match="do not fit attribute 'religion', which has 3 groups"):
+        BiasSubspace([("she", "he"), ("her", "his")], attribute="religion").fit(emb)
