@@ -274,3 +274,12 @@ def test_inlp_and_rlace_remove_three_groups(method):
     if method == "inlp":
         assert est.history_[-1]["binary_dev_accuracy"] <= 0.55 - 0.5 + 1 / 3
         assert est.run_info(emb)["groups"] == 3
+
+
+def test_debias_file_refuses_a_binary_method_for_race_before_any_work(tmp_path):
+    from embdebias.debias.api import debias_file
+
+    out = tmp_path / "out.embd"
+    with pytest.raises(EmbdebiasError, match="'hsr' is binary by construction"):
+        debias_file(str(tmp_path / "missing.txt"), out, method="hsr", attribute="race")
+    assert not out.exists()
