@@ -255,7 +255,8 @@ class BiasSubspace(BaseEstimator):
 
     @property
     def direction_(self) -> np.ndarray:
-        """The first component (the gender direction, female positive), shape ``(d,)``."""
+        """The first component, shape ``(d,)``: the gender direction (female positive) for gender's
+        pairs, the first group's side positive for ``k`` groups."""
         check_is_fitted(self, "components_")
         return self.components_[0]
 

@@ -290,8 +290,11 @@ class HardDebias(Debiaser):
         info = {"equalize_pairs": len(self.equalize_pairs_), "equalize_pairs_missing": len(self.equalize_missing_),
                 "gender_specific": len(self.gender_specific_),
                 "gender_specific_in_vocabulary": int((emb.words.rows(sorted(self.gender_specific_)) >= 0).sum())}
-        if self.neutralized_words_ is not None:
+        if getattr(self, "neutralized_words_", None) is not None:
             info["neutralized_only"] = len(self.neutralized_words_)
+        attr = attribute_of(self.attribute, self.lists)
+        if attr is not None and attr.name != "gender":
+            info["attribute"] = attr.name
         return info
 
     @classmethod
@@ -304,7 +307,7 @@ class HardDebias(Debiaser):
                 + (f" ({info['equalize_pairs_missing']} pairs of the list not in the vocabulary)"
                    if info.get("equalize_pairs_missing") else "")
                 + (f"; {info['gender_specific_in_vocabulary']:,} of {info['gender_specific']:,} "
-                   f"gender-specific words in the vocabulary, kept; {neutralized}"
+                   f"{info.get('attribute', 'gender')}-specific words in the vocabulary, kept; {neutralized}"
                    if "gender_specific_in_vocabulary" in info else "")]
 
     def _find_sets(self, sets, emb: Embedding):
