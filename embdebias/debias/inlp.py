@@ -83,6 +83,7 @@ class INLP(LinearDebiaser):
     binary : bool, default False
         Train on the male- and female-biased words only (2 classes, one direction per
         iteration), as RLACE's rank comparison does; default: the published 3 classes.
+        For ``k`` groups: the groups' words only (``k`` classes, no neutral class).
     fraction : float, default 0.05
         Share of the filtered vocabulary in each class.
     max_words : int, default 150000
