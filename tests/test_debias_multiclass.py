@@ -284,3 +284,10 @@ def test_debias_file_refuses_a_binary_method_for_race_before_any_work(tmp_path):
     with pytest.raises(EmbdebiasError, match="'hsr' is binary by construction"):
         debias_file(str(tmp_path / "missing.txt"), out, method="hsr", attribute="race")
     assert not out.exists()
+
+
+def test_the_table_says_which_methods_handle_k_groups():
+    from embdebias.debias import DEBIASERS
+
+    assert [n for n, s in DEBIASERS.items() if s.handles(3)] == ["soft", "hard", "inlp", "rlace"]
+    assert all(s.handles(2) for s in DEBIASERS.values())

@@ -167,6 +167,10 @@ class DebiaserSpec:
                 self.param(name).check(value)
         return cls(**params)
 
+    def handles(self, n_groups: int) -> bool:
+        """Whether the method can debias an attribute of ``n_groups`` groups (see :attr:`max_groups`)."""
+        return self.max_groups is None or n_groups <= self.max_groups
+
     def check_attribute(self, attribute, lists=None):
         """The :class:`~embdebias.Attribute` ``attribute`` stands for, if this method can debias it.
 
@@ -181,8 +185,8 @@ class DebiaserSpec:
 
         attr = resolve_attribute(attribute, lists or DEFAULT_LISTS)
         groups = f"{len(attr.groups)} groups ({', '.join(attr.groups)})"
-        any_k = ", ".join(n for n, s in DEBIASERS.items() if s.max_groups is None)
-        if self.max_groups is not None and len(attr.groups) > self.max_groups:
+        any_k = ", ".join(n for n, s in DEBIASERS.items() if s.handles(len(attr.groups)))
+        if not self.handles(len(attr.groups)):
             raise EmbdebiasError(f"debias method {self.name!r} is binary by construction (it handles "
                                  f"{self.max_groups} groups); attribute {attr.name!r} has {groups}; "
                                  f"methods for k groups: {any_k}")
