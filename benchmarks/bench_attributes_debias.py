@@ -17,7 +17,14 @@ Reported: the largest absolute difference of any coordinate of any word after un
 normalization of both outputs, the number of words that differ by more than 1e-6, the
 largest difference of the two subspaces' projection matrices, and the seconds of fit +
 transform of each. One more row runs WEFE with its default 10 components, to show what
-a configuration difference does. WEFE runs in a scratch venv (``--wefe-python``,
+a configuration difference does.
+
+A second table runs the four debiasers that handle ``k`` groups (hard, soft, inlp, rlace,
+each with its defaults and ``attribute=``) and measures what is left: the held-out
+accuracy of a fresh linear SVM telling the three groups' words apart (the labels and
+test split of :func:`embdebias.debias._labels.attribute_labels`, chance 1/3), and the
+mean absolute cosine of the attribute's neutral words with the attribute's subspace
+(its first component and the norm of their part in all ``k - 1``). WEFE runs in a scratch venv (``--wefe-python``,
 default ``/tmp/wefe/bin/python`` with ``wefe==1.0.1``), through this file's own
 ``--wefe-worker`` mode, which imports WEFE and numpy only.
 
@@ -40,6 +47,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ATTRIBUTES = ("race", "religion")
 MODES = ("all", "neutral")
+#: The debiasers of the second table (those that handle k groups).
+LEAKAGE_METHODS = ("hard", "soft", "inlp", "rlace")
 #: WEFE's default number of principal components of ``MulticlassHardDebias``.
 WEFE_DEFAULT_COMPONENTS = 10
 
@@ -135,6 +144,49 @@ def compare(emb, attr, mode: str, python: str, n_components: int | None = None) 
     return row
 
 
+def leakage_rows(emb, name: str) -> list[dict]:
+    """What each debiaser for ``k`` groups leaves of attribute ``name``: linear leakage and neutral words' projection."""
+    import numpy as np
+
+    import embdebias
+    from embdebias.debias import _labels, make_debiaser
+    from embdebias.debias.inlp import linear_accuracy
+    from embdebias.subspace import BiasSubspace
+
+    attr = embdebias.load_attribute(name)
+    lab = _labels.attribute_labels(emb, attr)
+    sub = BiasSubspace(attribute=attr).fit(emb)
+    neutral = [w for w in attr.neutral_words if w in set(emb.words)]
+
+    def measure(method, vectors, seconds):
+        unit = vectors.normalize()  # the original as the debiased outputs are: unit rows
+        (X, y), (Xt, yt) = (lab.split(unit, part, binary=True) for part in ("train", "test"))
+        part = unit[neutral] @ sub.components_.T
+        return {"attribute": name, "method": method, "leakage": linear_accuracy(X, y, Xt, yt),
+                "first": float(np.abs(part[:, 0]).mean()), "norm": float(np.linalg.norm(part, axis=1).mean()),
+                "seconds": seconds}
+
+    rows = [measure("original", emb, 0.0)]
+    for method in LEAKAGE_METHODS:
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = make_debiaser(method, attribute=attr, **({"rank": attr.k - 1} if method == "rlace" else {}))
+            out = est.fit(emb).transform(emb)
+        rows.append(measure(method, out, time.perf_counter() - t0))
+        print(rows[-1], flush=True)
+    return rows
+
+
+def leakage_table(rows) -> list[str]:
+    lines = ["| attribute | embedding | held-out linear accuracy, 3 groups (chance 1/3) | neutral words: mean abs "
+             "cos with component 1 | neutral words: mean norm of their part in the subspace | fit + transform (s) |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r['attribute']} | {r['method']} | {r['leakage']:.3f} | {r['first']:.4f} | {r['norm']:.4f} | "
+              f"{r['seconds']:.1f} |" for r in rows]
+    return lines
+
+
 def table(rows, n_words: int) -> list[str]:
     lines = ["| attribute | neutralized (ours = WEFE) | components (ours / WEFE) | max abs difference | "
              "words differing by > 1e-6 | subspace: max abs difference of the projections | ours (s) | WEFE (s) |",
@@ -153,6 +205,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(HERE / "results" / "attributes_debias.md"))
     ap.add_argument("--wefe-python", default="/tmp/wefe/bin/python")
     ap.add_argument("--limit", type=int, default=None, help="first N words only (a smoke run)")
+    ap.add_argument("--no-leakage", action="store_true", help="skip the table of the k-group debiasers")
     ap.add_argument("--wefe-worker", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.wefe_worker:
@@ -172,6 +225,7 @@ def main(argv=None) -> int:
         print(rows[-1], flush=True)
     for r in rows:
         r["ours_components"] = len(embdebias.load_attribute(r["attribute"]).groups) - 1
+    leak = [] if args.no_leakage else [r for name in ATTRIBUTES for r in leakage_rows(emb, name)]
     text = "\n".join([
         "# Multiclass hard debias against WEFE 1.0.1's MulticlassHardDebias",
         "",
@@ -188,6 +242,16 @@ def main(argv=None) -> int:
         "(`neutralize=\"neutral\"`; WEFE's `target=`). WEFE equalizes from the unit vectors it read at fit "
         "time, we from the vectors after neutralize; the equalize words are all specific words, which "
         "neutralize leaves alone, so the two coincide here.",
+        "",
+        *(["## What the debiasers for k groups leave", "",
+           "Each method with its defaults and `attribute=` (hard: every word but the specific ones neutralized, "
+           "2 components; soft: lambda 0.2 on the 2-dimensional subspace; inlp: the 4-class published classifier "
+           "(3 groups and neutral words), stopping at 0.55 - 1/2 + 1/3; rlace: rank k - 1 = 2 (its default, 1, "
+           "is the binary case's k - 1), a softmax predictor). "
+           "Leakage: a fresh LinearSVC trained on the unit output vectors of the training words of "
+           "`_labels.attribute_labels` (the words nearest each group's direction on the original vectors) and "
+           "scored on its test words. The neutral words are the attribute's `neutral_words`; the subspace is "
+           "the original's.", "", *leakage_table(leak), ""] if leak else []),
         ""])
     Path(args.out).write_text(text, encoding="utf-8")
     print(text)
