@@ -79,22 +79,17 @@ def _check_method_options(args, spec) -> None:
 
 
 def _attribute_params(args, attr, spec) -> dict:
-    """The estimator keywords of another attribute than gender (``--attribute``): the attribute itself,
-    or its defining sets, equalize sets and specific words (:func:`~embdebias.pipeline.options.attribute_keywords`);
-    a method that cannot debias it refuses it in one line, as gender's list options do."""
-    from ..pipeline.options import attribute_keywords, check_method_attribute
-
-    check_method_attribute(spec, attr, args.lists)
+    """The estimator keywords of another attribute than gender (``--attribute``): the attribute itself
+    (its lists and subspace); a method that cannot debias it refuses it in one line
+    (:meth:`~embdebias.debias.DebiaserSpec.check_attribute`), as gender's list options do."""
+    spec.check_attribute(attr, args.lists)
     given = [flag for flag, v in (("--definitional", args.definitional), ("--equalize", args.equalize),
                                   ("--specific", args.gender_specific), ("--expand", args.expand)) if v]
     if given:
         raise EmbdebiasError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to gender; the attribute "
                              f"{attr.name} brings its own lists in its file ({attr.path})")
-    keywords = attribute_keywords(spec, attr)
-    if "attribute" not in keywords:  # today's estimators: the defining sets as the subspace's pairs
-        keywords["definitional"] = [tuple(s) for s in attr.defining_sets]
     return _own_params(args, spec, {"lists": args.lists, "n_components": args.components or max(1, attr.k - 1),
-                                    **keywords})
+                                    "attribute": attr})
 
 
 def _own_params(args, spec, params: dict) -> dict:

@@ -225,11 +225,12 @@ class EvalContext:
     _checked: dict = field(default_factory=dict)
 
     def attribute_or_default(self):
-        """:attr:`attribute`, or gender's (``load_attribute("gender", lists)``) when None."""
-        if self.attribute is None:
-            from ..data.attributes import load_attribute
+        """:attr:`attribute` as an :class:`~embdebias.data.attributes.Attribute` (a name or path is
+        read once, with :attr:`lists`), or gender's when None."""
+        from ..data.attributes import Attribute, resolve_attribute
 
-            self.attribute = load_attribute(DEFAULT_ATTRIBUTE, self.lists)
+        if not isinstance(self.attribute, Attribute):
+            self.attribute = resolve_attribute(self.attribute, self.lists)
         return self.attribute
 
     def opts(self, metric: str) -> dict:
@@ -309,19 +310,14 @@ def attribute_subspace(embedding, attribute=None, n_components: int | None = Non
     BiasSubspace
         Fitted.
     """
-    from ..subspace import BiasSubspace
+    from ..subspace import fit_subspace
 
     if is_default_attribute(attribute):
-        return BiasSubspace(definitional, n_components or 1, lists=lists).fit(embedding)
+        return fit_subspace(embedding, definitional, n_components or 1, lists=lists)
     if definitional is not None:
         raise EmbdebiasError(f"the attribute {attribute.name!r} brings its own defining sets "
                              f"({attribute.path}); a definitional pair file applies to gender only")
-    import inspect
-
-    k = n_components or max(1, attribute.k - 1)
-    if "attribute" in inspect.signature(BiasSubspace).parameters:  # the k-group subspace (branch i23-debias)
-        return BiasSubspace(attribute=attribute, n_components=k, lists=lists).fit(embedding)
-    return BiasSubspace([tuple(s) for s in attribute.defining_sets], k, lists=lists).fit(embedding)
+    return fit_subspace(embedding, None, n_components or max(1, attribute.k - 1), lists=lists, attribute=attribute)
 
 
 def is_default_attribute(attribute) -> bool:

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._rows import unit_rows
 from ..errors import DimensionError, EmbdebiasError
-from ._base import N_SCORED, Metric, Option, positive_number, register
+from ._base import N_SCORED, Metric, Option, attribute_subspace, positive_number, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, mean_of
 
@@ -178,17 +178,10 @@ def _direct_bias_k(embedding, words, c, comps, name, max_missing, lowercase) -> 
                             f"given subspace of {comps.shape[0]} components", name, int(comps.shape[0]))
 
 
-def attribute_subspace(emb, attribute, lists: str = "published"):
-    """The bias subspace of an attribute fitted on ``emb``: ``k - 1`` components of its defining
-    sets (Manzini et al. 2019; :class:`~embdebias.subspace.BiasSubspace` with ``attribute=``)."""
-    from ..subspace import BiasSubspace
-
-    return BiasSubspace(attribute=attribute, lists=lists).fit(emb)
-
-
 @register
 class DirectBias(Metric):
     name, title = "direct_bias", "Direct bias"
+    scope = "any"  # measures any attribute (its groups, defining sets and neutral words)
     headline = (("", "direct_bias_original", "lower"),)
     function = "direct_bias"
     legend = ("DirectBias_c (Bolukbasi et al. 2016): mean |cos(w, g)|^c over the professions; 0 is "
@@ -238,10 +231,10 @@ class DirectBias(Metric):
         key = ("attribute_subspace", attr.name)
         if key not in ctx.cache:
             ctx.cache[key] = (resolve_subspace(ctx.subspace, ctx.reference) if ctx.subspace is not None
-                              else attribute_subspace(ctx.reference, attr, ctx.lists))
+                              else attribute_subspace(ctx.reference, attr, lists=ctx.lists))
         cells, samples, first = {}, {}, None
         for stat, sub in (("direct_bias_original", ctx.cache[key]),
-                          ("direct_bias_own", attribute_subspace(emb, attr, ctx.lists))):
+                          ("direct_bias_own", attribute_subspace(emb, attr, lists=ctx.lists))):
             lk = lookup(emb, words, name=f"direct bias: {unit}", lowercase=ctx.lowercase, max_missing=ctx.max_missing)
             per_word = subspace_norms(unit_vectors(emb, lk.rows), sub.components_) ** opts["c"]
             cells[stat] = float(per_word.mean())

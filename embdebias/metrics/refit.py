@@ -95,16 +95,17 @@ def subspace_cosine(a: np.ndarray, b: np.ndarray) -> float:
 def _refit_groups(tested, words, name, attribute, original, lists, max_missing, lowercase) -> RefitDirectionResult:
     """:func:`refit_direction_bias` for an attribute of several groups (module docstring)."""
     from ..subspace import resolve_subspace
-    from .projection import attribute_subspace, direct_bias, subspace_norms
+    from ._base import attribute_subspace
+    from .projection import direct_bias, subspace_norms
 
-    refit = attribute_subspace(tested, attribute, lists)
+    refit = attribute_subspace(tested, attribute, lists=lists)
     db = direct_bias(tested, words, subspace=refit, max_missing=max_missing, lowercase=lowercase)
     lk = lookup(tested, words, name=f"refit: {name}", lowercase=lowercase, max_missing=max_missing)
     norms = subspace_norms(unit_vectors(tested, lk.rows), refit.components_)
     cosine, orig_ratio = float("nan"), float("nan")
     if original is not None:
         orig = (resolve_subspace(original, tested, lists=lists) if not hasattr(original, "words")
-                else attribute_subspace(as_emb(original), attribute, lists))
+                else attribute_subspace(as_emb(original), attribute, lists=lists))
         cosine = subspace_cosine(refit.components_, orig.components_)
         orig_ratio = float(np.sum(orig.explained_variance_ratio_[:orig.components_.shape[0]]))
     m = refit.components_.shape[0]

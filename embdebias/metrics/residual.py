@@ -650,23 +650,17 @@ def attribute_groups(attribute, lists: str = wordlists.DEFAULT_LISTS) -> tuple[d
             tuple(attr.specific_words))
 
 
-def _groups_in(report, unit: str) -> list:
-    """The groups of the residual row ``unit``: two for gender; a bundled attribute's by its name; else
-    two, so that a user's attribute is judged against 0.5, the stricter bar (chance is 1/k)."""
-    if unit == "gender":
-        return ["female", "male"]
-    try:
-        from ..data.attributes import load_attribute
-
-        return list(load_attribute(unit).groups)
-    except EmbdebiasError:
-        return ["", ""]
+def chance_level(report) -> float:
+    """The residual accuracies' chance level in ``report``: 1/k of its k groups (``params["groups"]``,
+    which :func:`~embdebias.evaluate.evaluate` records; 0.5 for two, and for a report that does not say)."""
+    return 1 / max(2, len(report.params.get("groups") or ()))
 
 
 def _recoverable_text(r: dict) -> str:
     def f(v):
         return "n/a" if v is None else f"{v:.2f}"
-    state = "gender still recoverable" if r["recoverable"] else "gender not recoverable beyond chance"
+    name = r.get("attribute", "gender")
+    state = f"{name} still recoverable" if r["recoverable"] else f"{name} not recoverable beyond chance"
     return (f"{state} (clustering {f(r['cluster_accuracy'])}, SVM {f(r['classification_accuracy'])}, "
             f"neighbour r {f(r['neighbour_correlation'])})")
 
@@ -674,6 +668,7 @@ def _recoverable_text(r: dict) -> str:
 @register
 class Residual(Metric):
     name, title = "residual", "Residual bias"
+    scope = "any"  # measures any attribute (its groups, defining sets and neutral words)
     headline = (("", "cluster_accuracy", "0.5"), ("", "classification_accuracy", "0.5"))
     function = "residual_bias"
     legend = ("Is the gender bias still recoverable? (Gonen & Goldberg 2019.) The 500 most male- and "
@@ -767,17 +762,18 @@ class Residual(Metric):
         return r, {unit: cells}, {}
 
     def verdict(self, report, embedding):
-        """Whether the residual tests still recover gender in ``embedding``: clustering or SVM
-        accuracy whose interval lies above chance (0.5). None without the residual tests."""
+        """Whether the residual tests still recover the attribute in ``embedding``: clustering or SVM
+        accuracy whose interval lies above chance (1/k of its k groups; 0.5 for gender). None without
+        the residual tests."""
         unit = self._unit_in(report)
         cells = {s: report.cells.get((self.name, unit, s), {}).get(embedding)
                  for s in ("cluster_accuracy", "classification_accuracy", "neighbour_correlation")}
         acc = [cells[s] for s in ("cluster_accuracy", "classification_accuracy")]
         if all(c is None or c.value is None for c in acc):
             return None
-        chance = 1.0 / max(2, len(_groups_in(report, unit)))
+        chance = chance_level(report)
         return {"recoverable": any(c is not None and c.ci_low is not None and c.ci_low > chance for c in acc),
-                **{s: None if c is None else c.value for s, c in cells.items()}}
+                "attribute": unit, "chance": chance, **{s: None if c is None else c.value for s, c in cells.items()}}
 
     def _unit_in(self, report) -> str:
         """The residual row of ``report``: "gender", or the attribute it was run for."""
@@ -795,4 +791,5 @@ class Residual(Metric):
         acc = ", ".join(f"{label} {entry[key]:.2f}" for key, label in (("cluster_accuracy", "clustering"),
                                                                         ("classification_accuracy", "SVM"))
                         if entry.get(key) is not None)
-        return f"'{embedding}': {'yes' if entry['recoverable'] else 'no, not beyond chance'} ({acc}; 0.5 is chance)"
+        return (f"'{embedding}': {'yes' if entry['recoverable'] else 'no, not beyond chance'} "
+                f"({acc}; {entry['chance']:.2g} is chance)")

@@ -251,6 +251,7 @@ def neutral_word_set(ctx, value) -> list[str]:
 @register
 class Wefat(Metric):
     name, title = "wefat", "WEFAT (per-word association)"
+    scope = "any"  # measures any attribute (its groups, defining sets and neutral words)
     function = "wefat"
     legend = ("WEFAT (Caliskan et al. 2017): each neutral word's (default: the professions) mean cosine with "
               "the first group's words minus that with the second group's, over the spread of its cosines "

@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 
 from .. import _validation
-from ..debias._table import DEBIASERS, DEFAULT_METHODS, LIST_KEYWORDS, parse_methods
+from ..debias._table import DEBIASERS, DEFAULT_METHODS, parse_methods
 from ..errors import EmbdebiasError
 
 DEFAULT_SOURCE = "glove-6b-50d"
@@ -187,7 +187,7 @@ class RunOptions:
         for attr in self.attributes():
             if not is_default_attribute(attr):
                 for method in self.methods:
-                    check_method_attribute(DEBIASERS[method], attr, self.lists)
+                    DEBIASERS[method].check_attribute(attr, self.lists)
         given = [flag for name, flag, _, _ in LIST_FILES if getattr(self, name) is not None]
         given += ["--expand"] * self.expand
         if others and given:
@@ -228,39 +228,6 @@ class RunOptions:
             if f.name == "n_components":  # the methods' parameters follow the subspace's
                 out.update({p.report_name: value for p, value in self.selected_params()})
         return out
-
-
-def takes_attribute(spec) -> bool:
-    """Whether debiasing method ``spec`` can be given another attribute than gender: it is given the
-    defining sets (as its subspace), not words of its own (HSR's, INLP's and RLACE's labels are gender's)."""
-    return "definitional_pairs" in spec.lists
-
-
-def check_method_attribute(spec, attr, lists: str) -> None:
-    """Raise, in one line, when method ``spec`` cannot debias ``attr`` (another attribute than gender).
-
-    The table's own check when it has one (``DebiaserSpec.check_attribute``: a binary method
-    refuses ``k > 2`` groups, a method of gender's lists refuses any other attribute); else
-    :func:`takes_attribute`.
-    """
-    check = getattr(spec, "check_attribute", None)
-    if check is not None:
-        check(attr, lists)
-    elif not takes_attribute(spec):
-        raise EmbdebiasError(f"debias method {spec.name!r} takes no defining sets (its words are gender's own): it "
-                             f"cannot debias the attribute {attr.name!r}")
-
-
-def attribute_keywords(spec, attr) -> dict:
-    """The estimator keywords that give method ``spec`` another attribute than gender: ``attribute=``
-    when its estimator takes it (its lists and subspace then come from the attribute), else the
-    attribute's equalize sets and specific words for the lists it uses (the run gives the subspace)."""
-    import inspect
-
-    if "attribute" in inspect.signature(spec.estimator_class()).parameters:
-        return {"attribute": attr}
-    given = {"equalize_pairs": [tuple(s) for s in attr.equalize_sets], "gender_specific": list(attr.specific_words)}
-    return {LIST_KEYWORDS[role]: given[role] for role in spec.lists if role in given}
 
 
 def parse_attributes(value) -> tuple[str, ...]:

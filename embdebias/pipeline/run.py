@@ -32,7 +32,7 @@ from .._lock import output_lock
 from .._provenance import check_stamp
 from ..errors import EmbdebiasError
 from . import options as run_options
-from .options import RunOptions, attribute_keywords, reproduce_command
+from .options import RunOptions, reproduce_command
 from .outputs import (
     EVALUATION_BULK,
     EVALUATION_FILE,
@@ -500,7 +500,7 @@ def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, s
         given = {"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
         keywords = {"subspace": subspace, "lists": o.lists, **params,
                     **({kw: given[role] for role, kw in _list_keywords(spec).items()} if attr is None
-                       else attribute_keywords(spec, attr)),
+                       else {"attribute": attr}),
                     **({"random_state": o.random_state} if spec.seeded else {})}
         plan.append((spec, method_key, method_output(name, o.format), spec.build(**keywords)))
     return plan

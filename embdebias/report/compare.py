@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..metrics.residual import chance_level
 from .model import metric_of
 
 
@@ -141,7 +142,7 @@ def comparison_table(report) -> list[str]:
     if len(report.embeddings) < 2 or not measures:
         return []
     ref = report.embeddings[0]
-    chance = f"{chance_of(report):.2g}"
+    chance = f"{chance_level(report):.2g}"
     lines = ["| column | " + " | ".join(m.label for m in measures) + " |",
              "| --- | " + " | ".join("---:" for _ in measures) + " |",
              "| fairer / better | " + " | ".join(chance if m.fairer == "chance" else m.fairer for m in measures) + " |"]
@@ -169,7 +170,7 @@ def unrecoverable_line(report, attribute: str = "gender") -> str | None:
     if not entries:
         return None
     gone = [e for e, v in entries.items() if not v["recoverable"]]
-    chance = f"{chance_of(report):.2g}"
+    chance = f"{chance_level(report):.2g}"
     if gone:
         return (f"- **{attribute.capitalize()} no longer recoverable beyond the noise** (clustering and SVM "
                 f"accuracy intervals reach chance, {chance}) after: {', '.join(gone)}; still recoverable after: "
@@ -180,12 +181,6 @@ def unrecoverable_line(report, attribute: str = "gender") -> str | None:
             f"{len(entries)}): no method brings the clustering and SVM accuracy intervals down to chance "
             f"({chance}); the lowest, '{lowest}', still has clustering {_two(low.get('cluster_accuracy'))} and SVM "
             f"{_two(low.get('classification_accuracy'))}.")
-
-
-def chance_of(report) -> float:
-    """The residual accuracies' chance level: 1/k of the report's k groups (0.5 for two, and for a
-    report that does not say)."""
-    return 1 / max(2, len(report.params.get("groups") or ()))
 
 
 def _two(value) -> str:

@@ -382,13 +382,14 @@ def tradeoff_points(report) -> dict:
     the first: the quality kept (the mean, over WordSim353, SimLex-999 and analogy, of each as a
     fraction of the first column's; its bounds the means of the bounds' fractions), mean |WEAT d|
     left and the clustering accuracy above chance left (fractions of the first column's)."""
-    from .compare import MEASURES, chance_of, measure_entry
+    from ..metrics.residual import chance_level
+    from .compare import MEASURES, measure_entry
 
     ref = report.embeddings[0]
     quality = [m for m in MEASURES if m.fairer == "higher"]
     weat = next(m for m in MEASURES if m.statistic == "weat_mean_abs_d")
     cluster = next(m for m in MEASURES if m.statistic == "cluster_accuracy")
-    chance = chance_of(report)  # 1/k of k groups
+    chance = chance_level(report)  # 1/k of k groups
     out = {}
     for emb in report.embeddings[1:]:
         kept = [k for m in quality

@@ -135,17 +135,8 @@ def changed_text(report, emb: str) -> str | None:
 def recoverable_text(report, emb: str) -> str | None:
     """``'emb': yes (clustering 0.91, SVM 0.96; 0.5 is chance)``: whether the attribute is still
     recoverable in ``emb`` by the residual tests' own verdict, chance being 1/k of k groups; or None."""
-    from .compare import chance_of
-
     metric = next((m for m in report.metrics() if hasattr(metric_of(m), "recoverable_text")), None)
-    entry = None if metric is None else metric_of(metric).verdict(report, emb)
-    if entry is None:
-        return None
-    acc = ", ".join(f"{label} {entry[key]:.2f}" for key, label in (("cluster_accuracy", "clustering"),
-                                                                    ("classification_accuracy", "SVM"))
-                    if entry.get(key) is not None)
-    return (f"'{emb}': {'yes' if entry['recoverable'] else 'no, not beyond chance'} ({acc}; "
-            f"{chance_of(report):.2g} is chance)")
+    return None if metric is None else metric_of(metric).recoverable_text(report, emb)
 
 
 def column_verdict(report, emb: str) -> str:

@@ -106,13 +106,11 @@ def _num(value):
 
 def _debiased(point, emb, subspace, attr=None):
     from ..debias import get_debiaser
-    from ..pipeline.options import attribute_keywords, check_method_attribute
-
     spec = get_debiaser(point.method)
     keywords = {"lists": point.lists, **point.params}
     if attr is not None:  # another attribute's own lists (gender's: the methods' defaults)
-        check_method_attribute(spec, attr, point.lists)
-        keywords.update(attribute_keywords(spec, attr))
+        spec.check_attribute(attr, point.lists)
+        keywords["attribute"] = attr
     if "n_components" not in point.params:  # else the estimator fits its own k-dimensional subspace
         keywords["subspace"] = subspace
     if spec.seeded:
