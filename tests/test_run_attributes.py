@@ -320,3 +320,17 @@ def test_a_run_of_several_attributes_keeps_its_input(small, sex, tmp_path, capsy
     assert recorded_input(out) == str(small.resolve())
     assert main(["run", "--out-dir", str(out), "--tests", "weat", "--attribute", f"gender,{sex}"]) == 2
     assert "holds the results of another input" in capsys.readouterr().err
+
+
+def test_summary_shows_chance_of_k_groups_and_says_when_nothing_tests_significance():
+    from embdebias.report import Report
+    from embdebias.report.summary import _biased_sentence, summary_table
+
+    r = Report(["original", "hard"], params={"groups": ["a", "b", "c"], "attribute": "colour"})
+    for emb, acc in (("original", (0.99, 0.98, 1.0)), ("hard", (0.31, 0.25, 0.33))):
+        r.add(emb, "residual", "colour", "cluster_accuracy", *acc)
+        r.add(emb, "residual", "colour", "classification_accuracy", *acc)
+    table = "\n".join(summary_table(r))
+    assert "| 0.33 (chance) |" in table and "| 0.5 |" not in table
+    sentence = _biased_sentence(r)
+    assert sentence.startswith("**Is 'original' biased by colour? Not tested**")

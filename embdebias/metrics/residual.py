@@ -669,7 +669,8 @@ def _recoverable_text(r: dict) -> str:
 class Residual(Metric):
     name, title = "residual", "Residual bias"
     scope = "any"  # measures any attribute (its groups, defining sets and neutral words)
-    headline = (("", "cluster_accuracy", "0.5"), ("", "classification_accuracy", "0.5"))
+    # "chance": 1/k of the report's k groups (chance_level), which the summary table shows
+    headline = (("", "cluster_accuracy", "chance"), ("", "classification_accuracy", "chance"))
     function = "residual_bias"
     legend = ("Is the gender bias still recoverable? (Gonen & Goldberg 2019.) The 500 most male- and "
               "500 most female-biased words of the original (the most negative and most positive "

@@ -14,6 +14,7 @@ magnitude, negative when fairer; for quality rows, the change of the quality num
 
 from __future__ import annotations
 
+from ..metrics.residual import chance_level
 from .model import metric_of
 
 
@@ -38,7 +39,8 @@ def headline_rows(report) -> list[tuple[str, str, str, str]]:
     """``(metric, test, statistic, which way is fairer)`` of the summary table, in report order.
 
     A metric's :attr:`headline` entry ``(test, statistic, fairer)`` names its test, or "" for
-    the metric's first test in the report, or "*" for every test.
+    the metric's first test in the report, or "*" for every test; ``fairer`` "chance" stands for
+    the residual accuracies' chance level (:func:`~embdebias.metrics.residual.chance_level`).
     """
     tests: dict = {}
     for m, t, s in report.rows:
@@ -85,6 +87,7 @@ def summary_table(report) -> list[str]:
              "| --- | --- | " + " | ".join(["---:"] * len(report.embeddings)) + " |"]
     for m, t, s, fairer in rows:
         cells = [_cell(report, m, t, s, e, by_key) for e in report.embeddings]
+        fairer = f"{chance_level(report):.2g} (chance)" if fairer == "chance" else fairer
         lines.append(f"| {_label(report, m, t, s)} | {fairer} | " + " | ".join(cells) + " |")
     level = report.params.get("bootstrap_level", 0.95)
     lines += ["", f"[a, b]: {level:.0%} interval (see each table below for how). "
@@ -101,11 +104,15 @@ def _biased_sentence(report) -> str | None:
     ref = report.embeddings[0]
     found = [(metric_of(m).title or m, ev) for m in report.metrics()
              if (ev := metric_of(m).evidence(report, ref)) is not None]
+    about = "" if attribute_name(report) == "gender" else f" by {attribute_name(report)}"
     if not found:
-        return None
+        if not any(_kind(m) == "bias" for m in report.metrics()):
+            return None
+        return (f"**Is '{ref}' biased{about}? Not tested**: no test family in this report tests bias for "
+                f"significance (as WEAT's permutation test does); the bias numbers below give its size, with "
+                f"intervals, but not whether it exceeds chance.")
     yes = [f"{title} ({ev['text']})" for title, ev in found if ev["significant"]]
     no = [f"{title} ({ev['text']})" for title, ev in found if not ev["significant"]]
-    about = "" if attribute_name(report) == "gender" else f" by {attribute_name(report)}"
     head = (f"**Is '{ref}' biased{about}? {'Yes' if yes else 'Not measurably'}**: "
             f"{len(yes)} of {len(found)} test families show significant bias")
     return head + (f" -- {'; '.join(yes)}" if yes else "") + (f"; not significant: {'; '.join(no)}" if no else "") \
