@@ -40,6 +40,11 @@ def main(method: str, directory: str) -> None:
         est = DoubleHardDebias(n_words=args.get("n_words", 1000), n_components=args.get("n_components", 4))
         est.fit(model, definitional_pairs=args["definitional_pairs"], bias_representation=["he", "she"])
         out = est.transform(model, ignore=args.get("ignore", []), copy=True)
+    elif method == "ran":
+        from wefe.debias.repulsion_attraction_neutralization import RepulsionAttractionNeutralization
+
+        est = RepulsionAttractionNeutralization().fit(model, definitional_pairs=args["definitional_pairs"])
+        out = est.transform(model, target=args["target"], copy=True)
     else:
         raise SystemExit(f"unknown method {method}")
     seconds = time.perf_counter() - t0

@@ -25,6 +25,8 @@ _EXPORTS = {
     "save": ".io",
     "detect_format": ".io",
     "load_default": ".io",
+    "Attribute": ".data.attributes",
+    "load_attribute": ".data.attributes",
     "BiasSubspace": ".subspace",
     "HardDebias": ".debias",
     "SoftDebias": ".debias",

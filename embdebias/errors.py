@@ -126,6 +126,10 @@ class WordListError(EmbdebiasError, ValueError):
     """A word-list file is malformed or a named list does not exist."""
 
 
+class AttributeFileError(WordListError):
+    """An attribute (its JSON file, a key of it, or its name) is malformed or unknown."""
+
+
 class SolverError(EmbdebiasError, RuntimeError):
     """An optimisation problem did not solve to an acceptable status."""
 

@@ -12,6 +12,7 @@ of each kind. The readers:
 :mod:`.cda`                 counterfactual pair files (``embdebias cda``)
 :mod:`.expanded`            expanded gender-specific lists written by ``expand``
 :mod:`.vader`               VADER's sentiment lexicon (RNSB), from ``vaderSentiment``
+:mod:`.attributes`          protected attributes (groups, defining sets, evaluation lists)
 ==========================  =========================================================
 
 This package imports only :mod:`embdebias.errors` and :mod:`embdebias._files` from the
@@ -23,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import wordlists
+from .attributes import Attribute, bundled_attributes, load_attribute
 from .cda import read_cda_pairs
 from .expanded import EXPANDED_HEADER, read_expanded
 from .manifest import RESOURCES, VADER_LEXICON, Resource
@@ -41,6 +43,7 @@ READERS = {
     "templates": read_templates_json,
     "cda pairs": read_cda_pairs,
     "document": wordlists.read_text,
+    "attribute": load_attribute,
 }
 
 
@@ -49,6 +52,7 @@ def read_resource(resource: Resource):
     return READERS[resource.kind](data_dir() / Path(resource.path))
 
 
-__all__ = ["EXPANDED_HEADER", "READERS", "RESOURCES", "Resource", "SemBiasInstance", "VADER_LEXICON",
-           "data_dir", "lu_occupations", "read_cda_pairs", "read_expanded", "read_resource", "read_sembias",
-           "read_templates_json", "sentiment_lexicon", "vader_lexicon_path", "wordlists"]
+__all__ = ["Attribute", "EXPANDED_HEADER", "READERS", "RESOURCES", "Resource", "SemBiasInstance", "VADER_LEXICON",
+           "bundled_attributes", "data_dir", "load_attribute", "lu_occupations", "read_cda_pairs", "read_expanded",
+           "read_resource", "read_sembias", "read_templates_json", "sentiment_lexicon", "vader_lexicon_path",
+           "wordlists"]

@@ -90,6 +90,9 @@ RESOURCES: tuple[Resource, ...] = (
           ("zhao2018_female", "Zhao et al. (2018), 222 female words")),
     _list("lu2020/occupations.txt", "word list",
           "Lu et al. (2020), Supplemental Material, transcribed (lu2020/SOURCE.md)"),
+    _list("attributes/gender.json", "attribute",
+          "the embdebias authors, MIT: references to the published gender lists above, and words of "
+          "Caliskan et al. (2017)'s WEAT 6-8 stimuli (published, cited)"),
     _list("README.md", "document", _MIT_PROJECT),
     _list("bolukbasi2016/LICENSE", "document", "the MIT licence of Bolukbasi et al.'s release"),
     _list("bolukbasi2016/SOURCE.md", "document", _MIT_PROJECT),

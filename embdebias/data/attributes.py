@@ -1,0 +1,317 @@
+"""Protected attributes as data: named groups, defining sets and evaluation lists.
+
+An :class:`Attribute` says everything the pipeline needs to audit and debias one
+protected attribute with ``k >= 2`` groups:
+
+``groups``
+    The group names, in a fixed order (gender: ``("female", "male")``).
+``defining_sets``
+    Sets of words with one word per group, in group order, whose differences span the
+    bias subspace (Manzini et al. 2019; gender's definitional pairs of Bolukbasi et al.
+    2016 are the two-group case, female first).
+``specific_words``
+    Words whose meaning belongs to a group, which debiasing keeps (gender: the
+    gender-specific list).
+``equalize_sets``
+    Sets equalized by hard debias, one word per group (default: the defining sets).
+    Equalizing is symmetric, so the order inside a set does not matter: gender's
+    published equalize pairs keep their published, mostly male-first order.
+``group_words``
+    Each group's target words, the ``k`` target sets of the multi-group metrics (MAC,
+    RND, the generalized WEAT, SAME); default: the group's words of the defining sets.
+``neutral_words``
+    Words that should carry no attribute (gender: the professions).
+``attribute_sets``
+    Named attribute (stereotype) word sets, the ``A_j`` of MAC and RND.
+``weat_tests``
+    Ids of the bundled WEAT tests about this attribute.
+``sources``
+    Where each field's words come from.
+
+Three attributes are bundled (``wordlists/attributes/``): ``gender``, whose lists are
+today's published lists by reference (so ``lists="curated"`` swaps them as for every
+other command), ``race`` and ``religion``. A user's attribute is one JSON file with the
+same keys; a list value may be a bundled list name (``"definitional_pairs"``) or a path
+relative to the JSON file, for two groups only where it names a pair list. Every
+problem is an :class:`~embdebias.errors.AttributeFileError` naming the file and key.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import AttributeFileError, WordListError, quote
+from .wordlists import DEFAULT_LISTS, check_lists, data_dir, is_bundled_name, load_pairs, load_words, read_json
+
+__all__ = ["Attribute", "DEFAULT_ATTRIBUTE", "attribute_path", "bundled_attributes", "load_attribute",
+           "resolve_attribute", "resolve_attributes"]
+
+#: The attribute of every command that is not given one.
+DEFAULT_ATTRIBUTE = "gender"
+_DIR = "attributes"
+_KEYS = ("name", "description", "groups", "defining_sets", "specific_words", "equalize_sets", "group_words",
+         "neutral_words", "attribute_sets", "weat_tests", "sources")
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One protected attribute with ``k >= 2`` named groups (see the module docstring).
+
+    Build it with :func:`load_attribute`; the constructor does not validate.
+    """
+
+    name: str
+    groups: tuple[str, ...]
+    defining_sets: tuple[tuple[str, ...], ...]
+    specific_words: tuple[str, ...] = ()
+    equalize_sets: tuple[tuple[str, ...], ...] = ()
+    group_words: dict = field(default_factory=dict)
+    neutral_words: tuple[str, ...] = ()
+    attribute_sets: dict = field(default_factory=dict)
+    weat_tests: tuple[str, ...] = ()
+    sources: dict = field(default_factory=dict, compare=False)
+    description: str = field(default="", compare=False)
+    path: str = field(default="", compare=False)
+
+    @property
+    def k(self) -> int:
+        """The number of groups."""
+        return len(self.groups)
+
+    @property
+    def is_binary(self) -> bool:
+        """True for two groups (the case of every binary-only method)."""
+        return self.k == 2
+
+    def targets(self) -> list[tuple[str, ...]]:
+        """The groups' target words in group order (the ``targets`` of the multi-group metrics)."""
+        return [self.group_words[g] for g in self.groups]
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.groups, self.defining_sets))
+
+
+def bundled_attributes() -> list[str]:
+    """The names of the bundled attributes, ``gender`` first."""
+    names = sorted(p.stem for p in (data_dir() / _DIR).glob("*.json"))
+    return sorted(names, key=lambda n: n != DEFAULT_ATTRIBUTE)
+
+
+def attribute_path(name_or_path) -> Path:
+    """The JSON file of a bundled attribute name or a path."""
+    if isinstance(name_or_path, str) and is_bundled_name(name_or_path):
+        path = data_dir() / _DIR / f"{name_or_path}.json"
+        if not path.is_file():
+            raise AttributeFileError(f"no bundled attribute named {quote(name_or_path)}; bundled: "
+                                     f"{', '.join(bundled_attributes())}; a file needs a path such as "
+                                     f"./{name_or_path[:60]}.json")
+        return path
+    return Path(os.fsdecode(name_or_path))
+
+
+def load_attribute(name_or_path=DEFAULT_ATTRIBUTE, lists: str = DEFAULT_LISTS) -> Attribute:
+    """An attribute, bundled (``"gender"``, ``"race"``, ``"religion"``) or from a JSON file.
+
+    Parameters
+    ----------
+    name_or_path : str or path-like, default "gender"
+        A bundled name or the path of a JSON attribute file.
+    lists : {"published", "curated"}, default "published"
+        The list set that resolves bundled list names in the file (gender's lists).
+
+    Raises
+    ------
+    AttributeFileError
+        The file is missing or malformed; the message names the file and key.
+    """
+    check_lists(lists)
+    path = attribute_path(name_or_path)
+    try:
+        _, data = read_json(path)
+    except WordListError as exc:
+        raise AttributeFileError(f"attribute file {exc}") from None
+    return _Reader(path, lists).attribute(data)
+
+
+def resolve_attribute(value=None, lists: str = DEFAULT_LISTS) -> Attribute:
+    """The :class:`Attribute` an ``attribute=`` argument stands for: None is gender, a name or
+    path is loaded, an Attribute is itself."""
+    if isinstance(value, Attribute):
+        return value
+    return load_attribute(DEFAULT_ATTRIBUTE if value is None else value, lists)
+
+
+def resolve_attributes(value=None, lists: str = DEFAULT_LISTS) -> list[Attribute]:
+    """Several attributes: a comma-separated string (``"gender,race"``), a sequence, or one."""
+    if isinstance(value, str) and "," in value:
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise AttributeFileError("no attribute given; expected a name such as gender, race or religion")
+        out = [resolve_attribute(v, lists) for v in value]
+        names = [a.name for a in out]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise AttributeFileError(f"attribute {quote(twice[0])} given twice")
+        return out
+    return [resolve_attribute(value, lists)]
+
+
+class _Reader:
+    """Validates one attribute file's JSON object; every error names the file and key."""
+
+    def __init__(self, path: Path, lists: str):
+        self.path = path
+        self.lists = lists
+
+    def fail(self, key: str, message: str):
+        raise AttributeFileError(f"{self.path}: {key}: {message}")
+
+    def attribute(self, data) -> Attribute:
+        if not isinstance(data, dict):
+            raise AttributeFileError(f"{self.path}: expected a JSON object with keys name, groups, "
+                                     f"defining_sets, ...; got a JSON {type(data).__name__}")
+        unknown = [k for k in data if k not in _KEYS]
+        if unknown:
+            self.fail(unknown[0], f"unknown key; expected one of {', '.join(_KEYS)}")
+        name = self.text(data, "name")
+        groups = self.groups(data.get("groups"))
+        defining = self.sets(data.get("defining_sets"), "defining_sets", groups, required=True)
+        group_words = self.group_words(data.get("group_words"), groups, defining)
+        self.one_group_per_word(defining, groups, group_words)
+        return Attribute(
+            name=name, groups=groups, defining_sets=defining,
+            specific_words=self.words(data.get("specific_words"), "specific_words",
+                                      default=_all_words(defining, group_words)),
+            equalize_sets=self.sets(data.get("equalize_sets"), "equalize_sets", groups, default=defining),
+            group_words=group_words,
+            neutral_words=self.words(data.get("neutral_words"), "neutral_words", default=()),
+            attribute_sets=self.named_sets(data.get("attribute_sets"), "attribute_sets"),
+            weat_tests=self.weat_ids(data.get("weat_tests")),
+            sources=self.sources(data.get("sources")),
+            description=str(data.get("description", "")), path=str(self.path))
+
+    def text(self, data: dict, key: str) -> str:
+        value = data.get(key)
+        if not isinstance(value, str) or not value.strip():
+            self.fail(key, f"expected a non-empty string, got {quote(value)}")
+        return value.strip()
+
+    def groups(self, value) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(g, str) and g.strip() for g in value):
+            self.fail("groups", f"expected a list of group names, got {quote(value)}")
+        if len(value) < 2:
+            self.fail("groups", f"{len(value)} group(s); an attribute needs at least two groups")
+        if len(set(value)) != len(value):
+            self.fail("groups", f"group {quote(next(g for g in value if value.count(g) > 1))} named twice")
+        return tuple(value)
+
+    def word(self, value, key: str) -> str:
+        if not isinstance(value, str) or not value or any(ch.isspace() for ch in value):
+            self.fail(key, f"expected a word (a non-empty string without white space), got {quote(value)}")
+        return value
+
+    def reference(self, value: str, key: str, reader):
+        """A list named by a string: a bundled list name, or a path relative to the attribute file."""
+        target = value if is_bundled_name(value) else self.path.parent / value
+        try:
+            return reader(target, self.lists)
+        except WordListError as exc:
+            self.fail(key, str(exc))
+
+    def words(self, value, key: str, default=None) -> tuple[str, ...]:
+        if value is None:
+            if default is None:
+                self.fail(key, "missing")
+            return tuple(default)
+        if isinstance(value, str):
+            return tuple(self.reference(value, key, load_words))
+        if not isinstance(value, list):
+            self.fail(key, f"expected a list of words or a list name, got {quote(value)}")
+        return tuple(dict.fromkeys(self.word(w, f"{key}[{i}]") for i, w in enumerate(value)))
+
+    def sets(self, value, key: str, groups: tuple, *, default=None, required=False) -> tuple:
+        if value is None and not required:
+            return tuple(default)
+        if isinstance(value, str):
+            if len(groups) != 2:
+                self.fail(key, f"a list name gives pairs, but the attribute has {len(groups)} groups")
+            value = [list(p) for p in self.reference(value, key, load_pairs)]
+        if not isinstance(value, list) or not value:
+            self.fail(key, f"expected a non-empty list of sets (one word per group), got {quote(value)}")
+        out = []
+        for i, item in enumerate(value):
+            if not isinstance(item, list) or len(item) != len(groups):
+                size = len(item) if isinstance(item, list) else "not a list"
+                self.fail(f"{key}[{i}]", f"{size} word(s); expected {len(groups)}, one per group "
+                                         f"({', '.join(groups)})")
+            words = tuple(self.word(w, f"{key}[{i}]") for w in item)
+            if len(set(words)) != len(words):
+                self.fail(f"{key}[{i}]", f"a word stands for two groups: {quote(list(words))}")
+            out.append(words)
+        return tuple(out)
+
+    def group_words(self, value, groups: tuple, defining: tuple) -> dict:
+        if value is None:
+            return {g: tuple(dict.fromkeys(s[i] for s in defining)) for i, g in enumerate(groups)}
+        if not isinstance(value, dict):
+            self.fail("group_words", f"expected an object group -> words, got {quote(value)}")
+        for g in value:
+            if g not in groups:
+                self.fail(f"group_words.{g}", f"unknown group; the groups are {', '.join(groups)}")
+        out = {}
+        for g in groups:
+            if g not in value:
+                self.fail(f"group_words.{g}", "missing: every group needs its words")
+            words = self.words(value[g], f"group_words.{g}")
+            if not words:
+                self.fail(f"group_words.{g}", "empty group: every group needs at least one word")
+            out[g] = words
+        return out
+
+    def one_group_per_word(self, defining: tuple, groups: tuple, group_words: dict):
+        """Refuse a word that stands for two groups, in the defining sets or the group words."""
+        owner: dict = {}
+        places = [(s[i], g, f"defining_sets[{j}]") for j, s in enumerate(defining) for i, g in enumerate(groups)]
+        places += [(w, g, f"group_words.{g}") for g in groups for w in group_words[g]]
+        for word, group, key in places:
+            if owner.setdefault(word, group) != group:
+                self.fail(key, f"word {quote(word)} is in two groups ({owner[word]} and {group})")
+
+    def named_sets(self, value, key: str) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(key, f"expected an object name -> words, got {quote(value)}")
+        out = {}
+        for name, words in value.items():
+            out[str(name)] = self.words(words, f"{key}.{name}")
+            if not out[name]:
+                self.fail(f"{key}.{name}", "empty set")
+        return out
+
+    def weat_ids(self, value) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail("weat_tests", f"expected a list of WEAT test ids, got {quote(value)}")
+        from .wordlists import weat_tests
+
+        known = {t.id for t in weat_tests()}
+        for i, tid in enumerate(value):
+            if tid not in known:
+                self.fail(f"weat_tests[{i}]", f"no bundled WEAT test {quote(tid)}")
+        return tuple(value)
+
+    def sources(self, value) -> dict:
+        if value is None:
+            return {}
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            self.fail("sources", f"expected an object key -> citation, got {quote(value)}")
+        return dict(value)
+
+
+def _all_words(defining: tuple, group_words: dict) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([w for s in defining for w in s] + [w for ws in group_words.values() for w in ws]))
