@@ -113,28 +113,36 @@ def attribute_queries(attr, vocab: set) -> list[dict]:
     if attr.neutral_words:
         sets["neutral words"] = present(attr.neutral_words, vocab)
     lost_groups = sum(n for _, n in groups.values())
+    group_words = [w for w, _ in groups.values()]
     qs = []
-
-    def add(metric, name, targets, attributes, dropped):
-        qs.append({"attribute": attr.name, "metric": metric, "query": name, "targets": targets,
-                   "attributes": attributes, "dropped": dropped})
-
-    stereo = [w for n, (w, _) in sets.items() if n != "neutral words"]
+    stereo = {n: v for n, v in sets.items() if n != "neutral words"}
     if stereo:
-        add("MAC", "groups x stereotype sets", [w for w, _ in groups.values()], stereo,
-            lost_groups + sum(n for k, (_, n) in sets.items() if k != "neutral words"))
+        qs.append(query(attr, "MAC", "groups x stereotype sets", group_words, [w for w, _ in stereo.values()],
+                        lost_groups + sum(n for _, n in stereo.values())))
     if "neutral words" in sets:
-        add("MAC", "groups x neutral words", [w for w, _ in groups.values()], [sets["neutral words"][0]],
-            lost_groups + sets["neutral words"][1])
+        qs.append(query(attr, "MAC", "groups x neutral words", group_words, [sets["neutral words"][0]],
+                        lost_groups + sets["neutral words"][1]))
     for i, j in combinations(range(attr.k), 2):
-        gi, gj = attr.groups[i], attr.groups[j]
-        xs, ys, lost_pairs = ripa_pairs(attr.defining_sets, i, j, vocab)
-        for name, (words, lost) in sets.items():
-            for metric in ("RND", "RND cos"):
-                add(metric, f"{gi} vs {gj} x {name}", [groups[gi][0], groups[gj][0]], [words],
-                    groups[gi][1] + groups[gj][1] + lost)
-            add("RIPA", f"{gi} vs {gj} pairs x {name}", [xs, ys], [words], lost + lost_pairs)
+        qs += pair_queries(attr, i, j, groups, sets, vocab)
     return qs
+
+
+def query(attr, metric: str, name: str, targets: list, attributes: list, dropped: int) -> dict:
+    return {"attribute": attr.name, "metric": metric, "query": name, "targets": targets, "attributes": attributes,
+            "dropped": dropped}
+
+
+def pair_queries(attr, i: int, j: int, groups: dict, sets: dict, vocab: set) -> list[dict]:
+    """The RND and RIPA queries of the groups ``i`` and ``j`` against every attribute set."""
+    gi, gj = attr.groups[i], attr.groups[j]
+    xs, ys, lost_pairs = ripa_pairs(attr.defining_sets, i, j, vocab)
+    out = []
+    for name, (words, lost) in sets.items():
+        for metric in ("RND", "RND cos"):
+            out.append(query(attr, metric, f"{gi} vs {gj} x {name}", [groups[gi][0], groups[gj][0]], [words],
+                             groups[gi][1] + groups[gj][1] + lost))
+        out.append(query(attr, "RIPA", f"{gi} vs {gj} pairs x {name}", [xs, ys], [words], lost + lost_pairs))
+    return out
 
 
 def ours(emb, q: dict) -> float:
@@ -189,6 +197,28 @@ def table(rows: list, tolerance: float) -> list[str]:
     return out
 
 
+def markdown(rows: list, note: str, emb, args) -> list[str]:
+    """The lines of ``attributes.md``."""
+    worst = max((r["diff"] for r in rows if r["diff"] is not None), default=None)
+    return [
+        "# MAC, RND and RIPA: embdebias against WEFE 1.0.1 (issue 23, item 6)", "",
+        f"Written by `python benchmarks/bench_attributes.py --attributes {args.attributes}"
+        f"{' --out ' + args.out if args.out else ''}` on "
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC (Python {platform.python_version()}, "
+        f"numpy {np.__version__}); {note}. Embedding: {emb.name}, {len(emb):,} x {emb.dim}.", "",
+        "Conventions (see the module docstring and `docs/user_guide/metrics/`): MAC is a mean cosine *distance* "
+        "in both tools (WEFE and Manzini et al. name it a similarity); RND on unit vectors with Euclidean "
+        "distance, the mean over the attribute words (WEFE's and Garg et al.'s code; the paper prints a sum); "
+        "'RND cos' compares WEFE's `distance=\"cos\"` with the *negative* of our `distance=\"cosine\"` (WEFE "
+        "subtracts cosine similarities, we cosine distances); RIPA on raw vectors, the mean over the attribute "
+        "words of the mean over the pairs of w . unit(x - y). Both tools get the same lower-cased, "
+        "in-vocabulary sets ('words dropped' counts what was removed first, pairs for RIPA), WEFE in float64.",
+        "", f"Largest |embdebias - WEFE| over all {len(rows)} queries: "
+        + ("n/a" if worst is None else f"{worst:.1e} ({'within' if worst <= args.tolerance else 'OVER'} "
+                                       f"the tolerance {args.tolerance:g})."), "",
+    ] + table(rows, args.tolerance)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--attributes", default="gender,race,religion",
@@ -216,28 +246,12 @@ def main(argv=None) -> int:
         mine = ours(emb, q)
         theirs = None if values is None else values[k]
         rows.append({**q, "ours": mine, "wefe": theirs, "diff": None if theirs is None else abs(mine - theirs)})
-    worst = max((r["diff"] for r in rows if r["diff"] is not None), default=None)
-    lines = [
-        "# MAC, RND and RIPA: embdebias against WEFE 1.0.1 (issue 23, item 6)", "",
-        f"Written by `python benchmarks/bench_attributes.py --attributes {args.attributes}"
-        f"{' --out ' + args.out if args.out else ''}` on "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC (Python {platform.python_version()}, "
-        f"numpy {np.__version__}); {note}. Embedding: {emb.name}, {len(emb):,} x {emb.dim}.", "",
-        "Conventions (see the module docstring and `docs/user_guide/metrics/`): MAC is a mean cosine *distance* "
-        "in both tools (WEFE and Manzini et al. name it a similarity); RND on unit vectors with Euclidean "
-        "distance, the mean over the attribute words (WEFE's and Garg et al.'s code; the paper prints a sum); "
-        "'RND cos' compares WEFE's `distance=\"cos\"` with the *negative* of our `distance=\"cosine\"` (WEFE "
-        "subtracts cosine similarities, we cosine distances); RIPA on raw vectors, the mean over the attribute "
-        "words of the mean over the pairs of w . unit(x - y). Both tools get the same lower-cased, "
-        "in-vocabulary sets ('words dropped' counts what was removed first, pairs for RIPA), WEFE in float64.",
-        "", f"Largest |embdebias - WEFE| over all {len(rows)} queries: "
-        + ("n/a" if worst is None else f"{worst:.1e} ({'within' if worst <= args.tolerance else 'OVER'} "
-                                       f"the tolerance {args.tolerance:g})."), "",
-    ] + table(rows, args.tolerance)
+    lines = markdown(rows, note, emb, args)
     text = "\n".join(lines) + "\n"
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
     print(text)
+    worst = max((r["diff"] for r in rows if r["diff"] is not None), default=None)
     return 0 if worst is None or worst <= args.tolerance else 1
 
 
