@@ -282,3 +282,37 @@ def test_paired_change_of_a_registered_metric_sees_a_planted_shift(three_groups)
     key = ("neutral words", "same")
     out = paired_change(ref[key], other[key], 300, resample_rng(0, "paired", "same", *key))
     assert out["change"] < 0 and out["outcome"] == "improved"
+
+
+# -- the fidelity benchmark's query building (WEFE itself runs in benchmarks/results/attributes.md) ---
+
+
+def _bench():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_attributes.py"
+    spec = importlib.util.spec_from_file_location("bench_attributes", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_gives_wefe_pairs_without_repeated_or_missing_words():
+    bench = _bench()
+    sets = [("black", "caucasian", "asian"), ("african", "caucasian", "asian"), ("black", "white", "asian"),
+            ("Africa", "america", "asia")]
+    vocab = {"black", "caucasian", "asian", "african", "white", "africa", "asia"}
+    # caucasian repeats (pair 2 dropped), america is missing (pair 4 dropped); Africa is lower-cased
+    assert bench.ripa_pairs(sets, 0, 1, vocab) == (["black"], ["caucasian"], 3)
+    assert bench.ripa_pairs(sets, 0, 2, vocab) == (["black", "africa"], ["asian", "asia"], 2)
+
+
+def test_bench_queries_cover_every_pair_of_groups(three_groups):
+    emb, attr = three_groups
+    qs = _bench().attribute_queries(attr, set(emb.words))
+    metrics_ = [q["metric"] for q in qs]
+    assert metrics_.count("MAC") == 2 and metrics_.count("RIPA") == 3 * 4 and metrics_.count("RND") == 3 * 4
+    # our side of a query is the metric function on the same sets
+    q = next(q for q in qs if q["metric"] == "RND cos")
+    assert _bench().ours(emb, q) == pytest.approx(-rnd(emb, q["targets"], q["attributes"], distance="cosine").value)
