@@ -316,3 +316,22 @@ def test_bench_queries_cover_every_pair_of_groups(three_groups):
     # our side of a query is the metric function on the same sets
     q = next(q for q in qs if q["metric"] == "RND cos")
     assert _bench().ours(emb, q) == pytest.approx(-rnd(emb, q["targets"], q["attributes"], distance="cosine").value)
+
+
+def test_evaluate_gives_the_query_metrics_intervals_and_paired_comparisons():
+    from embdebias.evaluate import UnscoredWarning, evaluate
+
+    emb = synthetic_embedding()
+    other = emb.with_vectors(np.asarray(emb.vectors) * 2.0, name="scaled")
+    with pytest.warns(UnscoredWarning, match="generalized_weat/stereotype sets not scored.*one attribute set per"):
+        report = evaluate({"orig": emb, "scaled": other}, tests=list(QUERY_METRICS), bootstrap=100)
+    for metric, test, stat in [("mac", "attribute sets", "mac"), ("rnd", "neutral words", "rnd"),
+                               ("ripa", "career", "ripa"), ("same", "family", "stereotype")]:
+        assert report.interval(metric, test, stat, "orig") is not None, (metric, test)
+    changes = {(c["metric"], c["test"], c["statistic"]): c for c in report.comparisons}
+    # a uniform scale changes RIPA only (it reads raw vectors): the others' changes are 0
+    assert changes[("mac", "attribute sets", "mac")]["change"] == pytest.approx(0.0, abs=1e-12)
+    assert changes[("ripa", "career", "ripa")]["value"] == pytest.approx(
+        2 * changes[("ripa", "career", "ripa")]["reference_value"])
+    assert "attribute gender, `wordlists/attributes/gender.json`" in report.data["mac"]
+    assert "| attribute sets | MAC (mean cosine distance) |" in report.to_markdown()

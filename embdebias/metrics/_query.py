@@ -194,9 +194,21 @@ def pair_units(attr) -> dict:
             for name in sets for i, j in combinations(range(attr.k), 2)}
 
 
+def shown_path(path: str) -> str:
+    """A bundled file as ``wordlists/...`` (the same in a checkout and a wheel), another path as given."""
+    from pathlib import Path
+
+    from ..data.wordlists import data_dir
+
+    try:
+        return f"wordlists/{Path(path).resolve().relative_to(data_dir().resolve()).as_posix()}"
+    except ValueError:
+        return str(path)
+
+
 def attribute_text(attr) -> str:
     """``attribute NAME (groups ...; file)``, for a metric's data line."""
-    where = f", `{attr.path}`" if getattr(attr, "path", "") else ""
+    where = f", `{shown_path(attr.path)}`" if getattr(attr, "path", "") else ""
     sets = attribute_word_sets(attr)
     sizes = "; ".join(f"{name} ({len(words)})" for name, words in sets.items()) or "none"
     groups = ", ".join(f"{g} ({len(attr.group_words[g])} words)" for g in attr.groups)
