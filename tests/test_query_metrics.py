@@ -256,6 +256,18 @@ def test_registered_metrics_score_a_three_group_attribute_pairwise_where_binary(
     assert set(cells) == {"neutral words", "neutral words: a vs b", "neutral words: a vs c", "neutral words: b vs c"}
 
 
+def test_generalized_weat_matches_stereotype_sets_to_groups_by_name():
+    from types import SimpleNamespace
+
+    from embdebias.metrics.generalized_weat import matched_sets
+
+    attr = SimpleNamespace(name="x", groups=("a", "b"), k=2,
+                           attribute_sets={"b_stereotypes": ["u"], "other": ["v"], "a stereotypes": ["w"]})
+    assert list(matched_sets(attr)) == ["a stereotypes", "b_stereotypes"]
+    attr.attribute_sets = {"first": ["u"], "second": ["v"]}
+    assert list(matched_sets(attr)) == ["first", "second"]
+
+
 def test_without_an_attribute_the_metrics_measure_gender():
     emb = synthetic_embedding()
     ctx = _ctx(emb)

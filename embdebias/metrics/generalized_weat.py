@@ -222,12 +222,22 @@ def gweat_parts(emb, t_sets: dict, a_sets: dict, *, n_permutations: int = 10_000
 # -- the metric as evaluate runs it -----------------------------------------------------------------
 
 
+def _owner(name: str, groups) -> str | None:
+    """The group a set is named after: the group name itself, or it followed by ``_`` or a space
+    (race's ``black_stereotypes``)."""
+    hits = [g for g in groups if name == g or name.startswith((f"{g}_", f"{g} "))]
+    return hits[0] if len(hits) == 1 else None
+
+
 def matched_sets(attr) -> dict:
     """``{set name: words}`` of an attribute's stereotype sets in group order: the sets named after
-    the groups, or, when there are exactly ``k`` sets otherwise named, in their order."""
+    the groups (``muslim`` or ``muslim_stereotypes``), or, when there are exactly ``k`` sets
+    otherwise named, in their order."""
     sets = {str(k): tuple(v) for k, v in dict(attr.attribute_sets).items()}
-    if all(g in sets for g in attr.groups):
-        return {g: sets[g] for g in attr.groups}
+    owners = {name: _owner(name, attr.groups) for name in sets}
+    by_group = {g: [n for n, o in owners.items() if o == g] for g in attr.groups}
+    if all(len(names) == 1 for names in by_group.values()):
+        return {names[0]: sets[names[0]] for names in by_group.values()}
     if len(sets) == attr.k:
         return sets
     raise EmbdebiasError(f"generalized_weat: attribute {attr.name!r} needs one attribute set per group "
