@@ -195,6 +195,8 @@ def test_bad_input_gives_one_clear_error():
         rnd(emb, three[:2], [words[20:25]], distance="manhattan")
     with pytest.raises(EmbdebiasError, match="must be a list of word lists"):
         mac(emb, "she he", [words[20:25]])
+    with pytest.raises(EmbdebiasError, match="generalized_weat: n_permutations: expected an integer >= 1"):
+        generalized_weat(emb, three, [words[20:23], words[23:26], words[26:29]], n_permutations=0)
     with pytest.raises(EmbdebiasError, match="at least 2 target sets"):
         same(emb, [words[:3]], [words[20:25]])
 

@@ -196,7 +196,11 @@ def gweat_parts(emb, t_sets: dict, a_sets: dict, *, n_permutations: int = 10_000
         raise EmbdebiasError(f"generalized_weat: needs one attribute set per target set (group i's stereotype "
                              f"set i); got {len(t_sets)} target sets ({', '.join(t_sets)}) and {len(a_sets)} "
                              f"attribute sets ({', '.join(a_sets)})")
-    positive_int(n_permutations)
+    for name, value in (("n_permutations", n_permutations), ("exact_limit", exact_limit)):
+        try:
+            positive_int(value)
+        except EmbdebiasError as exc:
+            raise EmbdebiasError(f"generalized_weat: {name}: {exc}") from None
     t_look = look_up(emb, t_sets, "generalized WEAT", "target", max_missing=max_missing, lowercase=lowercase)
     a_look = look_up(emb, a_sets, "generalized WEAT", "attribute", max_missing=max_missing, lowercase=lowercase)
     x_vec, a_vec = list(unit_sets(emb, t_look).values()), list(unit_sets(emb, a_look).values())
