@@ -252,6 +252,8 @@ def matched_sets(attr) -> dict:
 @register
 class GeneralizedWeat(Metric):
     name, title = "generalized_weat", "generalized WEAT"
+    #: Measures any attribute, k groups (the report helper's Metric.scope; RND and RIPA pairwise).
+    scope = "any"
     function = "generalized_weat"
     legend = ("Generalized WEAT (Swinger et al. 2019): sum over the groups of (the group's mean vector - the mean "
               "of the groups) . (its stereotype set's mean vector - the mean of the sets), on unit vectors; "

@@ -180,6 +180,8 @@ def mac_parts(emb, t_sets: dict, a_sets: dict, *, max_missing: float, lowercase:
 @register
 class Mac(Metric):
     name, title = "mac", "MAC"
+    #: Measures any attribute, k groups (the report helper's Metric.scope; RND and RIPA pairwise).
+    scope = "any"
     function = "mac"
     legend = ("MAC (Manzini et al. 2019): the mean cosine distance (1 - cos) of every group word to the words "
               "of every attribute (stereotype) set; higher is fairer (read as less biased; 2 is the "

@@ -232,6 +232,8 @@ def ripa_parts(emb, t_sets: dict, a_sets: dict, *, relation: str = "pairs", max_
 @register
 class Ripa(Metric):
     name, title = "ripa", "RIPA"
+    #: Measures any attribute, k groups (the report helper's Metric.scope; RND and RIPA pairwise).
+    scope = "any"
     function = "ripa"
     legend = ("RIPA (Ethayarajh et al. 2019): mean inner product of the (unnormalized) attribute words with the "
               "unit difference of each defining pair (first group minus second), averaged over the pairs; "

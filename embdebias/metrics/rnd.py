@@ -200,6 +200,8 @@ def rnd_parts(emb, t_sets: dict, a_sets: dict, *, normalize: bool = True, distan
 @register
 class Rnd(Metric):
     name, title = "rnd", "RND"
+    #: Measures any attribute, k groups (the report helper's Metric.scope; RND and RIPA pairwise).
+    scope = "any"
     function = "rnd"
     legend = ("RND (Garg et al. 2018): mean over the attribute words of (distance to the first group's mean "
               "vector - distance to the second's), on unit vectors; positive: the words sit closer to the "

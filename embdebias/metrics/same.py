@@ -208,6 +208,8 @@ def same_parts(emb, t_sets: dict, a_sets: dict, *, max_missing: float = DEFAULT_
 @register
 class Same(Metric):
     name, title = "same", "SAME"
+    #: Measures any attribute, k groups (the report helper's Metric.scope; RND and RIPA pairwise).
+    scope = "any"
     function = "same"
     legend = ("SAME (Schröder et al. 2021): mean over the attribute words of sum_j |cos(w, c_j)| (weighted as the "
               "authors' code) over the Gram-Schmidt differences c_j of the groups' mean vectors; 0 is fairer. "
