@@ -158,8 +158,11 @@ def weights(idx: np.ndarray, n: int) -> np.ndarray:
 
 
 def evaluation_attribute(ctx):
-    """The attribute an evaluation measures: ``ctx.attribute`` (an Attribute, a bundled name or
-    a JSON path), gender when it is None or the context has no such field."""
+    """The attribute an evaluation measures: the context's own (``ctx.attribute_or_default()``,
+    gender when None); on a context without it, ``ctx.attribute`` (an Attribute, a bundled name or
+    a JSON path) or gender, resolved once per context."""
+    if hasattr(ctx, "attribute_or_default"):
+        return ctx.attribute_or_default()
     attr = getattr(ctx, "attribute", None)
     if attr is not None and not isinstance(attr, (str, os.PathLike)):
         return attr
