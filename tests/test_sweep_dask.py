@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pandas")
@@ -53,7 +54,10 @@ def assert_same(frame, serial):
     assert frame["key"].nunique() == serial["key"].nunique() == 6
     a, b = values(frame), values(serial)
     assert a.index.equals(b.index)
-    assert ((a - b).abs().fillna(0) < 1e-9).all().all()
+    # Equal to float32 rounding: a worker's BLAS runs on one thread, the serial run's on all
+    # cores, and older OpenBLAS builds (numpy 1.24's) split soft debias's float32 products
+    # differently by thread count, moving the values by about 1e-8 (5e-8 relative at most).
+    assert ((a - b).abs().fillna(0) <= 1e-6 * np.maximum(1.0, b.abs().fillna(0))).all().all()
 
 
 def test_local_cluster_two_worker_processes(cfg, serial, tmp_path):

@@ -13,6 +13,7 @@ of each kind. The readers:
 :mod:`.expanded`            expanded gender-specific lists written by ``expand``
 :mod:`.vader`               VADER's sentiment lexicon (RNSB), from ``vaderSentiment``
 :mod:`.attributes`          protected attributes (groups, defining sets, evaluation lists)
+:mod:`.facts`               tables of facts about words (the BLS share of women by occupation)
 ==========================  =========================================================
 
 This package imports only :mod:`embdebias.errors` and :mod:`embdebias._files` from the
@@ -27,6 +28,7 @@ from . import wordlists
 from .attributes import Attribute, bundled_attributes, load_attribute
 from .cda import read_cda_pairs
 from .expanded import EXPANDED_HEADER, read_expanded
+from .facts import FactTable, load_facts, read_facts
 from .manifest import RESOURCES, VADER_LEXICON, Resource
 from .sembias import SemBiasInstance, read_sembias
 from .templates import read_templates_json
@@ -42,6 +44,7 @@ READERS = {
     "weat tests": wordlists.load_weat_tests,
     "templates": read_templates_json,
     "cda pairs": read_cda_pairs,
+    "facts table": read_facts,
     "document": wordlists.read_text,
     "attribute": load_attribute,
 }
@@ -52,7 +55,7 @@ def read_resource(resource: Resource):
     return READERS[resource.kind](data_dir() / Path(resource.path))
 
 
-__all__ = ["Attribute", "EXPANDED_HEADER", "READERS", "RESOURCES", "Resource", "SemBiasInstance", "VADER_LEXICON",
-           "bundled_attributes", "data_dir", "load_attribute", "lu_occupations", "read_cda_pairs", "read_expanded",
-           "read_resource", "read_sembias", "read_templates_json", "sentiment_lexicon", "vader_lexicon_path",
-           "wordlists"]
+__all__ = ["Attribute", "EXPANDED_HEADER", "FactTable", "READERS", "RESOURCES", "Resource", "SemBiasInstance",
+           "VADER_LEXICON", "bundled_attributes", "data_dir", "load_attribute", "load_facts", "lu_occupations",
+           "read_cda_pairs", "read_expanded", "read_facts", "read_resource", "read_sembias", "read_templates_json",
+           "sentiment_lexicon", "vader_lexicon_path", "wordlists"]

@@ -90,6 +90,9 @@ RESOURCES: tuple[Resource, ...] = (
           ("zhao2018_female", "Zhao et al. (2018), 222 female words")),
     _list("lu2020/occupations.txt", "word list",
           "Lu et al. (2020), Supplemental Material, transcribed (lu2020/SOURCE.md)"),
+    _list("rudinger2018/occupations-stats.tsv", "facts table",
+          "Rudinger et al. (2018), rudinger/winogender-schemas data/, MIT (rudinger2018/LICENSE); the % women per "
+          "occupation are U.S. Bureau of Labor Statistics figures, 2015-16 (public domain)"),
     _list("attributes/gender.json", "attribute",
           "the embdebias authors, MIT: references to the published gender lists above, and words of "
           "Caliskan et al. (2017)'s WEAT 6-8 stimuli (published, cited)"),
@@ -101,6 +104,8 @@ RESOURCES: tuple[Resource, ...] = (
     _list("lu2020/SOURCE.md", "document", _MIT_PROJECT),
     _list("zhao2018/LICENSE", "document", "the Apache License 2.0 of Zhao et al.'s release"),
     _list("zhao2018/SOURCE.md", "document", _MIT_PROJECT),
+    _list("rudinger2018/LICENSE", "document", "the MIT licence of Rudinger et al.'s release"),
+    _list("rudinger2018/SOURCE.md", "document", _MIT_PROJECT),
 )
 
 #: The resource that is not in ``wordlists/``: RNSB's sentiment words, read from the

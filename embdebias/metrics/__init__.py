@@ -12,6 +12,8 @@ see :data:`REGISTRY` and :func:`describe_metrics`).
 
 ==============================  ===============================================================
 :func:`weat`                    Caliskan et al. (2017) effect size and permutation p-value
+:func:`wefat`                   Caliskan et al. (2017) per-word association (WEFAT)
+:func:`factual_association`     correlation of occupations' gender scores with the BLS share of women
 :func:`rnsb`                    Sweeney & Najafian (2019) relative negative sentiment bias
 :func:`ect`                     Dev & Phillips (2019) embedding coherence test
 :func:`bat`                     Zhao et al. (2018) bias analogy test on SemBias
@@ -41,6 +43,8 @@ from ._base import REGISTRY, EvalContext, Metric, MetricResult, Option, describe
 
 # isort: off
 from .weat import WeatResult, weat
+from .wefat import WefatResult, wefat
+from .factual import FactualAssociationResult, factual_association
 from .rnsb import RnsbResult, rnsb, sentiment_lexicon
 from .ect import EctResult, ect
 from .bat import BatResult, bat, read_sembias
@@ -61,12 +65,12 @@ from .same import SameResult, same
 
 #: The functions of the metrics and their results (checked against :data:`REGISTRY` by the tests).
 __all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "EvalContext", "ExtrinsicResult",
-           "IndirectBiasResult", "Metric", "MetricResult", "OccupationBiasResult", "Option", "ProjectionResult",
-           "REGISTRY", "RefitDirectionResult", "ResidualBiasResult", "RnsbResult", "SimilarityResult",
-           "WeatResult", "analogy", "bat", "describe_metrics", "direct_bias", "ect", "extrinsic_bias",
-           "gender_analogies", "get_metric", "indirect_bias", "occupation_bias", "projections", "read_sembias",
-           "refit_direction_bias", "register", "residual_bias", "rnsb", "sentiment_lexicon", "weat",
-           "word_similarity",
+           "FactualAssociationResult", "IndirectBiasResult", "Metric", "MetricResult", "OccupationBiasResult",
+           "Option", "ProjectionResult", "REGISTRY", "RefitDirectionResult", "ResidualBiasResult", "RnsbResult",
+           "SimilarityResult", "WeatResult", "WefatResult", "analogy", "bat", "describe_metrics", "direct_bias",
+           "ect", "extrinsic_bias", "factual_association", "gender_analogies", "get_metric", "indirect_bias",
+           "occupation_bias", "projections", "read_sembias", "refit_direction_bias", "register", "residual_bias",
+           "rnsb", "sentiment_lexicon", "weat", "wefat", "word_similarity",
            # the query metrics of issue 23 (WEFE's order: embedding, targets, attributes)
            "GeneralizedWeatResult", "MacResult", "RipaResult", "RndResult", "SameResult", "generalized_weat", "mac",
            "ripa", "rnd", "same"]

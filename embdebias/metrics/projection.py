@@ -9,6 +9,21 @@ Direct bias over a set ``N`` of words that ought to be gender-neutral (default: 
 bundled professions) is :math:`\mathrm{DirectBias}_c = \frac{1}{|N|}\sum_{w \in N} |\cos(w, g)|^c`
 (``c = 1`` by default; Bolukbasi et al. report ``c = 1``).  It is 0 after a hard debias
 that neutralized those words.
+
+**k groups.** An attribute of ``k > 2`` groups has a bias subspace of several components
+:math:`B = (b_1, \dots, b_m)` (Manzini et al. 2019: ``k - 1`` principal components of the
+set-centred defining sets). Bolukbasi et al. define direct bias for one direction only; we
+take the norm of the projection on the subspace, the cosine of the word with the subspace:
+
+.. math::
+
+    \mathrm{DirectBias}_c = \frac{1}{|N|}\sum_{w \in N} \lVert P_B\,\hat w \rVert^c
+    = \frac{1}{|N|}\sum_{w \in N} \Bigl(\sum_{i=1}^{m} \cos(w, b_i)^2\Bigr)^{c/2}
+
+which is :math:`|\cos(w, g)|^c` for one component, so gender's numbers do not change, and
+which does not depend on the basis chosen inside the subspace (rotating the components, or
+flipping their signs, leaves it unchanged). :func:`direct_bias` uses it when its subspace
+has more than one component.
 """
 
 from __future__ import annotations
@@ -81,7 +96,7 @@ def projections(embedding, words, *, subspace=None, max_missing: float = DEFAULT
 
 @dataclass
 class DirectBiasResult(MetricResult):
-    """Result of :func:`direct_bias`."""
+    """Result of :func:`direct_bias` (``n_components``: of the subspace the words were projected on)."""
 
     direct_bias: float
     c: float
@@ -90,6 +105,7 @@ class DirectBiasResult(MetricResult):
     lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
     direction: str = ""
     words_name: str = ""
+    n_components: int = 1
 
     value_field = "direct_bias"
 
@@ -97,6 +113,25 @@ class DirectBiasResult(MetricResult):
     def n_scored(self) -> int:
         """Words scored."""
         return self.n_words
+
+
+def subspace_norms(vectors: np.ndarray, components: np.ndarray) -> np.ndarray:
+    """``||P_B w||`` of the unit rows of ``vectors`` on the orthonormal rows ``components`` of a
+    subspace: the cosine of each word with the subspace (``|cos(w, g)|`` for one component)."""
+    return np.linalg.norm(unit_rows(np.asarray(vectors, dtype=np.float64), copy=True) @ components.T, axis=1)
+
+
+def _components(subspace) -> np.ndarray | None:
+    """The ``(k, d)`` rows of a given subspace with ``k > 1`` (None otherwise: one direction)."""
+    from ..subspace import BiasSubspace
+
+    if isinstance(subspace, BiasSubspace) and hasattr(subspace, "components_"):
+        comps = subspace.components_
+    elif subspace is not None and not isinstance(subspace, BiasSubspace) and np.ndim(subspace) == 2:
+        comps = BiasSubspace.from_components(subspace).components_
+    else:
+        return None
+    return comps if comps.shape[0] > 1 else None
 
 
 def direct_bias(embedding, words=None, *, c: float = 1.0, subspace=None,
@@ -111,7 +146,9 @@ def direct_bias(embedding, words=None, *, c: float = 1.0, subspace=None,
     c : float, default 1.0
         Strictness exponent (``c > 0``).
     subspace : BiasSubspace or array, optional
-        Gender direction; default a BiasSubspace fitted on ``embedding``.
+        Gender direction; default a BiasSubspace fitted on ``embedding``. A fitted subspace or
+        ``(k, d)`` array of ``k > 1`` components (an attribute of several groups) gives the mean
+        norm of the projection on it (module docstring).
     """
     if not c > 0:
         raise EmbdebiasError(f"direct bias: c must be > 0, got {c}")
@@ -120,11 +157,33 @@ def direct_bias(embedding, words=None, *, c: float = 1.0, subspace=None,
         from ..wordlists import professions
 
         words, name = professions(), "professions"
+    comps = _components(subspace)
+    if comps is not None:
+        return _direct_bias_k(embedding, words, c, comps, name, max_missing, lowercase)
     res = projections(embedding, words, subspace=subspace, max_missing=max_missing,
                       lowercase=lowercase, name=name)
     value = float(np.mean(np.abs(np.asarray(res.projections)) ** c))
     return DirectBiasResult(value, float(c), len(res.words), res.missing, res.lowercased,
                             res.direction, name)
+
+
+def _direct_bias_k(embedding, words, c, comps, name, max_missing, lowercase) -> DirectBiasResult:
+    emb = as_emb(embedding)
+    if comps.shape[1] != emb.dim:
+        raise DimensionError(f"the bias subspace has dimension {comps.shape[1]}, {emb.name} has {emb.dim}-d vectors")
+    lk = lookup(emb, words, name=f"direct bias: {name}", lowercase=lowercase, max_missing=max_missing)
+    norms = subspace_norms(unit_vectors(emb, lk.rows), comps)
+    return DirectBiasResult(float(np.mean(norms ** c)), float(c), len(lk.words), {name: list(lk.missing)},
+                            {name: dict(lk.lowercased)} if lk.lowercased else {},
+                            f"given subspace of {comps.shape[0]} components", name, int(comps.shape[0]))
+
+
+def attribute_subspace(emb, attribute, lists: str = "published"):
+    """The bias subspace of an attribute fitted on ``emb``: ``k - 1`` components of its defining
+    sets (Manzini et al. 2019; :class:`~embdebias.subspace.BiasSubspace` with ``attribute=``)."""
+    from ..subspace import BiasSubspace
+
+    return BiasSubspace(attribute=attribute, lists=lists).fit(emb)
 
 
 @register
@@ -148,17 +207,60 @@ class DirectBias(Metric):
                 "c": opts["c"]}
 
     def units(self, ctx):
-        return [ctx.neutral_name(ctx.opts(self.name)["neutral_words"])]
+        from .wefat import evaluation_attribute
+
+        neutral = ctx.opts(self.name)["neutral_words"]
+        if neutral is None and evaluation_attribute(ctx).name != "gender":
+            return ["neutral words"]      # the attribute's own, not the professions
+        return [ctx.neutral_name(neutral)]
 
     def data(self, ctx):
+        from .wefat import evaluation_attribute, neutral_word_set
+
         neutral = ctx.opts(self.name)["neutral_words"]
+        attr = evaluation_attribute(ctx)
+        if attr.name != "gender":
+            words = neutral_word_set(ctx, neutral)
+            return (f"{len(words):,} neutral words of the attribute {attr.name!r}; the norm of their projection "
+                    f"on its subspace of {attr.k - 1} components (original: fitted on the defining sets in "
+                    f"'{ctx.reference_name}'; own: on each column's)")
         ctx.neutral(neutral)  # a bad list fails before any scoring
         return (f"{ctx.list_text(neutral, 'professions', 'words')}; original direction: "
                 f"{ctx.reference_label}; own direction: fitted on each column's definitional pairs")
 
+    def _score_groups(self, emb, unit, ctx, attr):
+        """An attribute of several groups: the norm of the projection on its subspace."""
+        from ..subspace import resolve_subspace
+        from .wefat import neutral_word_set
+
+        opts = ctx.opts(self.name)
+        words = neutral_word_set(ctx, opts["neutral_words"])
+        key = ("attribute_subspace", attr.name)
+        if key not in ctx.cache:
+            ctx.cache[key] = (resolve_subspace(ctx.subspace, ctx.reference) if ctx.subspace is not None
+                              else attribute_subspace(ctx.reference, attr, ctx.lists))
+        cells, samples, first = {}, {}, None
+        for stat, sub in (("direct_bias_original", ctx.cache[key]),
+                          ("direct_bias_own", attribute_subspace(emb, attr, ctx.lists))):
+            lk = lookup(emb, words, name=f"direct bias: {unit}", lowercase=ctx.lowercase, max_missing=ctx.max_missing)
+            per_word = subspace_norms(unit_vectors(emb, lk.rows), sub.components_) ** opts["c"]
+            cells[stat] = float(per_word.mean())
+            samples[(unit, stat)] = Sample({"items": lk.words}, mean_of(per_word))
+            first = first or (lk, sub.components_.shape[0])
+        lk, n_comp = first
+        r = DirectBiasResult(cells["direct_bias_original"], float(opts["c"]), len(lk.words), {unit: list(lk.missing)},
+                             {unit: dict(lk.lowercased)} if lk.lowercased else {},
+                             f"original: {attr.name} subspace", unit, n_comp)
+        cells[N_SCORED] = r.n_scored
+        return r, {unit: cells}, samples
+
     def score(self, emb, unit, ctx):
         from ..subspace import resolve_subspace
+        from .wefat import evaluation_attribute
 
+        attr = evaluation_attribute(ctx)
+        if attr.name != "gender":
+            return self._score_groups(emb, unit, ctx, attr)
         opts = ctx.opts(self.name)
         words = ctx.neutral(opts["neutral_words"])
         g, label = ctx.reference_direction()

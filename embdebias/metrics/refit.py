@@ -1,6 +1,13 @@
 r"""Direct bias along the gender direction fitted again in the tested embedding's own space
 (:func:`refit_direction_bias`), next to how far that direction is from the original one:
 after debiasing, the gender information may sit on a new axis.
+
+For an attribute of ``k > 2`` groups (``attribute=``) the direction is its subspace of
+``k - 1`` components fitted again, the direct bias is the norm of the projection on it
+(:mod:`embdebias.metrics.projection`), and the agreement of the two subspaces is
+:math:`\sqrt{\operatorname{mean}_i \cos^2\theta_i}` over their principal angles
+:math:`\theta_i` (the singular values of :math:`B_{\text{refit}} B_{\text{orig}}^\top`): 1 when
+they are the same subspace, and ``|cos|`` of the two directions for one component.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import numpy as np
 from .. import wordlists
 from .._rows import unit_rows
 from ..errors import EmbdebiasError
-from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
+from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 
 # -- re-fitted direction ----------------------------------------------------------------------
 
@@ -78,8 +85,39 @@ def _original_subspace(original, tested, lists: str):
     return BiasSubspace(lists=lists).fit(as_emb(original))
 
 
+def subspace_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """``sqrt(mean cos^2)`` of the principal angles between the subspaces spanned by the orthonormal
+    rows ``a`` and ``b`` (``|cos|`` of two directions)."""
+    s = np.linalg.svd(np.atleast_2d(a) @ np.atleast_2d(b).T, compute_uv=False)
+    return float(np.sqrt(np.mean(np.clip(s, 0.0, 1.0) ** 2)))
+
+
+def _refit_groups(tested, words, name, attribute, original, lists, max_missing, lowercase) -> RefitDirectionResult:
+    """:func:`refit_direction_bias` for an attribute of several groups (module docstring)."""
+    from ..subspace import resolve_subspace
+    from .projection import attribute_subspace, direct_bias, subspace_norms
+
+    refit = attribute_subspace(tested, attribute, lists)
+    db = direct_bias(tested, words, subspace=refit, max_missing=max_missing, lowercase=lowercase)
+    lk = lookup(tested, words, name=f"refit: {name}", lowercase=lowercase, max_missing=max_missing)
+    norms = subspace_norms(unit_vectors(tested, lk.rows), refit.components_)
+    cosine, orig_ratio = float("nan"), float("nan")
+    if original is not None:
+        orig = (resolve_subspace(original, tested, lists=lists) if not hasattr(original, "words")
+                else attribute_subspace(as_emb(original), attribute, lists))
+        cosine = subspace_cosine(refit.components_, orig.components_)
+        orig_ratio = float(np.sum(orig.explained_variance_ratio_[:orig.components_.shape[0]]))
+    m = refit.components_.shape[0]
+    return RefitDirectionResult(
+        direct_bias=db.direct_bias, words=list(lk.words), projections=norms.tolist(), direction_cosine=cosine,
+        refit_variance_ratio=float(np.sum(refit.explained_variance_ratio_[:m])), original_variance_ratio=orig_ratio,
+        refit_spectrum=refit.explained_variance_ratio_.tolist(), pairs_used=list(refit.pairs_used_),
+        missing={name: list(lk.missing)}, lowercased={name: dict(lk.lowercased)} if lk.lowercased else {})
+
+
 def refit_direction_bias(tested, words=None, *, original=None, lists: str = wordlists.DEFAULT_LISTS,
-                         max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True) -> RefitDirectionResult:
+                         max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
+                         attribute=None) -> RefitDirectionResult:
     """Direct bias with the gender direction fitted again in ``tested``'s own space.
 
     Measuring a debiased embedding along the *original* direction asks whether that
@@ -102,6 +140,11 @@ def refit_direction_bias(tested, words=None, *, original=None, lists: str = word
         Supplies the definitional pairs and the default words.
     max_missing, lowercase
         As for every metric.
+    attribute : str, path or Attribute, optional
+        An attribute other than gender: its subspace of ``k - 1`` components is re-fitted
+        (module docstring); ``projections`` are then the norms of the projections, and the
+        variance ratios the share of the kept components. ``words`` default to its neutral
+        words.
 
     Returns
     -------
@@ -111,6 +154,14 @@ def refit_direction_bias(tested, words=None, *, original=None, lists: str = word
     from .projection import direct_bias, gender_direction, projections
 
     tested = as_emb(tested)
+    if attribute is not None:
+        from ..data.attributes import resolve_attribute
+
+        attr = resolve_attribute(attribute, lists)
+        if attr.name != "gender":
+            name = "neutral words" if words is None else "words"
+            words = list(attr.neutral_words) if words is None else wordlists.resolve_words(words, "professions", lists)
+            return _refit_groups(tested, words, name, attr, original, lists, max_missing, lowercase)
     name = "professions" if words is None else "words"
     words = wordlists.resolve_words(words, "professions", lists)
     refit = BiasSubspace(lists=lists).fit(tested)

@@ -51,6 +51,26 @@ gender direction.
     embedding may be the original itself, and may have another dimension.
     Cosines are computed in float32, the precision the vectors are stored in.
 
+**k groups** (``groups=`` or an ``attribute=`` other than gender): the same protocol with
+one association per group instead of one bias. Group ``j``'s centroid :math:`c_j` is the
+mean of the unit vectors of its words (an attribute's: the ``j``-th word of every defining
+set) and a word's association with it is :math:`\cos(w, c_j - \bar c)`, :math:`\bar c` the
+mean of the centroids (for two groups :math:`c_1 - \bar c = (c_1 - c_2)/2`: the binary bias,
+up to the words that define it). :math:`c_j - \bar c` is the mean, over the defining sets,
+of the set-centred vector of the set's ``j``-th word: the vectors whose principal components
+are the attribute's subspace (Manzini et al. 2019), so the ``k`` directions lie in the span
+the subspace summarizes, and they name the group each side of it belongs to. Candidates also
+leave out the attribute's specific words and the group words. A word belongs to the group it
+is most associated with; the words "most associated with each group" are the ``n_cluster``
+(``n_classify``) of each group with the largest association. Then k-means with ``k``
+clusters (accuracy: the best one-to-one matching of clusters to groups, found by
+``scipy.optimize.linear_sum_assignment``; for two groups ``max(a, 1 - a)``), a multi-class
+RBF SVM (scikit-learn's ``SVC``, one-vs-one), and the neighbour correlation averaged over
+the groups: Pearson r between a word's association with group ``j`` and the fraction of its
+neighbours that belong to ``j`` (for two groups the binary number: both terms of the average
+are equal). Gender with its default ``("he", "she")`` direction keeps the binary protocol
+above, so its numbers do not change.
+
 The shared direction tests live beside it: :mod:`~embdebias.metrics.refit` (the direction
 fitted again), :mod:`~embdebias.metrics.indirect` (indirect bias) and
 :mod:`~embdebias.metrics.analogies` (generated analogies).
@@ -114,7 +134,10 @@ class ResidualBiasResult(MetricResult):
         ``{"direction words": {word: lower-case form used}}`` if ``he``/``she`` were
         found only in lower case (the candidates are always matched exactly).
     direction_words : list of str
-        The (male, female) pair whose difference defines a word's bias.
+        The (male, female) pair whose difference defines a word's bias (binary protocol;
+        empty for k groups).
+    groups : list of str
+        The groups, the keys of ``cluster_words`` and ``classify_words``.
     random_state : int or None
         The seed of k-means and of the training split.
     """
@@ -132,6 +155,7 @@ class ResidualBiasResult(MetricResult):
     lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
     direction_words: list[str] = field(default_factory=lambda: ["he", "she"])
     random_state: int | None = 0
+    groups: list[str] = field(default_factory=lambda: ["male", "female"])
 
     value_field = "cluster_accuracy"
 
@@ -216,14 +240,22 @@ def _missing_check(name: str, n_total: int, missing: list[str], max_missing: flo
             f"{tested_name} (more than the allowed {max_missing:.0%}): {shown}", missing)
 
 
-def cluster_accuracy(vectors: np.ndarray, labels: np.ndarray, random_state) -> float:
-    """``max(a, 1 - a)``, ``a`` the agreement of 2-means clusters with ``labels`` (0/1)."""
+def cluster_accuracy(vectors: np.ndarray, labels: np.ndarray, random_state, n_clusters: int = 2) -> float:
+    """Agreement of k-means clusters with ``labels`` (0 .. k-1) under the best matching of clusters
+    to labels: ``max(a, 1 - a)`` for two, ``a`` the agreement of 2-means clusters with 0/1 labels."""
     from sklearn.cluster import KMeans
 
     with one_thread():
-        km = KMeans(n_clusters=2, n_init=10, random_state=random_state).fit(vectors)
-    agreement = float(np.mean(km.labels_ == labels))
-    return max(agreement, 1.0 - agreement)
+        km = KMeans(n_clusters=n_clusters, n_init=10, random_state=random_state).fit(vectors)
+    if n_clusters == 2:
+        agreement = float(np.mean(km.labels_ == labels))
+        return max(agreement, 1.0 - agreement)
+    from scipy.optimize import linear_sum_assignment
+
+    confusion = np.zeros((n_clusters, n_clusters), dtype=np.int64)
+    np.add.at(confusion, (km.labels_, labels), 1)
+    rows, cols = linear_sum_assignment(-confusion)
+    return float(confusion[rows, cols].sum() / labels.size)
 
 
 def classification_accuracy(vectors: np.ndarray, labels: np.ndarray, n_train: int,
@@ -236,8 +268,8 @@ def classification_accuracy(vectors: np.ndarray, labels: np.ndarray, n_train: in
     if test.size == 0:
         raise EmbdebiasError(f"residual bias: n_train={n_train} leaves no word to test "
                              f"({len(labels)} classification words)")
-    if np.unique(labels[train]).size < 2:
-        raise EmbdebiasError("residual bias: the training split holds only one gender; raise n_train")
+    if np.unique(labels[train]).size < np.unique(labels).size:
+        raise EmbdebiasError("residual bias: the training split misses a group; raise n_train")
     clf = SVC(kernel="rbf").fit(vectors[train], labels[train])
     return float(np.mean(clf.predict(vectors[test]) == labels[test])), int(test.size)
 
@@ -397,7 +429,8 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
                   lists: str = wordlists.DEFAULT_LISTS, n_candidates: int = 50_000, n_cluster: int = 500,
                   n_classify: int = 2_500, n_train: int = 1_000, n_neighbours: int = 100,
                   direction_words=("he", "she"), max_missing: float = DEFAULT_MAX_MISSING,
-                  lowercase: bool = True, block_rows: int | None = None) -> ResidualBiasResult:
+                  lowercase: bool = True, block_rows: int | None = None, attribute=None,
+                  groups=None) -> ResidualBiasResult:
     """Gonen & Goldberg's (2019) residual-bias tests of ``tested`` against ``original``.
 
     The protocol is stated in full in the module docstring
@@ -433,6 +466,13 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
         Lower-case fallback for the direction words only.
     block_rows : int, optional
         Query rows per block of the nearest-neighbour step (default: 64 MiB blocks).
+    attribute : str, path or Attribute, optional
+        An attribute other than gender runs the k-group protocol (module docstring) on its
+        groups (the columns of its defining sets), leaving out its specific words. None or
+        gender: the binary protocol with ``direction_words``.
+    groups : dict, optional
+        ``{group: words}``: the k-group protocol on these groups (instead of an attribute's);
+        the words of ``gender_specific``, if given, are left out of the candidates.
 
     Returns
     -------
@@ -449,6 +489,14 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
     original, tested = as_emb(original), as_emb(tested)
     max_missing = check_max_missing(max_missing)
     _check_sizes(n_candidates, n_cluster, n_classify, n_train, n_neighbours)
+    specific = () if gender_specific is None else wordlists.resolve_words(gender_specific, "gender_specific", lists)
+    if groups is None and attribute is not None:
+        groups, specific = attribute_groups(attribute, lists)     # None for gender: the binary protocol
+    if groups is not None:
+        return _residual_groups(original, tested, dict(groups), specific, random_state=random_state,
+                                n_candidates=n_candidates, n_cluster=n_cluster, n_classify=n_classify,
+                                n_train=n_train, n_neighbours=n_neighbours, max_missing=max_missing,
+                                lowercase=lowercase, block_rows=block_rows)
     plan = _plan(original, tested, n_candidates=n_candidates, n_cluster=n_cluster, n_classify=n_classify,
                  gender_specific=gender_specific, lists=lists, direction_words=direction_words,
                  lowercase=lowercase)
@@ -481,6 +529,138 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
         missing={"candidates": cand_missing, "clustering": c_missing, "classification": s_missing},
         lowercased={"direction words": dict(lk.lowercased)} if lk.lowercased else {},
         direction_words=list(lk.words), random_state=random_state)
+
+
+# -- k groups ------------------------------------------------------------------------------------
+
+
+def group_directions(emb, groups: dict, lowercase: bool = True) -> np.ndarray:
+    """``(k, d)`` unit rows ``c_j - mean(c)``: each group's centroid (mean unit vector of its words
+    in ``emb``) minus the mean of the centroids."""
+    centroids = []
+    for name, words in groups.items():
+        lk = lookup(emb, list(words), name=f"residual bias: words of group {name!r}", lowercase=lowercase)
+        centroids.append(unit_vectors(emb, lk.rows).mean(axis=0))
+    centroids = np.asarray(centroids)
+    diff = centroids - centroids.mean(axis=0)
+    norms = np.linalg.norm(diff, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise EmbdebiasError(f"residual bias: groups {', '.join(groups)} have the same centroid")
+    return diff / norms
+
+
+def most_associated(scores: np.ndarray, n: int) -> list[np.ndarray]:
+    """For each group ``j``, the positions of the ``n`` words most associated with it among those
+    whose largest association is ``j`` (ties: earlier first)."""
+    best = np.argmax(scores, axis=1)
+    out = []
+    for j in range(scores.shape[1]):
+        own = np.flatnonzero(best == j)
+        out.append(own[np.argsort(-scores[own, j], kind="stable")][:n])
+    return out
+
+
+@dataclass
+class _GroupPlan:
+    """The word sets of the k-group protocol, chosen on the original embedding."""
+
+    words: np.ndarray           # candidates (str)
+    scores: np.ndarray          # (n, k) original associations
+    tested_rows: np.ndarray
+    cluster: list               # per group: positions into words
+    classify: list
+
+
+def _group_plan(original, tested, groups, specific, n_candidates, n_cluster, n_classify, lowercase) -> _GroupPlan:
+    exclude = set(specific) | {w for ws in groups.values() for w in ws}
+    words, orig_rows = candidate_words(original, n_candidates, exclude)
+    directions = group_directions(original, groups, lowercase).astype(np.float32)
+    scores = np.empty((words.size, len(groups)), dtype=np.float64)
+    for start in range(0, words.size, CHUNK_ROWS):
+        scores[start:start + CHUNK_ROWS] = unit_block(original, orig_rows[start:start + CHUNK_ROWS]) @ directions.T
+    cluster, classify = most_associated(scores, n_cluster), most_associated(scores, n_classify)
+    short = [g for g, pos in zip(groups, classify) if pos.size < min(n_cluster, n_classify)]
+    if short:
+        raise EmbdebiasError(f"residual bias: too few candidates are most associated with group(s) "
+                             f"{', '.join(short)} among the first {n_candidates:,} words of {original.name}")
+    return _GroupPlan(words, scores, rows_by_word(original, tested, words.tolist(), orig_rows), cluster, classify)
+
+
+def _present_groups(plan: _GroupPlan, name: str, positions, max_missing: float, tested_name: str):
+    """``(positions found, labels, missing)`` of per-group word sets in the tested embedding."""
+    both = np.concatenate(positions)
+    missing = plan.words[both[plan.tested_rows[both] < 0]].tolist()
+    _missing_check(name, both.size, missing, max_missing, tested_name)
+    kept = [pos[plan.tested_rows[pos] >= 0] for pos in positions]
+    labels = np.concatenate([np.full(pos.size, j, dtype=np.int64) for j, pos in enumerate(kept)])
+    return kept, labels, missing
+
+
+def group_neighbour_correlation(vectors, queries, scores, n_neighbours, block_rows=None) -> float:
+    """Mean over the groups of Pearson r between a query's association with group ``j`` and the
+    fraction of its neighbours most associated with ``j`` (the binary number for two groups)."""
+    best = np.argmax(scores, axis=1)
+    k = scores.shape[1]
+    fractions = [neighbour_fractions(vectors, queries, best == j, int(n_neighbours), block_rows=block_rows)
+                 for j in range(k - 1)]
+    fractions.append(1.0 - np.sum(fractions, axis=0))     # every neighbour belongs to one group
+    return float(np.mean([_pearson(scores[queries, j], fractions[j]) for j in range(k)]))
+
+
+def _residual_groups(original, tested, groups: dict, specific, *, random_state, n_candidates, n_cluster, n_classify,
+                     n_train, n_neighbours, max_missing, lowercase, block_rows) -> ResidualBiasResult:
+    """The k-group protocol (module docstring) of :func:`residual_bias`."""
+    if len(groups) < 2:
+        raise EmbdebiasError(f"residual bias: needs at least two groups, got {len(groups)}")
+    plan = _group_plan(original, tested, groups, specific, n_candidates, n_cluster, n_classify, lowercase)
+    found = plan.tested_rows >= 0
+    cand_missing = plan.words[~found].tolist()
+    _missing_check("candidate", plan.words.size, cand_missing, max_missing, tested.name)
+    c_pos, c_labels, c_missing = _present_groups(plan, "clustering", plan.cluster, max_missing, tested.name)
+    s_pos, s_labels, s_missing = _present_groups(plan, "classification", plan.classify, max_missing, tested.name)
+    pool = np.flatnonzero(found)
+    index = np.full(plan.words.size, -1, dtype=np.int64)
+    index[pool] = np.arange(pool.size)
+    vectors = unit_block(tested, plan.tested_rows[pool])
+    kmeans_acc = cluster_accuracy(vectors[index[np.concatenate(c_pos)]].astype(np.float64), c_labels, random_state,
+                                  n_clusters=len(groups))
+    queries = index[np.concatenate(s_pos)]
+    svm_acc, n_test = classification_accuracy(vectors[queries].astype(np.float64), s_labels, n_train, random_state)
+    corr = group_neighbour_correlation(vectors, queries, plan.scores[pool], n_neighbours, block_rows)
+    names = list(groups)
+    return ResidualBiasResult(
+        cluster_accuracy=kmeans_acc, classification_accuracy=svm_acc, neighbour_correlation=corr,
+        cluster_words={g: plan.words[pos].tolist() for g, pos in zip(names, c_pos)},
+        classify_words={g: plan.words[pos].tolist() for g, pos in zip(names, s_pos)},
+        n_candidates=int(pool.size), n_train=int(n_train), n_test=n_test, n_neighbours=int(n_neighbours),
+        missing={"candidates": cand_missing, "clustering": c_missing, "classification": s_missing},
+        direction_words=[], random_state=random_state, groups=names)
+
+
+def attribute_groups(attribute, lists: str = wordlists.DEFAULT_LISTS) -> tuple[dict | None, tuple]:
+    """``({group: defining words}, specific words)`` of an attribute (a name, path or Attribute):
+    group ``j``'s words are the ``j``-th words of its defining sets; ``(None, ())`` for gender,
+    which keeps the binary protocol of Gonen & Goldberg (the he - she direction)."""
+    from ..data.attributes import resolve_attribute
+
+    attr = resolve_attribute(attribute, lists)
+    if attr.name == "gender":
+        return None, ()
+    return ({g: tuple(s[j] for s in attr.defining_sets) for j, g in enumerate(attr.groups)},
+            tuple(attr.specific_words))
+
+
+def _groups_in(report, unit: str) -> list:
+    """The groups of the residual row ``unit``: two for gender; a bundled attribute's by its name; else
+    two, so that a user's attribute is judged against 0.5, the stricter bar (chance is 1/k)."""
+    if unit == "gender":
+        return ["female", "male"]
+    try:
+        from ..data.attributes import load_attribute
+
+        return list(load_attribute(unit).groups)
+    except EmbdebiasError:
+        return ["", ""]
 
 
 def _recoverable_text(r: dict) -> str:
@@ -521,9 +701,33 @@ class Residual(Metric):
         return {"neutral_words": None if opts["neutral_words"] is None else str(opts["neutral_words"])}
 
     def units(self, ctx):
-        return ["gender"]
+        from .wefat import evaluation_attribute
+
+        return [evaluation_attribute(ctx).name]
+
+    def legend_for(self, ctx):
+        from .wefat import evaluation_attribute
+
+        attr = evaluation_attribute(ctx)
+        if attr.name == "gender":
+            return self.legend
+        return (f"Is the {attr.name} bias still recoverable? Gonen & Goldberg's (2019) tests for {attr.k} groups "
+                f"({', '.join(attr.groups)}): each group's 500 most associated words of the original (cosine with "
+                f"the group's centroid minus the mean centroid, over the columns of the defining sets; specific "
+                f"words left out) are clustered with {attr.k}-means in each column (accuracy under the best "
+                f"matching of clusters to groups; chance is about 1/{attr.k}), a multi-class RBF SVM trained on "
+                f"1,000 of the 2,500 most associated words of each group predicts the others, and the neighbour "
+                f"correlation is averaged over the groups. Re-fitted direction: the attribute's subspace of "
+                f"{attr.k - 1} components fitted again on each column. Intervals: Wilson and Fisher z.")
 
     def data(self, ctx):
+        from .wefat import evaluation_attribute
+
+        attr = evaluation_attribute(ctx)
+        if attr.name != "gender":
+            return (f"candidates: the first 50,000 alphabetic words of '{ctx.reference_name}' minus the "
+                    f"{len(attr.specific_words):,} specific words and the defining words of {attr.name!r}; "
+                    f"groups: {', '.join(attr.groups)} (the columns of its {len(attr.defining_sets)} defining sets)")
         neutral = ctx.opts(self.name)["neutral_words"]
         ctx.neutral(neutral)  # a bad list fails before any scoring
         return (f"candidates: the first 50,000 alphabetic words of '{ctx.reference_name}' minus "
@@ -535,12 +739,17 @@ class Residual(Metric):
         from ._resample import fisher_z_interval, wilson_interval
         from .refit import refit_direction_bias
 
+        from .wefat import evaluation_attribute, neutral_word_set
+
+        attr = evaluation_attribute(ctx)
         r = residual_bias(ctx.reference, emb, random_state=ctx.random_state, lists=ctx.lists,
-                          max_missing=ctx.max_missing, lowercase=ctx.lowercase)
+                          max_missing=ctx.max_missing, lowercase=ctx.lowercase, attribute=attr)
         try:  # only the re-fitted rows use the neutral words: a short list leaves them alone empty
-            refit = refit_direction_bias(emb, ctx.neutral(ctx.opts(self.name)["neutral_words"]),
+            neutral = ctx.opts(self.name)["neutral_words"]
+            refit = refit_direction_bias(emb, ctx.neutral(neutral) if attr.name == "gender"
+                                         else neutral_word_set(ctx, neutral),
                                          original=ctx.reference, lists=ctx.lists, max_missing=ctx.max_missing,
-                                         lowercase=ctx.lowercase)
+                                         lowercase=ctx.lowercase, attribute=attr)
         except EmbdebiasError as exc:
             warnings.warn(f"residual bias: the re-fitted direction's rows are not scored: {exc}", stacklevel=2)
             refit = None
@@ -560,13 +769,20 @@ class Residual(Metric):
     def verdict(self, report, embedding):
         """Whether the residual tests still recover gender in ``embedding``: clustering or SVM
         accuracy whose interval lies above chance (0.5). None without the residual tests."""
-        cells = {s: report.cells.get((self.name, "gender", s), {}).get(embedding)
+        unit = self._unit_in(report)
+        cells = {s: report.cells.get((self.name, unit, s), {}).get(embedding)
                  for s in ("cluster_accuracy", "classification_accuracy", "neighbour_correlation")}
         acc = [cells[s] for s in ("cluster_accuracy", "classification_accuracy")]
         if all(c is None or c.value is None for c in acc):
             return None
-        return {"recoverable": any(c is not None and c.ci_low is not None and c.ci_low > 0.5 for c in acc),
+        chance = 1.0 / max(2, len(_groups_in(report, unit)))
+        return {"recoverable": any(c is not None and c.ci_low is not None and c.ci_low > chance for c in acc),
                 **{s: None if c is None else c.value for s, c in cells.items()}}
+
+    def _unit_in(self, report) -> str:
+        """The residual row of ``report``: "gender", or the attribute it was run for."""
+        units = [t for (m, t, s) in report.rows if m == self.name and s == "cluster_accuracy"]
+        return "gender" if "gender" in units or not units else units[0]
 
     def verdict_text(self, entry):
         return _recoverable_text(entry)

