@@ -28,18 +28,21 @@ words is such a case.
 from __future__ import annotations
 
 import numbers
+import re
 import warnings
 from collections.abc import Mapping
+
+import numpy as np
 
 from .embedding import as_embedding
 from .errors import EmbdebiasError
 from .metrics import REGISTRY, EvalContext, get_metric
 from .metrics._common import DEFAULT_MAX_MISSING, check_max_missing, to_builtin
-from .metrics._resample import bootstrap_interval, paired_change, resample_rng
+from .metrics._resample import Sample, bias_of, bootstrap_interval, paired_change, resample_rng
 from .report import Report
 
-__all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_options",
-           "tests_help"]
+__all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_for",
+           "suite_options", "test_files", "tests_help"]
 
 #: Metrics run by default, in report order.
 DEFAULT_SUITE = ("weat", "rnsb", "ect", "bat", "direct_bias", "indirect_bias", "residual", "extrinsic",
@@ -127,6 +130,15 @@ def _user_weat_tests(name, bundled: list, groups: dict) -> list:
     return [t if t.group else dataclasses.replace(t, group="user") for t in wordlists.load_weat_tests(Path(str(name)))]
 
 
+def test_files(names) -> list[str]:
+    """The names of ``names`` that are a user's WEAT test files, not metrics, WEAT groups or test ids."""
+    from . import wordlists
+
+    tests = wordlists.weat_tests()
+    known = set(REGISTRY) | {t.group.lower() for t in tests} | {t.id.lower() for t in tests}
+    return [str(n) for n in names if str(n).lower() not in known]
+
+
 def suite_options(names) -> dict:
     """Turn a list of metric names, WEAT groups and WEAT test ids into :func:`evaluate` arguments.
 
@@ -165,11 +177,17 @@ def suite_options(names) -> dict:
 
 
 def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: EvalContext, strict: bool,
-                samples: dict) -> None:
+                samples: dict, raised: list) -> None:
     """Score one unit of one metric on one embedding into ``report`` (tolerant unless ``strict``);
-    its bootstrap samples go into ``samples[(embedding, metric, test, statistic)]``."""
+    its bootstrap samples go into ``samples[(embedding, metric, test, statistic)]``, the warnings
+    it raised into ``raised`` (``(embedding, warning)``, see :func:`_warn_once`)."""
     try:
-        result, cells, unit_samples = metric.score(emb, unit, ctx)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result, cells, unit_samples = metric.score(emb, unit, ctx)
+            finally:
+                raised += [(emb_name, getattr(emb, "name", emb_name), w) for w in caught]
     except EmbdebiasError as exc:
         if strict:
             raise
@@ -185,6 +203,23 @@ def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: Eval
     for test, stats in cells.items():
         for stat, value in stats.items():
             report.add(emb_name, metric.name, test, stat, value)
+
+
+def _warn_once(raised: list, columns: list) -> None:
+    """Each distinct warning the metrics raised, once, with the columns it was raised on (a
+    metric warning of the same list on every column would otherwise repeat it per column).
+    Warnings that differ only by the embedding they name are one: the first column's is shown."""
+    by_text: dict = {}
+    for column, emb_name, w in raised:
+        text = str(w.message)
+        # the embedding's name as a word of its own ("other" is not the one in "mother")
+        same = re.sub(rf"(?<![\w.-]){re.escape(emb_name)}(?![\w.-])", "\0", text) if emb_name else text
+        by_text.setdefault((w.category, same), (w, text, []))[2].append(column)
+    for (category, _), (w, text, names) in by_text.items():
+        names = list(dict.fromkeys(names))
+        if len(columns) > 1:
+            text += f" (on {len(names)} of {len(columns)} columns: {', '.join(names)})"
+        warnings.warn_explicit(text, category, w.filename, w.lineno)
 
 
 def _warn_unscored(report: Report) -> None:
@@ -224,6 +259,49 @@ def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, s
             "value": report.value(metric, test, stat, emb), **change})
 
 
+#: The report's aggregates (:attr:`Report.aggregates`): ``(name, metric, statistic, label)``, the mean
+#: over the metric's tests of the statistic's bias magnitude (|d| for WEAT's effect size), with
+#: a bootstrap interval and a paired change like every row (the comparison table's columns).
+AGGREGATES = (("weat_mean_abs_d", "weat", "effect_size", "mean |WEAT d| over the tests"),
+              ("extrinsic_mean_abs_gap", "extrinsic", "score_gap", "mean |score gap| over the template families"))
+
+
+def mean_bias_sample(parts: dict) -> Sample:
+    """A :class:`~embdebias.metrics._resample.Sample` of the mean bias magnitude of several rows'
+    samples (``{test: Sample}``), each test's sets resampled independently, as its own interval does."""
+    groups = {f"{test}\x1f{g}": keys for test, sample in parts.items() for g, keys in sample.groups.items()}
+
+    def stat(idx: dict) -> np.ndarray:
+        values = [bias_of(np.asarray(sample.stat({g: idx[f"{test}\x1f{g}"] for g in sample.groups}), float),
+                          sample.fairer) for test, sample in parts.items()]
+        return np.mean(values, axis=0)
+
+    return Sample(groups, stat, fairer="lower")
+
+
+def _add_aggregates(report: Report, samples: dict, n_boot: int, level: float, seed) -> None:
+    """:data:`AGGREGATES` of every column: value, interval and paired change from the first column
+    (on the tests both scored); each from its own seeded stream, as every row's."""
+    reference = report.embeddings[0]
+    for name, metric, stat, label in AGGREGATES:
+        per = {emb: {t: s for (e, m, t, st), s in samples.items() if (e, m, st) == (emb, metric, stat)}
+               for emb in report.embeddings}
+        for emb, parts in per.items():
+            if not parts:
+                continue
+            sample = mean_bias_sample(parts)
+            lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, "aggregate", name), level)
+            entry = {"embedding": emb, "name": name, "label": label, "metric": metric, "statistic": stat,
+                     "tests": sorted(parts), "value": sample.value(), "ci_low": lo, "ci_high": hi}
+            common = sorted(set(parts) & set(per[reference]))
+            if emb != reference and common:
+                change = paired_change(mean_bias_sample({t: per[reference][t] for t in common}),
+                                       mean_bias_sample({t: parts[t] for t in common}), n_boot,
+                                       resample_rng(seed, "aggregate-paired", name), level)
+                entry.update({f"change_{k}" if k in ("ci_low", "ci_high") else k: v for k, v in change.items()})
+            report.aggregates.append(to_builtin(entry))
+
+
 def _check_moved(kwargs: dict) -> None:
     """A keyword ``evaluate`` no longer takes: say which metric's option it is now."""
     for key in kwargs:
@@ -247,18 +325,147 @@ def _check_shared(bootstrap, level, options) -> None:
                              f"known: {', '.join(REGISTRY)}")
 
 
+#: Options of a metric that an attribute's data fill when not given: ``{metric: (option,
+#: Attribute field)}`` (WEAT scores the attribute's own bundled tests, e.g. race's WEAT 3-5).
+ATTRIBUTE_OPTIONS = {"weat": ("tests", "weat_tests")}
+
+
+def _attribute_value(attribute, field: str):
+    """An attribute's field as its metric option: WEAT test ids as the bundled tests."""
+    from . import wordlists
+
+    if field == "weat_tests":
+        by_id = {t.id: t for t in wordlists.weat_tests()}
+        unknown = [i for i in attribute.weat_tests if i not in by_id]
+        if unknown:
+            raise EmbdebiasError(f"attribute {attribute.name!r} ({attribute.path}): weat_tests: unknown test id(s) "
+                                 f"{', '.join(unknown)}; known: {', '.join(by_id)}")
+        return [by_id[i] for i in attribute.weat_tests]
+    return getattr(attribute, field)
+
+
+def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
+    """The metrics that measure ``attribute`` (:meth:`~embdebias.metrics.Metric.supports`, or whose
+    options the attribute's data fill, :data:`ATTRIBUTE_OPTIONS`), with those options set.
+
+    The default suite of gender is :data:`DEFAULT_SUITE`; of another attribute, the default
+    suite's metrics and every registered multi-group metric that can measure it. A metric
+    asked for by name that cannot is an error naming it.
+    """
+    from .metrics._base import is_default_attribute
+
+    if is_default_attribute(attribute):
+        return [get_metric(m) for m in names]
+    if not explicit:
+        names = list(names) + [n for n, m in REGISTRY.items() if n not in names and m.scope != "gender"]
+    out = []
+    for metric in map(get_metric, names):
+        # a metric whose units the attribute's data fill (WEAT: its tests) needs them, whatever its scope
+        fits = _fill_options(metric, attribute, options) if metric.name in ATTRIBUTE_OPTIONS \
+            else metric.supports(attribute)
+        if not fits:
+            if explicit:
+                raise EmbdebiasError(f"evaluate: {metric.name} ({metric.title}) measures "
+                                     f"{'gender' if metric.scope == 'gender' else 'two groups'} only; it cannot "
+                                     f"score the attribute {attribute.name!r} ({attribute.k} groups)"
+                                     + (f" (it names no {ATTRIBUTE_OPTIONS[metric.name][1]})"
+                                        if metric.name in ATTRIBUTE_OPTIONS else ""))
+            continue
+        out.append(metric)
+    return out
+
+
+def suite_for(tests=None, attribute=None, options=None, lists: str = "published") -> list[str]:
+    """The metrics :func:`evaluate` would run for ``tests`` and ``attribute``.
+
+    A run checks every attribute's suite with it before it writes anything.
+
+    Parameters
+    ----------
+    tests : sequence of str, optional
+        Metric names (None: the default suite of the attribute).
+    attribute : str, path or Attribute, optional
+        As :func:`evaluate`'s (None: gender).
+    options : dict, optional
+        ``{metric: {option: value}}``, as :func:`evaluate`'s.
+    lists : str
+        The list set.
+
+    Returns
+    -------
+    list of str
+        The metric names, in order.
+
+    Raises
+    ------
+    EmbdebiasError
+        A metric named in ``tests`` cannot measure the attribute.
+    """
+    names = _given_suite(tests, None)
+    chosen = _attribute_suite(DEFAULT_SUITE if names is None else names, _one_attribute(attribute, lists),
+                              {k: dict(v) for k, v in (options or {}).items()}, explicit=names is not None)
+    return [m.name for m in chosen]
+
+
+def _fill_options(metric, attribute, options: dict) -> bool:
+    """Set ``metric``'s option that ``attribute``'s data fill (:data:`ATTRIBUTE_OPTIONS`) unless given;
+    whether the metric then has it (given, or the attribute has the data)."""
+    fill = ATTRIBUTE_OPTIONS.get(metric.name)
+    if fill is None:
+        return False
+    if fill[0] not in options.get(metric.name, {}):
+        if not getattr(attribute, fill[1]):
+            return False
+        options.setdefault(metric.name, {})[fill[0]] = _attribute_value(attribute, fill[1])
+    return True
+
+
 def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: bool) -> dict:
+    attribute = ctx.attribute_or_default()
     return to_builtin({
+        "attribute": attribute.name, "groups": list(attribute.groups),
         "suite": [m.name for m in metrics], "random_state": ctx.random_state, "max_missing": ctx.max_missing,
         "lowercase": ctx.lowercase, "bootstrap_resamples": bootstrap, "bootstrap_level": level,
         "direction": ctx.reference_label, "lists": ctx.lists, "strict": strict,
         "options": {m.name: m.params(ctx.opts(m.name)) for m in metrics}})
 
 
+def _attribute_direction(reference, name: str, attribute, lists: str, direction_name):
+    """``(subspace, its name)`` of another attribute than gender, fitted on ``reference`` (the first
+    column); ``(None, direction_name)`` for gender, whose metrics fit their own as before."""
+    from .metrics._base import attribute_subspace, is_default_attribute
+
+    if is_default_attribute(attribute):
+        return None, direction_name
+    return (attribute_subspace(reference, attribute, lists=lists),
+            direction_name or f"fitted on the {attribute.name} defining sets in '{name}' (the first column)")
+
+
+def _given_suite(tests, suite):
+    """The metric names of ``tests=`` or its alias ``suite=`` (None: the default suite)."""
+    if tests is not None and suite is not None:
+        raise EmbdebiasError("evaluate: give tests= or its alias suite=, not both")
+    suite = tests if tests is not None else suite
+    return [suite] if isinstance(suite, str) else suite
+
+
+def _one_attribute(value, lists: str):
+    """The :class:`~embdebias.data.attributes.Attribute` of ``attribute=`` (None stays None: gender)."""
+    if value is None:
+        return None
+    from .data.attributes import resolve_attributes
+
+    found = resolve_attributes(value, lists)
+    if len(found) > 1:
+        raise EmbdebiasError(f"evaluate measures one attribute per report, got {len(found)} "
+                             f"({', '.join(a.name for a in found)}); call it once for each")
+    return found[0]
+
+
 def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None, direction_name: str | None = None,
              random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
-             progress=None, **moved) -> Report:
+             progress=None, attribute=None, **moved) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters
@@ -297,6 +504,13 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         Raise on the first unit that cannot be scored instead of leaving it empty.
     progress : callable, optional
         Called as ``progress(embedding_name, metric)`` before each metric runs.
+    attribute : str, path or Attribute, optional
+        The protected attribute measured: a bundled name (``"gender"``, ``"race"``,
+        ``"religion"``), a user's JSON file or an :class:`~embdebias.data.attributes.Attribute`;
+        default gender (today's lists and suite, unchanged). Another attribute's default suite
+        is the metrics that can measure it (:meth:`~embdebias.metrics.Metric.supports`), WEAT
+        on the attribute's own bundled tests, and its ``subspace`` is fitted on its defining
+        sets in the first column (:func:`~embdebias.metrics._base.attribute_subspace`).
     **moved
         Nothing: a metric's option given here (as before issue 19, see :data:`MOVED_OPTIONS`)
         raises :class:`~embdebias.errors.EmbdebiasError` saying where it goes now.
@@ -309,17 +523,19 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
 
     _check_moved(moved)
     _check_shared(bootstrap, level, options)
-    if tests is not None and suite is not None:
-        raise EmbdebiasError("evaluate: give tests= or its alias suite=, not both")
-    suite = tests if tests is not None else suite
+    suite = _given_suite(tests, suite)
     named = _named_embeddings(embeddings)
-    names = DEFAULT_SUITE if suite is None else ([suite] if isinstance(suite, str) else suite)
-    metrics = [get_metric(m) for m in names]
+    names = DEFAULT_SUITE if suite is None else suite
     wordlists.check_lists(lists)
+    attribute = _one_attribute(attribute, lists)
+    options = {name: dict(opts) for name, opts in (options or {}).items()}
+    metrics = _attribute_suite(names, attribute, options, explicit=suite is not None)
     first = next(iter(named))
+    if subspace is None:
+        subspace, direction_name = _attribute_direction(named[first], first, attribute, lists, direction_name)
     ctx = EvalContext(lists=lists, max_missing=check_max_missing(max_missing), lowercase=lowercase,
                       random_state=random_state, subspace=subspace, direction_name=direction_name,
-                      reference=named[first], reference_name=first, options=dict(options or {}))
+                      reference=named[first], reference_name=first, options=options, attribute=attribute)
     for name in ctx.options:  # every given option is checked, also of a metric not in the suite
         ctx.opts(name)
     report = Report(list(named))
@@ -329,19 +545,22 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         report.legends[metric.name] = metric.legend_for(ctx)
         report.labels[metric.name] = dict(metric.statistics)
     samples: dict = {}
+    raised: list = []
     for name, emb in named.items():
         report.details.setdefault(name, {})
         for metric in metrics:
             if progress is not None:
                 progress(name, metric.name)
             for unit in metric.units(ctx):
-                _score_unit(report, metric, name, emb, unit, ctx, strict, samples)
+                _score_unit(report, metric, name, emb, unit, ctx, strict, samples, raised)
+    _warn_once(raised, report.embeddings)
     _warn_unscored(report)
     if bootstrap:
         from ._threads import one_thread
 
         with one_thread():  # thousands of small products (resamples x items)
             _add_uncertainty(report, samples, int(bootstrap), float(level), random_state)
+            _add_aggregates(report, samples, int(bootstrap), float(level), random_state)
     return report
 
 

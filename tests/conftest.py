@@ -46,6 +46,7 @@ SLOW_TESTS = {
     "test_cda.py::test_naive_mode_matches_a_word_by_word_reference",
     "test_cda.py::test_benchmark_runs_small",
     "test_cli.py::test_plot_one_panel_per_input",
+    "test_run_methods.py::test_the_default_run_compares_its_methods_and_states_its_expected_shortfalls_once",
     "test_io_pickle.py::test_mutated_pickles_and_companions_give_clean_errors",
 }
 

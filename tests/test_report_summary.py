@@ -122,7 +122,7 @@ def test_the_run_figures_are_drawn_with_captions_tied_to_the_tables(emb, tmp_pat
     cols = {"original": emb, "hard": hard}
     from embdebias import wordlists
 
-    r = evaluate(cols, ["weat", "direct_bias"], bootstrap=50, options=OPTS)
+    r = evaluate(cols, ["weat", "direct_bias", "similarity"], bootstrap=50, options=OPTS)
     # the residual protocol needs 5,000 alphabetic words: its words and accuracies are given here
     t = wordlists.weat_tests("gender")[0]
     r.details["original"]["residual/gender"] = {"cluster_words": {"male": [w.lower() for w in t.X.words],

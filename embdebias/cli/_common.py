@@ -110,6 +110,33 @@ def scoring_opts(p, *, strict: bool = True):
     add_arguments(p, names=("max_missing", "strict") if strict else ("max_missing",))
 
 
+def attribute_opt(p, *, several: bool = False):
+    """``--attribute NAME|FILE`` (RunOptions' description; ``several``: a comma-separated list)."""
+    from ..pipeline.options import add_arguments
+
+    add_arguments(p, names=("attribute",))
+    if not several:  # one output or figure: one attribute
+        action = next(a for a in p._actions if a.dest == "attribute")
+        action.metavar = "NAME|FILE"
+        action.help = ("the protected attribute: a bundled name (gender, race, religion) or a JSON attribute file "
+                       "(default gender)")
+
+
+def one_attribute(args):
+    """The :class:`~embdebias.data.attributes.Attribute` of ``--attribute`` (None: gender, as before),
+    one only."""
+    from ..data.attributes import resolve_attributes
+    from ..errors import EmbdebiasError
+
+    if not getattr(args, "attribute", None):
+        return None
+    found = resolve_attributes(list(args.attribute), getattr(args, "lists", "published"))
+    if len(found) > 1:
+        raise EmbdebiasError(f"--attribute: this command takes one attribute, got {len(found)} "
+                             f"({', '.join(a.name for a in found)})")
+    return found[0]
+
+
 def list_file_opts(p, *, equalize=True, expand=True):
     from ..pipeline.options import add_arguments
 

@@ -7,7 +7,17 @@ import time
 
 from .. import _validation
 from ..errors import EmbdebiasError
-from ._common import DEFAULT, FORMATS_TEXT, force_opt, input_opts, list_file_opts, lists_opt, prepare_output
+from ._common import (
+    DEFAULT,
+    FORMATS_TEXT,
+    attribute_opt,
+    force_opt,
+    input_opts,
+    list_file_opts,
+    lists_opt,
+    one_attribute,
+    prepare_output,
+)
 
 
 def add_parser(sub, parents) -> None:
@@ -25,8 +35,9 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {FORMATS_TEXT}")
     list_file_opts(p)
     lists_opt(p)
-    p.add_argument("--components", type=_validation.POSITIVE.parse, default=1, metavar="K",
-                   help="dimension of the bias subspace (default 1)")
+    attribute_opt(p)
+    p.add_argument("--components", type=_validation.POSITIVE.parse, default=None, metavar="K",
+                   help="dimension of the bias subspace (default 1; k - 1 for an attribute of k groups)")
     for param in method_params().values():
         p.add_argument(param.flag, dest=param.name, type=param.rule.parse, default=None, metavar=param.metavar,
                        help=param.help)
@@ -67,10 +78,43 @@ def _check_method_options(args, spec) -> None:
                              "--seeds")
 
 
+def _attribute_params(args, attr, spec) -> dict:
+    """The estimator keywords of another attribute than gender (``--attribute``): the attribute itself,
+    or its defining sets, equalize sets and specific words (:func:`~embdebias.pipeline.options.attribute_keywords`);
+    a method that cannot debias it refuses it in one line, as gender's list options do."""
+    from ..pipeline.options import attribute_keywords, check_method_attribute
+
+    check_method_attribute(spec, attr, args.lists)
+    given = [flag for flag, v in (("--definitional", args.definitional), ("--equalize", args.equalize),
+                                  ("--specific", args.gender_specific), ("--expand", args.expand)) if v]
+    if given:
+        raise EmbdebiasError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to gender; the attribute "
+                             f"{attr.name} brings its own lists in its file ({attr.path})")
+    keywords = attribute_keywords(spec, attr)
+    if "attribute" not in keywords:  # today's estimators: the defining sets as the subspace's pairs
+        keywords["definitional"] = [tuple(s) for s in attr.defining_sets]
+    return _own_params(args, spec, {"lists": args.lists, "n_components": args.components or max(1, attr.k - 1),
+                                    **keywords})
+
+
+def _own_params(args, spec, params: dict) -> dict:
+    """``params`` with the method's own parameters (their defaults unless given) and its seed."""
+    params.update({p.name: p.default if getattr(args, p.name) is None else getattr(args, p.name)
+                   for p in spec.params})
+    if spec.seeded:
+        params["random_state"] = 0 if args.seed is None else args.seed
+    return params
+
+
 def _params(args, spec) -> dict:
     """The estimator keywords of ``spec`` that the options give."""
-    params = dict(definitional=args.definitional, n_components=args.components, gender_specific=args.gender_specific,
-                  lists=args.lists)
+    from ..metrics._base import is_default_attribute
+
+    attr = one_attribute(args)
+    if not is_default_attribute(attr):
+        return _attribute_params(args, attr, spec)
+    params = dict(definitional=args.definitional, n_components=args.components or 1,
+                  gender_specific=args.gender_specific, lists=args.lists)
     # Shared options a method does not take (HSR has no subspace): an error if given, else left out.
     accepted = set(inspect.signature(spec.estimator_class()).parameters)
     given = {"definitional": "--definitional", "n_components": "--components", "gender_specific": "--specific"}
@@ -81,10 +125,7 @@ def _params(args, spec) -> dict:
     params = {k: v for k, v in params.items() if k in accepted}
     if "equalize_pairs" in spec.lists:
         params["equalize"] = args.equalize
-    params.update({p.name: p.default if getattr(args, p.name) is None else getattr(args, p.name)
-                   for p in spec.params})
-    if spec.seeded:
-        params["random_state"] = 0 if args.seed is None else args.seed
+    params = _own_params(args, spec, params)
     if args.expand:
         from ..debias.expand import GenderSpecificExpander
 
@@ -113,7 +154,7 @@ def run_debias(args, say) -> int:
     sub = getattr(debiaser, "subspace_", None)
     if hasattr(sub, "pairs_used_"):
         k = sub.components_.shape[0]
-        say(f"bias subspace: {len(sub.pairs_used_)} definitional pairs, k={k}, "
+        say(f"bias subspace: {len(sub.pairs_used_)} defining sets, k={k}, "
             f"explained variance {', '.join(f'{r:.3f}' for r in sub.explained_variance_ratio_[:k])}")
     for line in type(debiaser).report_lines(debiaser.run_info(result)):
         say(line.removeprefix("- "))

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from .._validation import COUNT
-from ._common import force_opt, input_opts, lists_opt, load_many, prepare_output, scoring_opts
+from ._common import (
+    attribute_opt,
+    force_opt,
+    input_opts,
+    lists_opt,
+    load_many,
+    one_attribute,
+    prepare_output,
+    scoring_opts,
+)
 
 
 def add_parser(sub, parents) -> None:
@@ -16,6 +25,7 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--out", required=True, help="figure path (.png, .svg or .pdf)")
     p.add_argument("--words", metavar="FILE", help="occupation list (default: the list set's professions)")
     lists_opt(p)
+    attribute_opt(p)
     p.add_argument("--top", type=COUNT.parse, default=20, metavar="N",
                    help="show the N most she-leaning and N most he-leaning occupations (default 20)")
     scoring_opts(p, strict=False)
@@ -25,11 +35,21 @@ def add_parser(sub, parents) -> None:
 
 
 def run_plot(args, say) -> int:
-    from ..report.figures import plot_occupations
+    from ..metrics._base import attribute_subspace, is_default_attribute
+    from ..report.figures import _save, group_figure, plot_occupations
 
+    attr = one_attribute(args)  # a bad attribute file fails before anything is read or written
     prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = load_many(args)
-    path = plot_occupations(embeddings, args.out, words=args.words, top=args.top, lists=args.lists,
-                            max_missing=args.max_missing)
+    if is_default_attribute(attr):
+        path = plot_occupations(embeddings, args.out, words=args.words, top=args.top, lists=args.lists,
+                                max_missing=args.max_missing)
+    else:
+        subspace = attribute_subspace(next(iter(embeddings.values())), attr, lists=args.lists)
+        if attr.is_binary and (args.words or attr.neutral_words):
+            path = plot_occupations(embeddings, args.out, words=args.words or list(attr.neutral_words), top=args.top,
+                                    lists=args.lists, max_missing=args.max_missing, subspace=subspace, attribute=attr)
+        else:  # k groups: no one direction with two sides; each group's words on the first components
+            path = _save(group_figure(embeddings, attr, subspace)[0], args.out, list(args.inputs or []))
     say(f"wrote {path}")
     return 0

@@ -54,11 +54,9 @@ def run_run(args, say) -> int:
             exc.resume_hint = f"run the same command again to resume from {partial}"
         raise
     say(f"done: {report}")
-    from ..pipeline.outputs import EVALUATION_FILE
-    from ..report import Report
-    from ..report.summary import scored
+    from ..pipeline.outputs import run_scored
 
-    if not scored(Report.from_json(Path(args.out_dir) / EVALUATION_FILE)):
+    if not run_scored(args.out_dir):
         say(f"nothing could be scored: see the first line of {report}")
         return UNSCORABLE
     return 0

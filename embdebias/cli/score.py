@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..pipeline.options import add_arguments
-from ._common import force_opt, input_opts, lists_opt, load_many, prepare_output, scoring_opts
+from ._common import attribute_opt, force_opt, input_opts, lists_opt, load_many, prepare_output, scoring_opts
 
 #: Exit status when nothing could be scored (the report's first line says so and why).
 UNSCORABLE = 3
@@ -27,12 +27,24 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--tests", nargs="+", metavar="TEST", help=tests_help())
     add_arguments(p, names=("sembias",))
     lists_opt(p)
+    attribute_opt(p, several=True)
     p.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
     scoring_opts(p)
     add_arguments(p, names=("random_state",))
     input_opts(p)
     force_opt(p)
     p.set_defaults(func=run_score)
+
+
+def _text(reports: dict, as_json: bool) -> str:
+    """One report as before; several attributes: one section (or JSON entry) per attribute."""
+    if len(reports) == 1:
+        report = next(iter(reports.values()))
+        return json.dumps(report.to_dict(), indent=2) if as_json else report.to_markdown()
+    if as_json:
+        return json.dumps({"attributes": {name: r.to_dict() for name, r in reports.items()}}, indent=2)
+    return "\n\n".join(f"## {name} ({', '.join(r.params.get('groups', []))})\n\n{r.to_markdown()}"
+                       for name, r in reports.items())
 
 
 def tests_help() -> str:
@@ -44,17 +56,21 @@ def tests_help() -> str:
 
 
 def run_score(args, say) -> int:
+    from ..data.attributes import resolve_attributes
     from ..evaluate import evaluate, suite_options
 
+    attrs = resolve_attributes(list(args.attribute), args.lists) if args.attribute else [None]
     if args.out:
         prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = load_many(args)
     options = suite_options(args.tests) if args.tests else {}
     if args.sembias is not None:  # BAT's own option
         options.setdefault("options", {}).setdefault("bat", {})["sembias"] = args.sembias
-    report = evaluate(embeddings, random_state=args.random_state, strict=args.strict,
-                      max_missing=args.max_missing, lists=args.lists, **options)
-    text = json.dumps(report.to_dict(), indent=2) if args.json else report.to_markdown()
+    reports = {getattr(a, "name", None): evaluate(embeddings, random_state=args.random_state, strict=args.strict,
+                                                   max_missing=args.max_missing, lists=args.lists, attribute=a,
+                                                   **options)
+               for a in attrs}
+    text = _text(reports, args.json)
     if args.out:
         from .._atomic import atomic_file
 
@@ -65,7 +81,7 @@ def run_score(args, say) -> int:
         print(text)
     from ..report.summary import scored
 
-    if not scored(report):
+    if not any(scored(r) for r in reports.values()):
         say("nothing could be scored: see the report's first line")
         return UNSCORABLE
     return 0

@@ -21,6 +21,9 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--workers", type=_validation.POSITIVE.parse, default=None,
                    metavar="N", help="worker processes of the local cluster (default: one per core)")
     p.add_argument("--serial", action="store_true", help="run the points one after another in this process")
+    p.add_argument("--attribute", metavar="NAME|FILE[,...]", default=None,
+                   help="audit these attributes instead of the configuration's: bundled names (gender, race, "
+                        "religion) or JSON attribute files, comma-separated")
     p.set_defaults(func=run_sweep)
 
 
@@ -28,7 +31,7 @@ def run_sweep(args, say) -> int:
     from ..sweep import sweep
 
     frame = sweep(args.config, args.out_dir, scheduler=args.scheduler, workers=args.workers, serial=args.serial,
-                  progress=not args.quiet, log=say)
+                  progress=not args.quiet, log=say, attributes=args.attribute)
     failed = frame.drop_duplicates("key")["error"].notna().sum()
     if failed:
         say(f"[sweep] {failed} point(s) failed: their errors are in the table and summary.md")

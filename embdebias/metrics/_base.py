@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import wordlists
+from ..data.attributes import DEFAULT_ATTRIBUTE
 from ..errors import EmbdebiasError
 from ._common import DEFAULT_MAX_MISSING, MetricResult, lookup, unit_vectors
 
@@ -94,6 +95,10 @@ class Metric:
     headline : tuple of (test, statistic, fairer)
         The rows of the report's summary table: ``test`` is a test name, "" for the metric's
         first test, "*" for every test; ``fairer`` says which way is fairer (or better).
+    scope : {"gender", "binary", "any"}
+        The protected attributes it can measure (:meth:`supports`): "gender" when its data
+        are gender's own (SemBias, the extrinsic templates), "binary" for any two-group
+        attribute, "any" for ``k`` groups. Quality metrics measure no attribute: every one.
     """
 
     name = ""
@@ -105,6 +110,14 @@ class Metric:
     folded: tuple = ()
     kind = "intrinsic"
     headline: tuple = ()
+    scope = "gender"
+
+    def supports(self, attribute) -> bool:
+        """Whether the metric can measure ``attribute`` (an :class:`~embdebias.data.attributes.Attribute`;
+        None: gender). The default suite of an attribute holds the metrics that can."""
+        if attribute is None or self.kind == "quality" or attribute.name == DEFAULT_ATTRIBUTE:
+            return True
+        return self.scope == "any" or (self.scope == "binary" and attribute.is_binary)
 
     # -- options -------------------------------------------------------------------------
     def check_options(self, given) -> dict:
@@ -204,8 +217,20 @@ class EvalContext:
     reference: object = None
     reference_name: str = ""
     options: dict = field(default_factory=dict)
+    #: The protected attribute measured (an :class:`~embdebias.data.attributes.Attribute`; None
+    #: stands for gender): the target and attribute sets, neutral words and subspace of the
+    #: metrics that measure any attribute (:meth:`attribute_or_default`).
+    attribute: object = None
     cache: dict = field(default_factory=dict)
     _checked: dict = field(default_factory=dict)
+
+    def attribute_or_default(self):
+        """:attr:`attribute`, or gender's (``load_attribute("gender", lists)``) when None."""
+        if self.attribute is None:
+            from ..data.attributes import load_attribute
+
+            self.attribute = load_attribute(DEFAULT_ATTRIBUTE, self.lists)
+        return self.attribute
 
     def opts(self, metric: str) -> dict:
         """The options of ``metric``, checked, with defaults filled in."""
@@ -254,6 +279,63 @@ class EvalContext:
         info = wordlists.source_of(value, role, self.lists)
         where = f" (`{info['path']}`)" if info.get("path") else ""
         return f"{info['name']}: {info['source']}, {info['size']:,} {unit}{where}"
+
+
+def attribute_subspace(embedding, attribute=None, n_components: int | None = None,
+                       lists: str = wordlists.DEFAULT_LISTS, definitional=None):
+    """The bias subspace of ``attribute`` fitted on ``embedding``: where the run, debias, plot,
+    sweep and evaluate turn an attribute into directions.
+
+    Gender (or None) is today's :class:`~embdebias.subspace.BiasSubspace` over the
+    definitional pairs (``definitional``: a user's pair file; default the list set's). Any
+    other attribute is fitted on its defining sets, one word per group (Manzini et al. 2019:
+    PCA over the set-centred vectors; two groups are pairs).
+
+    Parameters
+    ----------
+    embedding : Embedding
+        Where the subspace is fitted (the original).
+    attribute : Attribute, optional
+        None or the bundled gender: today's subspace.
+    n_components : int, optional
+        Default 1 for two groups and ``k - 1`` for ``k`` (the directions ``k`` group means span).
+    lists : str
+        The list set.
+    definitional : path or pairs, optional
+        Gender's definitional pairs instead of the list set's (gender only).
+
+    Returns
+    -------
+    BiasSubspace
+        Fitted.
+    """
+    from ..subspace import BiasSubspace
+
+    if is_default_attribute(attribute):
+        return BiasSubspace(definitional, n_components or 1, lists=lists).fit(embedding)
+    if definitional is not None:
+        raise EmbdebiasError(f"the attribute {attribute.name!r} brings its own defining sets "
+                             f"({attribute.path}); a definitional pair file applies to gender only")
+    import inspect
+
+    k = n_components or max(1, attribute.k - 1)
+    if "attribute" in inspect.signature(BiasSubspace).parameters:  # the k-group subspace (branch i23-debias)
+        return BiasSubspace(attribute=attribute, n_components=k, lists=lists).fit(embedding)
+    return BiasSubspace([tuple(s) for s in attribute.defining_sets], k, lists=lists).fit(embedding)
+
+
+def is_default_attribute(attribute) -> bool:
+    """Whether ``attribute`` is the bundled gender attribute (or None, which stands for it): today's
+    lists, by reference, and every gender-only metric and default (not a user's file named gender)."""
+    if attribute is None:
+        return True
+    if attribute.name != DEFAULT_ATTRIBUTE:
+        return False
+    from pathlib import Path
+
+    from ..data.attributes import attribute_path
+
+    return Path(attribute.path).resolve() == attribute_path(DEFAULT_ATTRIBUTE).resolve()
 
 
 def set_vectors(emb, sets: dict, ctx: EvalContext) -> tuple[dict, dict]:

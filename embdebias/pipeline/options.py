@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 
 from .. import _validation
-from ..debias._table import DEBIASERS, DEFAULT_METHODS, parse_methods
+from ..debias._table import DEBIASERS, DEFAULT_METHODS, LIST_KEYWORDS, parse_methods
 from ..errors import EmbdebiasError
 
 DEFAULT_SOURCE = "glove-6b-50d"
@@ -79,7 +79,14 @@ class RunOptions:
                                  choices=lambda: UNICODE_ERRORS, report="unicode_errors", default="strict")
     format: str = option("--format", f"format of the debiased embeddings: {FORMATS_TEXT} (default native)",
                          choices=_formats, metavar="FMT", report="output_format", default="native")
-    n_components: int = option("--components", "dimension of the bias subspace (default 1)",
+    attribute: tuple | None = option("--attribute", "the protected attribute(s) to audit and debias, comma-separated: "
+                                     "a bundled name (gender, race, religion) or a JSON attribute file "
+                                     "(default gender); several give one report section per attribute, "
+                                     "each attribute's run in its own subdirectory", metavar="NAME|FILE[,...]",
+                                     report="attribute", parse=_validation.argtype(lambda text: parse_attributes(text)),
+                                     default=None)
+    n_components: int = option("--components", "dimension of the bias subspace (default 1; an attribute of k > 2 "
+                               "groups: k - 1, unless a larger K is given)",
                                rule=_validation.POSITIVE, metavar="K", report="n_components", reproduce="always",
                                default=1)
     #: The methods' own parameters ({"lam": 0.2}), described by the DEBIASERS table.
@@ -88,7 +95,8 @@ class RunOptions:
                           rule=_validation.POSITIVE, metavar="N", report="n_train", reproduce="expand",
                           default=50_000)
     max_missing: float = option("--max-missing", "a word set that loses more than this fraction of its words to "
-                                "the vocabulary is not scored (default 0.2)", rule=_validation.FRACTION,
+                                "the vocabulary is not scored, and a method whose definition words lose more "
+                                "fails before anything is written (default 0.2)", rule=_validation.FRACTION,
                                 metavar="F", report="max_missing", group="evaluate", default=0.2)
     sembias: str | None = option("--sembias", "SemBias-format file for BAT (default: the list set's; published: "
                                  "Zhao et al.'s 440 lines)", metavar="FILE", report="sembias", group="evaluate",
@@ -96,7 +104,11 @@ class RunOptions:
     strict: bool = option("--strict", "stop with an error on the first test that cannot be scored (default: "
                           "leave its cells empty, say why in the report and go on)", report="strict",
                           group="evaluate", default=False)
-    #: Further keyword arguments of ``evaluate`` (Python only, e.g. ``suite``).
+    tests: tuple | None = option("--tests", "what to score, comma-separated: metric names, WEAT groups, WEAT test "
+                                 "ids, or a JSON file of your own WEAT tests (as 'embdebias score --tests'; "
+                                 "default: the full suite)", metavar="T,T", report="tests", group="evaluate",
+                                 parse=_validation.argtype(lambda text: parse_tests(text)), default=None)
+    #: Further keyword arguments of ``evaluate`` (Python only, e.g. ``options``).
     evaluate: dict = field(default_factory=dict, metadata={"flag": None, "report": "*", "group": "evaluate"})
     lists: str = option("--lists", "bundled list set for every list not given: 'published' (Bolukbasi et al. "
                         "2016, SemBias of Zhao et al. 2018; comparable with the literature; default) or "
@@ -123,6 +135,10 @@ class RunOptions:
 
     def __post_init__(self):
         object.__setattr__(self, "methods", parse_methods(self.methods))  # "hard,soft" or a sequence
+        if self.tests is not None:
+            object.__setattr__(self, "tests", parse_tests(self.tests))
+        if self.attribute is not None:
+            object.__setattr__(self, "attribute", parse_attributes(self.attribute))
         self._check()
 
     @classmethod
@@ -141,6 +157,10 @@ class RunOptions:
         return cls(**options, params=params)
 
     def _check(self) -> None:
+        if self.tests is not None and {"suite", "tests"} & set(self.evaluate):
+            raise EmbdebiasError("give the tests either as tests= or inside evaluate=, not both")
+        if self.attribute is not None:
+            self._check_attributes()
         for f in fields(self):
             value, meta = getattr(self, f.name), f.metadata
             if meta.get("rule") is not None and value is not None:
@@ -156,6 +176,31 @@ class RunOptions:
                 raise EmbdebiasError(f"{name} ({param.flag}) applies to method {' or '.join(takers)}, which this "
                                      f"run does not use (methods: {','.join(self.methods)})")
             param.check(value)
+
+    def _check_attributes(self) -> None:
+        """Every attribute readable; gender's list options only in a run of gender alone."""
+        from ..metrics._base import is_default_attribute
+
+        _validation.check_choice(self.lists, _list_sets(), "lists")
+        others = [a.name for a in self.attributes() if not is_default_attribute(a)]
+        # (each method is checked against each attribute below, before anything is written)
+        for attr in self.attributes():
+            if not is_default_attribute(attr):
+                for method in self.methods:
+                    check_method_attribute(DEBIASERS[method], attr, self.lists)
+        given = [flag for name, flag, _, _ in LIST_FILES if getattr(self, name) is not None]
+        given += ["--expand"] * self.expand
+        if others and given:
+            raise EmbdebiasError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to gender; the "
+                                 f"attribute {others[0]} brings its own lists in its file (run gender on its own "
+                                 f"to give them)")
+
+    def attributes(self) -> list:
+        """The run's :class:`~embdebias.data.attributes.Attribute` objects (gender when none is given),
+        each read and checked (an :class:`~embdebias.errors.AttributeFileError` names file and key)."""
+        from ..data.attributes import resolve_attributes
+
+        return resolve_attributes(list(self.attribute) if self.attribute else None, self.lists)
 
     def method_params(self, method: str) -> dict:
         """``{name: value}`` of ``method``'s own parameters (its defaults, unless set)."""
@@ -185,6 +230,66 @@ class RunOptions:
         return out
 
 
+def takes_attribute(spec) -> bool:
+    """Whether debiasing method ``spec`` can be given another attribute than gender: it is given the
+    defining sets (as its subspace), not words of its own (HSR's, INLP's and RLACE's labels are gender's)."""
+    return "definitional_pairs" in spec.lists
+
+
+def check_method_attribute(spec, attr, lists: str) -> None:
+    """Raise, in one line, when method ``spec`` cannot debias ``attr`` (another attribute than gender).
+
+    The table's own check when it has one (``DebiaserSpec.check_attribute``: a binary method
+    refuses ``k > 2`` groups, a method of gender's lists refuses any other attribute); else
+    :func:`takes_attribute`.
+    """
+    check = getattr(spec, "check_attribute", None)
+    if check is not None:
+        check(attr, lists)
+    elif not takes_attribute(spec):
+        raise EmbdebiasError(f"debias method {spec.name!r} takes no defining sets (its words are gender's own): it "
+                             f"cannot debias the attribute {attr.name!r}")
+
+
+def attribute_keywords(spec, attr) -> dict:
+    """The estimator keywords that give method ``spec`` another attribute than gender: ``attribute=``
+    when its estimator takes it (its lists and subspace then come from the attribute), else the
+    attribute's equalize sets and specific words for the lists it uses (the run gives the subspace)."""
+    import inspect
+
+    if "attribute" in inspect.signature(spec.estimator_class()).parameters:
+        return {"attribute": attr}
+    given = {"equalize_pairs": [tuple(s) for s in attr.equalize_sets], "gender_specific": list(attr.specific_words)}
+    return {LIST_KEYWORDS[role]: given[role] for role in spec.lists if role in given}
+
+
+def parse_attributes(value) -> tuple[str, ...]:
+    """``"gender,race"``, a sequence of names or paths, or one :class:`~embdebias.data.attributes.Attribute`,
+    as a tuple of names and paths (an Attribute stands for the file it was read from); each is read
+    and checked when the run resolves it against its list set (:meth:`RunOptions.attributes`)."""
+    from ..data.attributes import Attribute
+
+    items = [value] if isinstance(value, Attribute) else (
+        [n.strip() for n in value.split(",")] if isinstance(value, str) else list(value))
+    names = [n.path if isinstance(n, Attribute) else str(n).strip() for n in items]
+    if not names or not all(names):
+        raise EmbdebiasError(f"attribute must name at least one attribute (gender, race, religion or a JSON "
+                             f"file), got {value!r}")
+    return tuple(names)
+
+
+def parse_tests(text) -> tuple[str, ...]:
+    """``"weat,bat,my_tests.json"`` (or a sequence) as a tuple of test names and files, each checked
+    as :func:`~embdebias.evaluate.suite_options` checks them (a user's file: its keys)."""
+    from ..evaluate import suite_options
+
+    names = [n.strip() for n in text.split(",")] if isinstance(text, str) else [str(n) for n in text]
+    if not names or not all(names):
+        raise EmbdebiasError(f"tests must name at least one metric, WEAT group, test or file, got {text!r}")
+    suite_options(names)
+    return tuple(names)
+
+
 def method_params() -> dict:
     """Every registered method's parameters by name (a name shared by two methods is one parameter)."""
     return {p.name: p for spec in DEBIASERS.values() for p in spec.params}
@@ -199,6 +304,13 @@ def evaluate_kwargs(options: RunOptions, subspace=None) -> dict:
     """
     extra = dict(options.evaluate)
     metric_options = {name: dict(opts) for name, opts in (extra.pop("options", None) or {}).items()}
+    if options.tests is not None:
+        from ..evaluate import suite_options
+
+        chosen = suite_options(options.tests)
+        extra["suite"] = chosen["suite"]
+        for name, opts in chosen.get("options", {}).items():
+            metric_options.setdefault(name, {}).update(opts)
     if options.sembias is not None:
         metric_options.setdefault("bat", {})["sembias"] = options.sembias
     return {"subspace": subspace, "direction_name": "the original embedding's (fitted on its definitional pairs)",

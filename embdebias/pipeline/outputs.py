@@ -35,8 +35,9 @@ EXPANDED_FILE = "gender_specific_expanded.txt"
 EVALUATION_FILE = "evaluation.json"
 EVALUATION_BULK = "evaluation.parquet"  # the evaluation's bulk arrays (per pair, per word), named in its JSON
 PLOT_FILE = "occupations.png"
-#: Every figure of the run (report/figures.py's RUN_FIGURES): the occupations, residual bias, WEAT.
-FIGURE_FILES = (PLOT_FILE, "residual.png", "weat.png")
+#: Every figure of the run (report/figures.py's RUN_FIGURES): the occupations, residual bias, WEAT,
+#: the methods' trade-off, each group on the attribute's subspace.
+FIGURE_FILES = (PLOT_FILE, "residual.png", "weat.png", "tradeoff.png", "groups.png")
 
 
 def steps() -> tuple[str, ...]:
@@ -142,14 +143,71 @@ def _check_foreign_dir(out_dir: Path, plan: dict[str, bool], force: bool, log) -
             f"when the run completes, nothing else")
 
 
+def run_scored(out_dir) -> bool:
+    """Whether a finished run in ``out_dir`` scored anything (a run of several attributes: any of them)."""
+    import json
+
+    from ..report import Report
+    from ..report.summary import scored
+
+    out_dir = Path(out_dir)
+    summary = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
+    dirs = [out_dir / name for name in summary.get("attributes", {})] or [out_dir]
+    return any(scored(Report.from_json(d / EVALUATION_FILE)) for d in dirs)
+
+
+def check_attributes_dir(out_dir, names, *, force: bool = False) -> None:
+    """The directory of a run of several attributes: new, empty, or a run's own (its marker), each
+    attribute's subdirectory a run's own or new (checked by that run's plan); with ``force``, a
+    foreign directory is written into (only the report files and the subdirectories)."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise EmbdebiasError(f"{out_dir}: exists and is not a directory")
+    if out_dir.is_dir() and not is_run_directory(out_dir) and not force and any(
+            not q.name.endswith(LOCK_SUFFIX) for q in out_dir.iterdir()):
+        raise EmbdebiasError(f"{out_dir}: an existing directory that is not an earlier run's output; choose a new "
+                             f"or empty directory, or use --force to write into it anyway")
+    if (out_dir / STATE).is_file() and not force:
+        raise EmbdebiasError(f"{out_dir}: holds the run of one attribute; a run of several writes each into its own "
+                             f"subdirectory: choose another --out-dir, or use --force to write beside it")
+    for name in (*REPORT_FILES, MARKER):
+        check_replaceable(out_dir / name, directory=False)
+    for name in names:
+        if (out_dir / name).exists() and not (out_dir / name).is_dir():
+            raise EmbdebiasError(f"{out_dir / name}: exists and is not a directory (the {name} attribute's run "
+                                 f"goes there)")
+
+
+def holds_attributes(out_dir) -> bool:
+    """Whether ``out_dir`` holds a run of several attributes (its report.json lists them)."""
+    import json
+
+    try:
+        return "attributes" in json.loads((Path(out_dir) / "report.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return False
+
+
 def check_plan(out_dir, source, options, *, log) -> tuple:
     """Check the whole output plan of a run of ``source`` with ``options`` (:func:`check_out_dir`);
     return the files it reads."""
+    from ..evaluate import test_files
+
     inputs = input_paths(source, options.definitional, options.equalize, options.gender_specific,
-                         options.seeds, options.sembias)
+                         options.seeds, options.sembias, *test_files(options.tests or ()),
+                         *(a for a in options.attribute or () if not _bundled_attribute(a)))
     plan = planned_outputs(options.format, methods=options.methods, expand=options.expand, strict=options.strict)
+    if holds_attributes(out_dir) and not options.force:
+        raise EmbdebiasError(f"{out_dir}: holds a run of several attributes (one subdirectory each); choose another "
+                             f"--out-dir for a run of one, or use --force to write beside them")
     check_out_dir(out_dir, plan, force=options.force, inputs=inputs, log=log)
     return inputs
+
+
+def _bundled_attribute(name: str) -> bool:
+    from ..data.attributes import bundled_attributes
+
+    return name in bundled_attributes()
 
 
 def input_paths(source, *lists) -> tuple:

@@ -18,9 +18,11 @@ commit in :mod:`~embdebias.pipeline.state`, the options in
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import platform
 import time
+import warnings
 from importlib import metadata
 from pathlib import Path
 
@@ -30,7 +32,7 @@ from .._lock import output_lock
 from .._provenance import check_stamp
 from ..errors import EmbdebiasError
 from . import options as run_options
-from .options import RunOptions, reproduce_command
+from .options import RunOptions, attribute_keywords, reproduce_command
 from .outputs import (
     EVALUATION_BULK,
     EVALUATION_FILE,
@@ -66,17 +68,51 @@ def input_identity(source) -> dict:
             "files": [[q.name, q.stat().st_size, q.stat().st_mtime_ns] for q in files]}
 
 
-def _lists_used(o: RunOptions) -> dict:
+def _lists_used(o: RunOptions, attr=None) -> dict:
     """The lists a run uses, each described for the report (name, source, size, hash); reading
-    them here makes a bad list file fail before any work."""
+    them here makes a bad list file fail before any work. Another attribute than gender
+    (``attr``) brings its own, each described by its file (whose hash its keys hold)."""
     from ..data import wordlists
+    from ..metrics._base import is_default_attribute
 
+    if not is_default_attribute(attr):
+        return _attribute_lists(o, attr)
     used = {"definitional_pairs": o.definitional, "equalize_pairs": o.equalize, "gender_specific": o.gender_specific}
     if o.expand:
         used["gender_specific_seed"] = o.seeds
     if o.sembias is not None:
         used["sembias"] = o.sembias
     return {role: wordlists.source_of(value, role, o.lists) for role, value in used.items()}
+
+
+#: The roles of a run's lists (their keys in ``report.json``) and the attribute fields that fill them.
+ATTRIBUTE_ROLES = {"definitional_pairs": "defining_sets", "equalize_pairs": "equalize_sets",
+                   "gender_specific": "specific_words"}
+
+
+def _attribute_lists(o: RunOptions, attr) -> dict:
+    """The lists of another attribute than gender, described for the report and the keys."""
+    import hashlib
+
+    from ..data import wordlists
+
+    digest = hashlib.sha256(wordlists.read_bytes(attr.path)).hexdigest()[:16]
+    used = {role: {"name": f"{attr.name}:{field}", "source": attr.sources.get(field, f"the {attr.name} attribute"),
+                   "size": len(getattr(attr, field)), "path": attr.path, "sha256": digest}
+            for role, field in ATTRIBUTE_ROLES.items()}
+    if o.sembias is not None:
+        used["sembias"] = wordlists.source_of(o.sembias, "sembias", o.lists)
+    return used
+
+
+def _test_file_hashes(o: RunOptions) -> list[str]:
+    """The content hash of every user's test file of ``o.tests``: an edited file is scored again."""
+    import hashlib
+
+    from ..data.wordlists import read_bytes
+    from ..evaluate import test_files
+
+    return [hashlib.sha256(read_bytes(path)).hexdigest()[:16] for path in test_files(o.tests)]
 
 
 def _options(options: RunOptions | None, evaluate_kwargs: dict | None, kwargs: dict) -> RunOptions:
@@ -93,6 +129,10 @@ def _options(options: RunOptions | None, evaluate_kwargs: dict | None, kwargs: d
 def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | None = None, log=print,
                  progress: bool = False, evaluate_kwargs: dict | None = None, **kwargs) -> Path:
     """Run the main job and return the path of ``report.md``.
+
+    With several attributes (``attribute="gender,race"``), each attribute's run goes into
+    ``out_dir/NAME/`` (its own outputs, state and resume) and ``out_dir/report.md`` holds one
+    section per attribute and one verdict line per attribute and method.
 
     Parameters
     ----------
@@ -128,58 +168,217 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
         Bad options, lists or input, or an output plan that is refused
         (:func:`~embdebias.pipeline.outputs.check_out_dir`): all before anything is written.
     """
-    from .. import io
 
     o = _options(options, evaluate_kwargs, kwargs)
     out_dir = Path(out_dir)
+    attrs = o.attributes()  # a bad attribute file fails here, naming its key
+    if len(attrs) > 1:
+        return _run_attributes(source, out_dir, o, attrs, log, progress)
+    attr = attrs[0]
     # Bad list files fail here, before anything is loaded or written.
-    lists_used = _lists_used(o)
+    lists_used = _lists_used(o, attr)
     # So does the output plan: every file the run may write, against every file it reads.
     inputs = check_plan(out_dir, source, o, log=log)
     t_start = time.perf_counter()
     timings = {}
 
     # 1. load: a bad input fails here, before anything is written.
-    t0 = time.perf_counter()
-    emb = io.load(source, format=o.input_format, limit=o.limit, unicode_errors=o.unicode_errors,
-                  trust_pickle=o.trust_pickle)
-    ident = input_identity(source if source is not None else io.DEFAULT_NAME)
-    inputs = (*inputs, emb.path)  # no output may be written over an input (None is skipped)
-    timings["load"] = time.perf_counter() - t0
-    log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
+    emb, ident, inputs = _load(source, o, inputs, timings, log)
+    # 2. the subspace and every method's fit that needs no other step's output: a parameter
+    #    the embedding refuses (a rank above its dimension) or definition words it lacks fail
+    #    here too, before anything is written.
+    prepared = _prepare(out_dir, emb, ident, o, lists_used, inputs, timings, attr)
     # One run at a time in a directory: a second one stops here, naming the holder.
     with output_lock(out_dir, purpose="run", inside=True) as token:
         adopt(out_dir, log)
         steps = Steps(out_dir, o.force, log, inputs, token)
-        return _run_steps(steps, emb, ident, o, lists_used, timings, t_start, progress)
+        return _run_steps(steps, emb, ident, o, lists_used, timings, t_start, progress, prepared)
+
+
+def _load(source, o: RunOptions, inputs, timings: dict, log):
+    """``(embedding, its identity, the inputs with its path)``."""
+    from .. import io
+
+    t0 = time.perf_counter()
+    emb = io.load(source, format=o.input_format, limit=o.limit, unicode_errors=o.unicode_errors,
+                  trust_pickle=o.trust_pickle)
+    ident = input_identity(source if source is not None else io.DEFAULT_NAME)
+    timings["load"] = time.perf_counter() - t0
+    log(f"[load] {emb.name}: {len(emb):,} x {emb.dim} ({timings['load']:.1f} s)")
+    return emb, ident, (*inputs, emb.path)  # no output may be written over an input (None is skipped)
+
+
+def _run_attributes(source, out_dir: Path, o: RunOptions, attrs: list, log, progress: bool) -> Path:
+    """A run of several attributes: each attribute's run in ``out_dir/NAME/`` (its own outputs,
+    state and resume), every one prepared (subspace, fits) before anything is written, then
+    ``out_dir/report.md`` with one section per attribute and one verdict line per attribute
+    and method (:func:`~embdebias.report.run.render_attributes_report`)."""
+    from .outputs import check_attributes_dir
+
+    t_start = time.perf_counter()
+    runs = []
+    for attr in attrs:  # every plan and list checked first
+        sub_o = dataclasses.replace(o, attribute=(attribute_arg(attr),))
+        runs.append((attr, sub_o, _lists_used(sub_o, attr), check_plan(out_dir / attr.name, source, sub_o, log=log)))
+    check_attributes_dir(out_dir, [a.name for a in attrs], force=o.force)
+    timings = {}
+    emb, ident, _ = _load(source, o, (), timings, log)
+    prepared = []
+    for attr, sub_o, lists_used, inputs in runs:  # every fit before the first write
+        log(f"[{attr.name}] {attr.k} groups: {', '.join(attr.groups)}")
+        t = dict(timings)
+        prepared.append(_prepare(out_dir / attr.name, emb, ident, sub_o, lists_used, (*inputs, emb.path), t, attr))
+        runs[len(prepared) - 1] += (t,)
+    with output_lock(out_dir, purpose="run", inside=True):
+        adopt(out_dir, log)
+        reports = {}
+        for (attr, sub_o, lists_used, inputs, t), ready in zip(runs, prepared):
+            sub = out_dir / attr.name
+            with output_lock(sub, purpose="run", inside=True) as token:
+                adopt(sub, log)
+                steps = Steps(sub, sub_o.force, log, (*inputs, emb.path), token)
+                reports[attr.name] = _run_steps(steps, emb, ident, sub_o, lists_used, t, t_start, progress, ready)
+        return _write_attributes_report(out_dir, emb, ident, attrs, reports, log)
+
+
+def attribute_arg(attr) -> str:
+    """How a command line names ``attr``: its name if bundled, else its file."""
+    from ..data.attributes import attribute_path, bundled_attributes
+
+    bundled = attr.name in bundled_attributes() and Path(attr.path).resolve() == attribute_path(attr.name).resolve()
+    return attr.name if bundled else attr.path
+
+
+def _write_attributes_report(out_dir: Path, emb, ident: dict, attrs: list, reports: dict, log) -> Path:
+    """``report.md`` and ``report.json`` of a run of several attributes, from each one's report."""
+    from ..report.run import render_attributes_report
+
+    summaries = {a.name: json.loads((reports[a.name].parent / "report.json").read_text(encoding="utf-8"))
+                 for a in attrs}
+    write_json(out_dir / "report.json", {"input": ident,
+                                         "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
+                                         "attributes": {n: {"report": f"{n}/report.md",
+                                                            "groups": s.get("attribute", {}).get("groups")}
+                                                        for n, s in summaries.items()}})
+    write_text(out_dir / "report.md", render_attributes_report(emb.name, summaries))
+    log(f"[report] {out_dir / 'report.md'} ({len(attrs)} attributes)")
+    return out_dir / "report.md"
 
 
 if run_pipeline.__doc__:  # None under python -OO
     run_pipeline.__doc__ = run_pipeline.__doc__.replace("{options}", run_options.options_doc())
 
 
-def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings: dict, t_start: float,
-               progress: bool) -> Path:
-    """Every step after the load, under the output directory's lock; the path of ``report.md``."""
-    from ..subspace import BiasSubspace
+def _base_key(ident: dict, o: RunOptions, lists_used: dict) -> str:
+    """The key every step hangs from: the input, its reading, the code's version and the pairs.
 
-    out_dir, inputs, log = steps.out_dir, steps.inputs, steps.log
-    # Keys hold what each step depends on: a fixed algorithm (a new version) or an
-    # edited list file recomputes the steps that use it.
-    base_key = key(ident, o.limit, o.input_format, __version__, o.lists, lists_used["definitional_pairs"],
-                   *([o.unicode_errors] if o.unicode_errors != "strict" else []))
+    Keys hold what each step depends on: a fixed algorithm (a new version) or an edited
+    list file recomputes the steps that use it.
+    """
+    return key(ident, o.limit, o.input_format, __version__, o.lists, lists_used["definitional_pairs"],
+               *([o.unicode_errors] if o.unicode_errors != "strict" else []))
 
-    # 2. subspace
+
+def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, inputs, timings: dict,
+             attr=None) -> dict:
+    """The subspace and the methods fitted before the first write: ``{"subspace", "base_key",
+    "plan", "fitted": {name: (seconds, shortfalls)}, "attribute"}`` (``attr``: the run's
+    :class:`~embdebias.data.attributes.Attribute`, None: gender).
+
+    Fitted here: every method the run computes (its step is not reusable) whose fit needs
+    no other step's output -- not one riding on a computed method's pass, nor an expandable
+    one with ``expand`` (it needs the expansion). Their errors (bad parameters for this
+    embedding, missing definition words) thus leave nothing written.
+    """
+    from ..metrics._base import attribute_subspace, is_default_attribute
+
+    attr = None if is_default_attribute(attr) else attr
+    if attr is not None:  # a metric named in --tests that cannot measure the attribute fails here
+        from ..evaluate import suite_for
+
+        kwargs = run_options.evaluate_kwargs(o)
+        suite_for(kwargs.get("suite"), attr, kwargs.get("options"), o.lists)
+    base_key = _base_key(ident, o, lists_used)
     t0 = time.perf_counter()
-    subspace = BiasSubspace(o.definitional, n_components=o.n_components, lists=o.lists).fit(emb)
+    # an attribute of k > 2 groups spans k - 1 directions: its subspace has them unless --components says more
+    subspace = attribute_subspace(emb, attr, None if attr is not None and attr.k > 2 and o.n_components == 1
+                                  else o.n_components, o.lists, o.definitional)
     timings["subspace"] = time.perf_counter() - t0
-    log(f"[subspace] k={o.n_components}, explained variance "
-        f"{', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:o.n_components])}")
+    expected = _expected_shortfalls(ident)
+    plan = _method_plan(o, base_key, _expansion_key(base_key, o, lists_used), lists_used, subspace,
+                        o.gender_specific, only=None if not o.expand else
+                        [m for m in o.methods if not DEBIASERS[m].expandable], attr=attr)
+    computed = _computed(out_dir, o, inputs, plan)
+    fitted = {}
+    for spec, _, _, debiaser in plan:
+        if spec.name in computed and spec.rides_on not in computed:
+            t0 = time.perf_counter()
+            shortfalls = _fit(debiaser, emb, expected and not _user_lists(spec, lists_used))
+            fitted[spec.name] = (time.perf_counter() - t0, shortfalls)
+    return {"subspace": subspace, "base_key": base_key, "plan": plan, "fitted": fitted, "attribute": attr}
+
+
+def _computed(out_dir: Path, o: RunOptions, inputs, plan: list) -> set:
+    """The methods of ``plan`` whose steps a run into ``out_dir`` would compute (not reuse); read
+    only, before the run takes the directory (a damaged state is warned of when it does)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        peek = Steps(out_dir, o.force, lambda *_: None, inputs)
+    return {spec.name for spec, step_key, _, _ in plan if not peek.reusable(spec.name, step_key)}
+
+
+def _expected_shortfalls(ident: dict) -> bool:
+    """Whether the words the bundled lists miss are known in advance: the input is the built-in
+    embedding (GloVe 6B has no phrase tokens, so e.g. 4 published equalize pairs are never there)."""
+    from ..io import DEFAULT_NAME
+
+    return ident.get("source") == DEFAULT_NAME
+
+
+def _user_lists(spec, lists_used: dict) -> bool:
+    """Whether ``spec`` uses a list read from a user's file (whose shortfalls nobody expects)."""
+    return any(lists_used.get(role, {}).get("source") == "user file" for role in spec.lists)
+
+
+def _fit(debiaser, emb, expected: bool, **fit_params) -> list[str]:
+    """Fit ``debiaser``; return the messages of the words its lists miss (MissingWordsWarning).
+
+    They are stated once in the report. An expected shortfall (see :func:`_expected_shortfalls`)
+    is not warned of as well: on the built-in default it would read as a broken install.
+    """
+    from ..subspace import MissingWordsWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        debiaser.fit(emb, **fit_params)
+    shortfalls = []
+    for w in caught:
+        missing = issubclass(w.category, MissingWordsWarning)
+        if missing:
+            shortfalls.append(str(w.message))
+        if not (missing and expected):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return shortfalls
+
+
+def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings: dict, t_start: float,
+               progress: bool, prepared: dict) -> Path:
+    """Every step after the load, under the output directory's lock; the path of ``report.md``."""
+    out_dir, inputs, log = steps.out_dir, steps.inputs, steps.log
+    base_key, subspace = prepared["base_key"], prepared["subspace"]
+
+    # 2. subspace (fitted in _prepare, with the methods that could be)
+    n = subspace.components_.shape[0]
+    log(f"[subspace] k={n}, explained variance {', '.join(f'{r:.3f}' for r in subspace.explained_variance_ratio_[:n])}")
 
     # 3. with strict=True, the original is scored first (without intervals), so that a word
     #    set the vocabulary misses fails the run before any debiasing is done.
-    eval_kwargs = run_options.evaluate_kwargs(o, subspace)
-    orig_key = key(base_key, "evaluate", o.n_components, o.random_state, o.parameters()["evaluate"])
+    attr = prepared["attribute"]
+    eval_kwargs = {**run_options.evaluate_kwargs(o, subspace), **({"attribute": attr} if attr is not None else {})}
+    if attr is not None:
+        eval_kwargs["direction_name"] = f"the original embedding's (fitted on its {attr.name} defining sets)"
+    orig_key = key(base_key, "evaluate", o.n_components, o.random_state, o.parameters()["evaluate"],
+                   *([_test_file_hashes(o)] if o.tests else []))
     if o.strict:
         _evaluate_step(steps, "check_original", orig_key, {"original": emb}, {**eval_kwargs, "bootstrap": 0},
                        "check_original.json")
@@ -188,8 +387,9 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     exp_key, expanded, expansion_info = _expansion(steps, base_key, emb, o, lists_used)
 
     # 5. one step per method, in run order (a method riding on another's pass after it)
-    plan = _method_plan(o, base_key, exp_key, lists_used, subspace, expanded)
-    debiased = _debias_steps(steps, emb, o.format, progress, plan)
+    plan = _method_plan(o, base_key, exp_key, lists_used, subspace, expanded, prepared=prepared["plan"], attr=attr)
+    expected = {spec.name: _expected_shortfalls(ident) and not _user_lists(spec, lists_used) for spec, *_ in plan}
+    debiased = _debias_steps(steps, emb, o.format, progress, plan, prepared["fitted"], expected)
 
     # 6. evaluation of the original and every method together: the debiased columns are
     #    compared with the original, item by item (paired bootstrap)
@@ -204,34 +404,18 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     evaluation = evaluated.to_dict(
         bulk=EVALUATION_BULK if steps.path("evaluate", EVALUATION_BULK).exists() else None)
 
-    # 7. figures (occupations, residual bias, WEAT), one panel or marker per column
-    figures = _plot_step(steps, key(orig_key, *method_keys, "figures"), embeddings, evaluated,
-                         subspace=subspace, lists=o.lists, strict=o.strict, max_missing=o.max_missing)
-    plot_error = figures.get(PLOT_FILE, {}).get("error")
+    # 7. figures (occupations, residual bias, WEAT, the trade-off), one panel or point per column
+    figures = _plot_step(steps, key(orig_key, *method_keys, "figures", *FIGURE_FILES), embeddings, evaluated,
+                         subspace=subspace, lists=o.lists, strict=o.strict, max_missing=o.max_missing,
+                         attribute=attr)
 
     # 8. report
     timings.update(steps.timings)
     timings["total"] = time.perf_counter() - t_start
-    meta = {
-        "versions": _versions(),
-        "input": ident,
-        "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
-        "parameters": {**o.parameters(), "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
-        "lists": lists_used,
-        "seeds": {"random_state": o.random_state},
-        "subspace": {"explained_variance_ratio": subspace.explained_variance_ratio_.tolist(),
-                     "missing_words": subspace.missing_words_,
-                     "case_mapped": getattr(subspace, "case_mapped_", {})},
-        "expansion": expansion_info,
-        **{DEBIASERS[name].info_key: steps.entry(name).get("info") for name in columns},
-        "timings_s": {k: round(v, 3) for k, v in timings.items()},
-        "reused_steps": steps.reused,
-        "plot_error": plot_error,
-        "figures": figures,
-        "outputs": {**{spec.name: file for spec, _, file, _ in plan},
-                    "plot": None if plot_error else PLOT_FILE,
-                    **({"gender_specific": EXPANDED_FILE} if o.expand else {})},
-    }
+    meta = _meta(steps, emb, ident, o, lists_used, subspace, expansion_info, timings, figures, plan)
+    if attr is not None:
+        meta["attribute"] = {"name": attr.name, "groups": list(attr.groups), "path": attr.path,
+                             "description": attr.description}
     from ..report.run import render_report
 
     command = reproduce_command(ident["source"], o, lists_used)
@@ -242,13 +426,40 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     return out_dir / "report.md"
 
 
+def _meta(steps, emb, ident: dict, o: RunOptions, lists_used: dict, subspace, expansion_info, timings: dict,
+          figures: dict, plan: list) -> dict:
+    """What ``report.json`` holds beside the evaluation (and ``report.md`` is written from)."""
+    columns = column_order(o.methods)
+    plot_error = figures.get(PLOT_FILE, {}).get("error")
+    shortfalls = {name: steps.entry(name).get("shortfalls") for name in columns}
+    return {
+        "versions": _versions(),
+        "input": ident,
+        "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
+        "parameters": {**o.parameters(), "n_components": int(subspace.components_.shape[0]),
+                       "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
+        "lists": lists_used,
+        "seeds": {"random_state": o.random_state},
+        "subspace": {"explained_variance_ratio": subspace.explained_variance_ratio_.tolist(),
+                     "missing_words": subspace.missing_words_,
+                     "case_mapped": getattr(subspace, "case_mapped_", {})},
+        "expansion": expansion_info,
+        **{DEBIASERS[name].info_key: steps.entry(name).get("info") for name in columns},
+        "shortfalls": {name: found for name, found in shortfalls.items() if found},
+        "expected_shortfalls": _expected_shortfalls(ident),
+        "timings_s": {k: round(v, 3) for k, v in timings.items()},
+        "reused_steps": steps.reused,
+        "plot_error": plot_error,
+        "figures": figures,
+        "outputs": {**{spec.name: file for spec, _, file, _ in plan},
+                    "plot": None if plot_error else PLOT_FILE,
+                    **({"gender_specific": EXPANDED_FILE} if o.expand else {})},
+    }
+
+
 def _expansion(steps, base_key: str, emb, o: RunOptions, lists_used: dict):
     """``(key, words the expandable methods keep, info)``: the list as given, or its SVM expansion."""
-    from ..debias.expand import DEFAULT_MAX_RANK, DEFAULT_TARGET_PRECISION
-
-    exp_key = key(base_key, "expand", lists_used["gender_specific"],
-                  [lists_used["gender_specific_seed"], o.n_train, o.random_state, DEFAULT_TARGET_PRECISION,
-                   DEFAULT_MAX_RANK] if o.expand else None)
+    exp_key = _expansion_key(base_key, o, lists_used)
     if not o.expand:
         return exp_key, o.gender_specific, None
     words, info = _expansion_step(steps, exp_key, emb, EXPANDED_FILE, o.seeds, lists=o.lists, n_train=o.n_train,
@@ -256,26 +467,59 @@ def _expansion(steps, base_key: str, emb, o: RunOptions, lists_used: dict):
     return exp_key, words, info
 
 
-def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, subspace, expanded) -> list:
-    """``[(spec, key, output file, unfitted estimator)]`` of the run's methods, in run order.
+def _expansion_key(base_key: str, o: RunOptions, lists_used: dict) -> str:
+    """The key of the expansion step (the gender-specific list as given without ``expand``)."""
+    from ..debias.expand import DEFAULT_MAX_RANK, DEFAULT_TARGET_PRECISION
+
+    return key(base_key, "expand", lists_used["gender_specific"],
+               [lists_used["gender_specific_seed"], o.n_train, o.random_state, DEFAULT_TARGET_PRECISION,
+                DEFAULT_MAX_RANK] if o.expand else None)
+
+
+def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, subspace, expanded, *,
+                 only=None, prepared=(), attr=None) -> list:
+    """``[(spec, key, output file, unfitted estimator)]`` of the run's methods (those in ``only``,
+    default all), in run order; an entry of ``prepared`` with the same key is kept (fitted or not).
 
     A method's key holds its parameters, seed, format and the lists it uses; an
     expandable method's hangs from the expansion's key (which holds the gender-specific list).
+    A method that takes ``max_missing`` gets the run's (and its key holds it). Another
+    attribute than gender (``attr``) gives its equalize sets and specific words instead.
     """
+    earlier = {spec.name: (step_key, debiaser) for spec, step_key, _, debiaser in prepared}
     plan = []
     for name in run_order(column_order(o.methods)):
+        if only is not None and name not in only:
+            continue
         spec = DEBIASERS[name]
-        params = o.method_params(name)
-        roles = [r for r in spec.lists
-                 if r != "definitional_pairs" and not (spec.expandable and r == "gender_specific")]
-        method_key = key(exp_key if spec.expandable else base_key, name, o.n_components, *params.values(),
-                         *([o.random_state] if spec.seeded else []), o.format, *(lists_used[r] for r in roles))
+        params = {**o.method_params(name), **_shared_params(spec, o)}
+        method_key = _method_key(spec, o, params, base_key, exp_key, lists_used)
+        if earlier.get(name, (None,))[0] == method_key:
+            plan.append((spec, method_key, method_output(name, o.format), earlier[name][1]))
+            continue
         given = {"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
         keywords = {"subspace": subspace, "lists": o.lists, **params,
-                    **{kw: given[role] for role, kw in _list_keywords(spec).items()},
+                    **({kw: given[role] for role, kw in _list_keywords(spec).items()} if attr is None
+                       else attribute_keywords(spec, attr)),
                     **({"random_state": o.random_state} if spec.seeded else {})}
         plan.append((spec, method_key, method_output(name, o.format), spec.build(**keywords)))
     return plan
+
+
+def _method_key(spec, o: RunOptions, params: dict, base_key: str, exp_key: str, lists_used: dict) -> str:
+    """A method's resume key: its parameters, seed, format and the lists it uses (an expandable
+    method's hangs from the expansion's key, which holds the gender-specific list)."""
+    roles = [r for r in spec.lists if r != "definitional_pairs" and not (spec.expandable and r == "gender_specific")]
+    return key(exp_key if spec.expandable else base_key, spec.name, o.n_components, *params.values(),
+               *([o.random_state] if spec.seeded else []), o.format, *(lists_used[r] for r in roles))
+
+
+def _shared_params(spec, o: RunOptions) -> dict:
+    """The run's options an estimator takes beyond its table parameters: ``max_missing``."""
+    import inspect
+
+    taken = inspect.signature(spec.estimator_class()).parameters
+    return {"max_missing": o.max_missing} if "max_missing" in taken else {}
 
 
 def _list_keywords(spec) -> dict:
@@ -300,14 +544,16 @@ def _evaluate_step(steps, name: str, step_key: str, embeddings: dict, eval_kwarg
     steps.record(name, step_key, [file] + [bulk.name] * bulk.exists(), time.perf_counter() - t0)
 
 
-def _debias_steps(steps, emb, format: str, progress: bool, plan: list) -> dict:
+def _debias_steps(steps, emb, format: str, progress: bool, plan: list, fitted: dict, expected: dict) -> dict:
     """The output of every ``(spec, key, file, debiaser)`` of ``plan``, computed or reused, by method.
 
     A method that rides on another's pass (``DebiaserSpec.rides_on``) gets what its
     estimator's ``pass_accumulator`` gathered during that pass when both are computed:
     soft debias's moments are accumulated while hard debias writes
     (:class:`~embdebias.debias.soft.GramAccumulator`), so the rows are read twice in
-    all, not three times.
+    all, not three times. ``fitted``: ``{name: (seconds, shortfalls)}`` of the estimators
+    already fitted (:func:`_prepare`); ``expected``: by method, whether its lists' shortfalls
+    are expected (not warned of again).
     """
     computed = {spec.name for spec, step_key, _, _ in plan if not steps.reusable(spec.name, step_key)}
     riding = {spec.name: type(debiaser).pass_accumulator(emb) for spec, _, _, debiaser in plan
@@ -316,7 +562,8 @@ def _debias_steps(steps, emb, format: str, progress: bool, plan: list) -> dict:
     for spec, step_key, file, debiaser in plan:
         riders = [riding[name].add for name in riding if DEBIASERS[name].rides_on == spec.name]
         out[spec.name] = _debias_step(steps, spec.name, step_key, debiaser, emb, file, format, progress,
-                                      also=_together(riders),
+                                      also=_together(riders), fitted=fitted.get(spec.name),
+                                      expected=expected.get(spec.name, False),
                                       fit_params=riding[spec.name].fit_params() if spec.name in riding else None)
     return out
 
@@ -336,8 +583,9 @@ def _together(calls: list):
 
 
 def _debias_step(steps, name: str, step_key: str, debiaser, emb, file: str, format: str, progress: bool,
-                 *, also=None, fit_params=None):
-    """Fit ``debiaser`` and write its output as ``file`` (reused when unchanged); open the result.
+                 *, also=None, fit_params=None, fitted=None, expected: bool = False):
+    """Fit ``debiaser`` (unless ``fitted``: its ``(seconds, shortfalls)``) and write its output as
+    ``file`` (reused when unchanged); open the result.
 
     ``also`` shares the transform's pass over ``emb`` (``Debiaser.transform``);
     ``fit_params`` go to ``fit``. A result written here keeps ``emb``'s vocabulary
@@ -349,10 +597,12 @@ def _debias_step(steps, name: str, step_key: str, debiaser, emb, file: str, form
     if steps.done(name, step_key):
         return io.load(steps.path(name, file), format=format, name=name)
     t0 = time.perf_counter()
-    debiaser.fit(emb, **(fit_params or {}))
+    if fitted is None:
+        fitted = (0.0, _fit(debiaser, emb, expected, **(fit_params or {})))
+    seconds, shortfalls = fitted
     written = transform_to_file(debiaser, emb, steps.path(name, file), format, progress=progress, also=also)
-    steps.record(name, step_key, [file, *companions(file, format)], time.perf_counter() - t0,
-                 {"info": _jsonable(debiaser.run_info(emb))})
+    steps.record(name, step_key, [file, *companions(file, format)], time.perf_counter() - t0 + seconds,
+                 {"info": _jsonable(debiaser.run_info(emb)), **({"shortfalls": shortfalls} if shortfalls else {})})
     result = emb.with_vectors(written.vectors, name=name)
     result.path = written.path
     return result
@@ -372,7 +622,8 @@ def _expansion_step(steps, step_key, emb, file: str, seeds, **options):
     return result.words, info
 
 
-def _plot_step(steps, step_key, embeddings, report, *, subspace, lists, strict: bool, max_missing: float) -> dict:
+def _plot_step(steps, step_key, embeddings, report, *, subspace, lists, strict: bool, max_missing: float,
+               attribute=None) -> dict:
     """Draw the run's figures: ``{file: {"caption"} or {"error"}}`` (a figure that cannot be drawn
     is left out with its reason, like a metric that cannot be scored, unless ``strict``)."""
     from ..report.figures import run_figures
@@ -381,6 +632,7 @@ def _plot_step(steps, step_key, embeddings, report, *, subspace, lists, strict: 
         return steps.entry("plot").get("figures") or {}
     t0 = time.perf_counter()
     figures = run_figures(embeddings, report, steps.path("plot", ""), subspace=subspace, lists=lists,
+                          attribute=attribute,
                           max_missing=max_missing, strict=strict)
     for file, fig in figures.items():
         if "error" in fig:

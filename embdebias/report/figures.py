@@ -75,19 +75,42 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
     return present, proj, missing
 
 
+#: Most panels in a row of a figure with one panel per column (more wrap to further rows).
+MAX_PANELS_PER_ROW = 5
+
+
+def panel_grid(n: int) -> tuple[int, int]:
+    """``(rows, columns)`` of a figure with ``n`` panels, at most :data:`MAX_PANELS_PER_ROW` a row."""
+    rows = -(-n // MAX_PANELS_PER_ROW)
+    return rows, -(-n // rows)
+
+
 #: Label of the direct-bias row (as the report's table names it).
 DIRECT_BIAS_LABEL = "DirectBias (original direction)"
 
 
+def sides(attribute=None) -> dict:
+    """How the figures name a two-group attribute's direction: ``{"name", "positive", "negative",
+    "specific"}`` (gender: she side positive, as every projection of the project; another
+    binary attribute: its first group positive, as its defining sets are ordered)."""
+    if attribute is None or attribute.name == "gender":
+        return {"name": "gender", "positive": "she", "negative": "he", "specific": "gender-specific"}
+    return {"name": attribute.name, "positive": attribute.groups[0], "negative": attribute.groups[1],
+            "specific": f"{attribute.name}-specific"}
+
+
 def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
-                      lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.2, info: dict | None = None):
+                      lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.2, info: dict | None = None,
+                      attribute=None):
     """A figure with one panel per embedding: occupations sorted by projection.
 
     ``top`` selects the ``top`` most she-leaning and ``top`` most he-leaning
     occupations of the FIRST embedding. Every panel shows those same words in the
     same rows, sorted by the first embedding's projection, so a word's bar can be
     followed across panels; bars are coloured by side (she-side positive, he-side
-    negative) in each panel.
+    negative) in each panel. ``attribute``: a two-group
+    :class:`~embdebias.data.attributes.Attribute` other than gender, whose neutral words,
+    specific words and group names are used instead (``subspace``: its direction).
     """
     # A bare Figure (no pyplot): no GUI backend, no global state to clean up.
     from matplotlib.figure import Figure
@@ -105,25 +128,34 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
     shown = [present[i] for i in keep]
     lim = max(max(np.abs(p[keep]).max() for p in proj.values()) * 1.1, 0.05)
 
-    n = len(proj)
+    rows, cols = panel_grid(len(proj))
     height = max(4.0, 0.22 * len(shown) + 1.5)
-    fig = Figure(figsize=(4.2 * n, height))
-    axes = fig.subplots(1, n, squeeze=False)
+    fig = Figure(figsize=(4.2 * cols, height * rows))
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[len(proj):]:
+        ax.set_visible(False)
     idx = np.argsort(first[keep])
-    specific = set(wordlists.resolve_words(None, "gender_specific", lists))
+    side = sides(attribute)
+    specific = _specific_words(attribute, lists)
     hatched = [shown[i] in specific for i in idx]
     labels = [shown[i] for i in idx]
-    for ax, (name, p) in zip(axes[0], proj.items()):
-        _occupation_panel(ax, p[keep][idx], labels, hatched, lim)
-        ax.set_title(f"{name}\n{DIRECT_BIAS_LABEL} {np.abs(p).mean():.3f} ({len(present)} words)", fontsize=10)
+    for ax, (name, p) in zip(axes, proj.items()):
+        _occupation_panel(ax, p[keep][idx], labels, hatched, lim, side)
+        ax.set_title(f"{name}\n{DIRECT_BIAS_LABEL}\n{np.abs(p).mean():.3f} over {len(present)} words", fontsize=10)
     source = _words_source(words, lists)
-    fig.suptitle(f"Occupations ({source}) on the gender direction of {next(iter(proj))}", fontsize=11)
+    fig.suptitle(f"Occupations ({source}) on the {side['name']} direction of {next(iter(proj))}", fontsize=11)
     fig.tight_layout()
     if info is not None:
         info.update(source=source, shown=len(shown), present=len(present), total=len(present) + len(missing),
                     missing=len(missing), specific=[w for w, h in zip(labels, hatched) if h],
-                    first=next(iter(proj)))
+                    first=next(iter(proj)), **{f"side_{k}": v for k, v in side.items()})
     return fig
+
+
+def _specific_words(attribute, lists: str) -> set:
+    """The words debiasing keeps (hatched): gender's list of ``lists``, or the attribute's."""
+    return set(wordlists.resolve_words(None, "gender_specific", lists) if attribute is None
+               else attribute.specific_words)
 
 
 def _words_source(words, lists: str) -> str:
@@ -132,7 +164,7 @@ def _words_source(words, lists: str) -> str:
     return wordlists.describe("professions" if words is None else words, lists)["name"] if named else "given words"
 
 
-def _occupation_panel(ax, vals, labels, hatched, lim) -> None:
+def _occupation_panel(ax, vals, labels, hatched, lim, side: dict) -> None:
     """One panel's bars (gender-specific words hatched and lighter), axis and labels."""
     bars = ax.barh(np.arange(len(vals)), vals, color=[SHE_COLOR if v > 0 else HE_COLOR for v in vals],
                    height=0.75)
@@ -145,17 +177,20 @@ def _occupation_panel(ax, vals, labels, hatched, lim) -> None:
     ax.set_ylim(-0.7, len(vals) - 0.3)
     ax.axvline(0, color="0.3", linewidth=0.8)
     ax.set_xlim(-lim, lim)
-    ax.set_xlabel("projection on gender direction\n(he side  <  0  <  she side)", fontsize=8)
+    ax.set_xlabel(f"projection on {side['name']} direction\n({side['negative']} side  <  0  <  "
+                  f"{side['positive']} side)", fontsize=8)
     ax.grid(axis="x", alpha=0.3)
 
 
 def occupation_caption(info: dict) -> str:
     """The occupation figure's caption from :func:`occupation_figure`'s ``info``."""
     left = f" ({info['missing']} more are not in every column and are left out)" if info["missing"] else ""
-    specific = (f" Hatched bars ({', '.join(info['specific'])}) are gender-specific words: hard debiasing "
-                f"keeps their projection by design." if info["specific"] else "")
-    return (f"Occupations on the gender direction of '{info['first']}' (she side positive): the "
-            f"{info['shown'] // 2} most she-leaning and {info['shown'] // 2} most he-leaning of the "
+    name, pos, neg = (info.get("side_name", "gender"), info.get("side_positive", "she"),
+                      info.get("side_negative", "he"))
+    specific = (f" Hatched bars ({', '.join(info['specific'])}) are {info.get('side_specific', 'gender-specific')} "
+                f"words: hard debiasing keeps their projection by design." if info["specific"] else "")
+    return (f"Occupations on the {name} direction of '{info['first']}' ({pos} side positive): the "
+            f"{info['shown'] // 2} most {pos}-leaning and {info['shown'] // 2} most {neg}-leaning of the "
             f"{info['present']} of {info['total']} words of {info['source']} present in every column{left}, "
             f"drawn in the same rows in every panel. The value in each panel title is the table's "
             f"{DIRECT_BIAS_LABEL}: the mean |projection| over all {info['present']} words, not only the "
@@ -164,7 +199,7 @@ def occupation_caption(info: dict) -> str:
 
 def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=None,
                      lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.2,
-                     info: dict | None = None) -> Path:
+                     info: dict | None = None, attribute=None) -> Path:
     """Draw :func:`occupation_figure` and save it atomically to ``out`` (PNG, SVG or PDF)."""
     out = Path(out)
     if top < 0:
@@ -173,7 +208,7 @@ def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=Non
     if fmt is None:
         raise EmbdebiasError(f"{out}: unknown figure format {out.suffix!r}; use .png, .svg or .pdf")
     fig = occupation_figure(embeddings, words, top=top, subspace=subspace, lists=lists,
-                            max_missing=max_missing, info=info)
+                            max_missing=max_missing, info=info, attribute=attribute)
     values = embeddings.values() if isinstance(embeddings, dict) else embeddings
     return _save(fig, out, [getattr(e, "path", None) for e in values])
 
@@ -197,48 +232,82 @@ def _pca2(x: np.ndarray) -> np.ndarray:
     return x @ vt[:2].T
 
 
-def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
-    """One panel per column: the residual test's clustering words (the most male- and
-    female-biased words of the first column), by a 2-D PCA of their unit vectors in that
-    column, coloured by their bias in the first column (cosine with she - he), the
-    clustering accuracy of the report in each title. Raises when the report has no
-    residual test."""
-    from matplotlib.figure import Figure
+def _residual_words(report, first: str) -> tuple[str, dict]:
+    """``(unit, {group: words})`` of the residual test's clustering words on the first column."""
+    for key, res in report.details.get(first, {}).items():
+        words = (res or {}).get("cluster_words") if key.startswith("residual/") else None
+        if isinstance(words, dict) and len(words) > 1 and all(isinstance(v, list) for v in words.values()):
+            return key.split("/", 1)[1], words
+    raise EmbdebiasError("residual figure: the report has no residual test (with its words) on the first column")
 
+
+def _residual_colours(original, groups: dict, lowercase: bool):
+    """``(words, colour values, colour map, limits, label)``: gender's words coloured by their bias in
+    the original (cosine with she - he), k groups' words by their group."""
     from .._rows import unit_rows
     from ..metrics.residual import male_direction
 
-    first = next(iter(embeddings))
-    detail = report.details.get(first, {}).get("residual/gender")
-    words = (detail or {}).get("cluster_words") or {}
-    if not all(isinstance(words.get(k), list) for k in ("male", "female")):
-        raise EmbdebiasError("residual figure: the report has no residual test (with its words) on the first column")
-    words = list(detail["cluster_words"]["male"]) + list(detail["cluster_words"]["female"])
-    original = embeddings[first]
-    direction, _ = male_direction(original, ("he", "she"), lowercase)
+    words = [w for g in groups for w in groups[g]]
     rows = original.rows(words)
-    words, rows = [w for w, r in zip(words, rows) if r >= 0], rows[rows >= 0]
-    bias = -(unit_rows(original.take(rows, np.float64)) @ direction)  # she - he: female positive
-    lim = float(np.abs(bias).max()) or 1.0
-    fig = Figure(figsize=(4.0 * len(embeddings) + 1.0, 4.6), layout="constrained")
-    axes = fig.subplots(1, len(embeddings), squeeze=False)[0]
+    keep = rows >= 0
+    words = [w for w, k in zip(words, keep) if k]
+    if set(groups) == {"male", "female"}:
+        direction, _ = male_direction(original, ("he", "she"), lowercase)
+        bias = -(unit_rows(original.take(rows[keep], np.float64)) @ direction)  # she - he: female positive
+        lim = float(np.abs(bias).max()) or 1.0
+        return words, bias, "coolwarm", (-lim, lim), "original bias: cos(word, she - he)"
+    index = np.array([i for i, g in enumerate(groups) for _ in groups[g]], dtype=float)[keep]
+    return words, index, "tab10", (0, 9), "group: " + ", ".join(f"{i} {g}" for i, g in enumerate(groups))
+
+
+def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
+    """One panel per column: the residual test's clustering words (gender: the most male- and
+    female-biased words of the first column; k groups: each group's), by a 2-D PCA of their unit
+    vectors in that column, coloured by their bias in the first column (cosine with she - he) or
+    by their group, the clustering accuracy of the report in each title. Raises when the report
+    has no residual test."""
+    from matplotlib.figure import Figure
+
+    from .._rows import unit_rows
+
+    first = next(iter(embeddings))
+    unit, groups = _residual_words(report, first)
+    words, colour, cmap, (lo, hi), label = _residual_colours(embeddings[first], groups, lowercase)
+    rows, cols = panel_grid(len(embeddings))
+    fig = Figure(figsize=(4.0 * cols + 1.0, 4.6 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[len(embeddings):]:
+        ax.set_visible(False)
     for ax, (name, emb) in zip(axes, embeddings.items()):
         col_rows = emb.rows(words)
         present = col_rows >= 0
         xy = _pca2(unit_rows(emb.take(col_rows[present], np.float64)))
-        art = ax.scatter(xy[:, 0], xy[:, 1], c=bias[present], cmap="coolwarm", vmin=-lim, vmax=lim, s=6,
-                         linewidths=0)
-        cell = report.cells.get(("residual", "gender", "cluster_accuracy"), {}).get(name)
+        art = ax.scatter(xy[:, 0], xy[:, 1], c=colour[present], cmap=cmap, vmin=lo, vmax=hi, s=6, linewidths=0)
+        cell = report.cells.get(("residual", unit, "cluster_accuracy"), {}).get(name)
         acc = "n/a" if cell is None or cell.value is None else f"{cell.value:.2f}"
         ax.set_title(f"{name}\nclustering accuracy {acc}", fontsize=10)
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.colorbar(art, ax=list(axes), shrink=0.8, label="original bias: cos(word, she - he)")
-    fig.suptitle(f"The {len(words)} most gender-biased words of '{first}' in each column (2-D PCA)", fontsize=11)
-    return fig, {"words": len(words), "first": first}
+    if set(groups) == {"male", "female"}:
+        fig.colorbar(art, ax=list(axes[:len(embeddings)]), shrink=0.8, label=label)
+    else:  # k groups: a legend of the groups' colours
+        from matplotlib.lines import Line2D
+
+        cmap_k = art.get_cmap()
+        axes[0].legend(handles=[Line2D([], [], marker="o", linestyle="none", color=cmap_k(i / 9), label=g)
+                                for i, g in enumerate(groups)], fontsize=7, loc="best")
+    fig.suptitle(f"The {len(words)} most {unit}-biased words of '{first}' in each column (2-D PCA)", fontsize=11)
+    return fig, {"words": len(words), "first": first, "unit": unit,
+                 "groups": None if set(groups) == {"male", "female"} else list(groups)}
 
 
 def residual_caption(info: dict) -> str:
+    if info.get("groups"):
+        chance = 1 / len(info["groups"])
+        return (f"The residual test's clustering words of each {info['unit']} group ({', '.join(info['groups'])}; "
+                f"{info['words']} in all) in '{info['first']}', placed by a 2-D PCA of their vectors in each column "
+                f"and coloured by their group. Colours that still separate after debiasing mean the attribute is "
+                f"still recoverable; each title gives the clustering accuracy of the table ({chance:.2f} is chance).")
     return (f"The {info['words'] // 2} most male- and {info['words'] // 2} most female-biased words of "
             f"'{info['first']}' (the residual test's clustering words, gender-specific words left out), placed by "
             f"a 2-D PCA of their vectors in each column and coloured by their bias in '{info['first']}' "
@@ -287,35 +356,244 @@ def weat_caption(info: dict) -> str:
             f"is compatible with no association.")
 
 
+# -- the trade-off of the methods ---------------------------------------------------------------
+
+
+def _kept(entry: dict | None, ref: dict | None, chance: float = 0.0, measure=None):
+    """``(value, low, high)`` of ``entry`` as a fraction of ``ref``'s, both measured from ``chance``
+    (None when either is missing or the reference sits at chance). The bounds are those of the
+    paired change from ``ref`` when there is one (``ref + change`` over ``ref``: the noise the two
+    columns share cancels), else of the entry's own interval."""
+    from .compare import shown_change
+
+    if entry is None or ref is None or ref["value"] - chance == 0:
+        return None
+    scale = ref["value"] - chance
+    value = (entry["value"] - chance) / scale
+    if entry.get("paired") and entry.get("change_ci_low") is not None and measure is not None:
+        _, lo, hi = shown_change(entry, measure)  # the change of the number (a magnitude for a bias)
+        return value, (ref["value"] + lo - chance) / scale, (ref["value"] + hi - chance) / scale
+    lo, hi = entry.get("ci_low"), entry.get("ci_high")
+    return (value, value if lo is None else (lo - chance) / scale, value if hi is None else (hi - chance) / scale)
+
+
+def tradeoff_points(report) -> dict:
+    """``{column: {"quality": (v, lo, hi), "weat": (...), "residual": (...)}}`` of every column but
+    the first: the quality kept (the mean, over WordSim353, SimLex-999 and analogy, of each as a
+    fraction of the first column's; its bounds the means of the bounds' fractions), mean |WEAT d|
+    left and the clustering accuracy above chance left (fractions of the first column's)."""
+    from .compare import MEASURES, chance_of, measure_entry
+
+    ref = report.embeddings[0]
+    quality = [m for m in MEASURES if m.fairer == "higher"]
+    weat = next(m for m in MEASURES if m.statistic == "weat_mean_abs_d")
+    cluster = next(m for m in MEASURES if m.statistic == "cluster_accuracy")
+    chance = chance_of(report)  # 1/k of k groups
+    out = {}
+    for emb in report.embeddings[1:]:
+        kept = [k for m in quality
+                if (k := _kept(measure_entry(report, m, emb), measure_entry(report, m, ref), measure=m))]
+        out[emb] = {"quality": tuple(float(np.mean([k[i] for k in kept])) for i in range(3)) if kept else None,
+                    "weat": _kept(measure_entry(report, weat, emb), measure_entry(report, weat, ref), measure=weat),
+                    "residual": _kept(measure_entry(report, cluster, emb), measure_entry(report, cluster, ref),
+                                      chance)}
+    return out
+
+
+def tradeoff_figure(report):
+    """Bias left against quality kept, one point per method with its intervals: mean |WEAT d| left
+    (left panel) and the clustering accuracy above chance left (right panel)."""
+    from matplotlib.figure import Figure
+
+    points = tradeoff_points(report)
+    panels = (("weat", "mean |WEAT d| left (fraction of the original's)"),
+              ("residual", "clustering accuracy above chance left\n((acc - chance) / (original's - chance))"))
+    drawn = [key for key, _ in panels if any(p["quality"] and p[key] for p in points.values())]
+    if not drawn:
+        raise EmbdebiasError("trade-off figure: the report needs a debiased column with a quality number and "
+                             "mean |WEAT d| or the residual tests")
+    fig = Figure(figsize=(6.0 * len(drawn), 5.0), layout="constrained")
+    axes = fig.subplots(1, len(drawn), squeeze=False)[0]
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
+    for ax, key in zip(axes, drawn):
+        ylabel = dict(panels)[key]
+        for i, (emb, p) in enumerate(points.items()):
+            if not (p["quality"] and p[key]):
+                continue
+            (x, xlo, xhi), (y, ylo, yhi) = p["quality"], p[key]
+            ax.errorbar(x, y, xerr=[[max(x - xlo, 0)], [max(xhi - x, 0)]], yerr=[[max(y - ylo, 0)], [max(yhi - y, 0)]],
+                        fmt="o", color=colors[i % len(colors)], capsize=3, label=emb)
+            ax.annotate(emb, (x, y), fontsize=8, xytext=(4, 4), textcoords="offset points")
+        ax.plot([1], [1], marker="*", color="0.2", ms=10, linestyle="none", label=report.embeddings[0])
+        ax.axhline(0, color="0.6", lw=0.6)
+        ax.axhline(1, color="0.6", lw=0.6, ls=":")
+        ax.axvline(1, color="0.6", lw=0.6, ls=":")
+        ax.set_xlabel("quality kept (mean of WordSim353, SimLex-999, analogy as fractions of the original's)",
+                      fontsize=8)
+        ax.set_ylabel(ylabel, fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7, loc="best")
+    fig.suptitle(f"Bias left against quality kept, one point per method ('{report.embeddings[0]}' at 1, 1): "
+                 f"lower is fairer, further right keeps more", fontsize=10)
+    return fig, {"methods": len(points), "panels": drawn, "first": report.embeddings[0],
+                 "level": report.params.get("bootstrap_level", 0.95)}
+
+
+def tradeoff_caption(info: dict) -> str:
+    what = {"weat": "mean |WEAT d| over the tests", "residual": "the residual test's clustering accuracy above "
+                                                               "chance (1/k of k groups), (accuracy - chance) / "
+                                                               "(original's - chance)"}
+    return (f"Bias left against quality kept for the {info['methods']} debiased columns, each as a fraction of "
+            f"'{info['first']}' (the star at 1, 1): {' and, right, '.join(what[p] for p in info['panels'])}, "
+            f"against the mean of WordSim353, SimLex-999 and analogy accuracy kept. Bars: the "
+            f"{info['level']:.0%} intervals of the paired changes from '{info['first']}' in the comparison table, "
+            f"scaled the same way (for quality, the mean of the three scaled bounds, an approximation; for the "
+            f"residual accuracy, which has no paired interval, its own). Lower is fairer, further right keeps more "
+            f"quality; 0 is no bias left.")
+
+
+# -- each group's words on the attribute's subspace ---------------------------------------------
+
+
+def group_projections(embeddings: dict, attribute, subspace) -> dict:
+    """``{column: {group: (n, c) array}}``: each group's words (``attribute.group_words``, in
+    every column) projected on the first ``c <= 2`` components of ``subspace`` (fitted on the
+    first column), unit vectors."""
+    from .._rows import unit_rows
+
+    comps = np.asarray(subspace.components_, dtype=np.float64)[:2]
+    words = {g: [w for w in attribute.group_words[g] if all(w in e for e in embeddings.values())]
+             for g in attribute.groups}
+    empty = [g for g, ws in words.items() if not ws]
+    if empty:
+        raise MissingWordsError(f"groups figure: no word of group {empty[0]!r} of {attribute.name} is in every "
+                                f"column", [])
+    return {name: {g: unit_rows(emb.take(emb.rows(ws), np.float64)) @ comps.T for g, ws in words.items()}
+            for name, emb in embeddings.items()}
+
+
+def group_figure(embeddings: dict, attribute, subspace):
+    """One panel per column: each group's words on the first one or two components of the
+    attribute's subspace (a strip per group with one component), the group means marked; the
+    title gives the mean distance between the group means (0: the groups are not apart)."""
+    from matplotlib.figure import Figure
+
+    proj = group_projections(embeddings, attribute, subspace)
+    rows, cols = panel_grid(len(proj))
+    fig = Figure(figsize=(4.0 * cols, 3.8 * rows), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax in axes[len(proj):]:
+        ax.set_visible(False)
+    colors = ["#c2185b", "#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#455a64"]
+    lim = 1.1 * max(float(np.abs(xy).max()) for groups in proj.values() for xy in groups.values())
+    for ax, (name, groups) in zip(axes, proj.items()):
+        means = []
+        for j, (g, xy) in enumerate(groups.items()):
+            y = xy[:, 1] if xy.shape[1] > 1 else j + np.linspace(-0.25, 0.25, len(xy))
+            ax.scatter(xy[:, 0], y, s=10, color=colors[j % len(colors)], alpha=0.6, label=g)
+            means.append(xy.mean(axis=0))
+            ax.scatter([means[-1][0]], [means[-1][1] if xy.shape[1] > 1 else j], marker="X", s=90,
+                       color=colors[j % len(colors)], edgecolor="black")
+        ax.axvline(0, color="0.5", lw=0.6)
+        ax.set_xlim(-lim, lim)  # one scale in every panel
+        ax.set_title(f"{name}\nmean distance of group means {mean_distance(means):.3f}", fontsize=10)
+        ax.set_xlabel("component 1", fontsize=8)
+        if next(iter(groups.values())).shape[1] > 1:
+            ax.set_ylim(-lim, lim)
+            ax.set_ylabel("component 2", fontsize=8)
+        else:  # one component: a strip per group
+            ax.set_yticks(range(len(groups)))
+            ax.set_yticklabels(list(groups), fontsize=8)
+    axes[0].legend(fontsize=7, loc="best")
+    first = next(iter(proj))
+    fig.suptitle(f"{attribute.name}: each group's words on the subspace of '{first}'", fontsize=11)
+    n = {g: len(xy) for g, xy in proj[first].items()}
+    return fig, {"attribute": attribute.name, "groups": n, "components": next(iter(proj[first].values())).shape[1],
+                 "first": first}
+
+
+def mean_distance(means) -> float:
+    """The mean Euclidean distance between every two group means (in the subspace's coordinates)."""
+    pairs = [(a, b) for i, a in enumerate(means) for b in means[i + 1:]]
+    return float(np.mean([np.linalg.norm(a - b) for a, b in pairs])) if pairs else 0.0
+
+
+def group_caption(info: dict) -> str:
+    words = ", ".join(f"{g} ({n} words)" for g, n in info["groups"].items())
+    where = "first two components" if info["components"] > 1 else "one direction (a strip per group)"
+    return (f"Each group's words of the {info['attribute']} attribute ({words}, those in every column), as unit "
+            f"vectors projected on the {where} of the {info['attribute']} subspace fitted on '{info['first']}' "
+            f"(its defining sets), one panel per column on one scale; crosses mark the group means, and each title "
+            f"gives the mean distance between them. These are the groups' own words, which debiasing keeps when "
+            f"they are among the specific words (hard debias keeps them by design): the figure shows where the "
+            f"groups lie, and for words neutralized, whether they were brought together (distance 0); it says "
+            f"nothing of what other directions still encode (see the residual figure).")
+
+
+def _draw_occupations(embeddings, report, path, opts) -> str:
+    attribute = opts["attribute"]
+    if attribute is not None and not attribute.is_binary:
+        raise EmbdebiasError(f"occupations figure: the {attribute.name} attribute has {attribute.k} groups, so no "
+                             f"one direction with two sides; each group's words are in groups.png")
+    if attribute is not None and not attribute.neutral_words:
+        raise EmbdebiasError(f"occupations figure: the {attribute.name} attribute has no neutral words")
+    info: dict = {}
+    with warnings.catch_warnings():  # the caption states the words left out, once
+        warnings.simplefilter("ignore", MissingWordsWarning)
+        plot_occupations(embeddings, path, None if attribute is None else list(attribute.neutral_words),
+                         subspace=opts["subspace"], lists=opts["lists"], max_missing=opts["max_missing"], info=info,
+                         attribute=attribute)
+    if attribute is not None:
+        info["source"] = f"the {attribute.name} attribute's neutral words"
+    return occupation_caption(info)
+
+
+def _draw(figure, caption):
+    """A drawer of :data:`RUN_FIGURES` from a figure function of the report and its caption."""
+    def draw(embeddings, report, path, opts) -> str:
+        fig, info = figure(embeddings, report, opts)
+        _save(fig, path, [getattr(e, "path", None) for e in embeddings.values()])
+        return caption(info)
+
+    return draw
+
+
+def _groups(embeddings, report, opts):
+    from ..data.attributes import load_attribute
+
+    attribute = opts["attribute"] or load_attribute("gender", opts["lists"])
+    return group_figure(embeddings, attribute, opts["subspace"])
+
+
 #: The run's figures: file name -> (what it shows, for the report's link).
-RUN_FIGURES = {"occupations.png": "occupations", "residual.png": "residual bias", "weat.png": "WEAT effect sizes"}
+RUN_FIGURES = {"occupations.png": "occupations", "residual.png": "residual bias", "weat.png": "WEAT effect sizes",
+               "tradeoff.png": "bias left against quality kept", "groups.png": "each group on the subspace"}
+#: How each is drawn: ``draw(embeddings, report, path, options) -> caption``.
+_DRAWERS = {"occupations.png": _draw_occupations,
+            "residual.png": _draw(lambda e, r, o: residual_figure(e, r), residual_caption),
+            "weat.png": _draw(lambda e, r, o: weat_forest_figure(r), weat_caption),
+            "tradeoff.png": _draw(lambda e, r, o: tradeoff_figure(r), tradeoff_caption),
+            "groups.png": _draw(_groups, group_caption)}
 
 
 def run_figures(embeddings: dict, report, out_dir, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,
-                max_missing: float = 0.2, strict: bool = False) -> dict:
-    """Draw the run's three figures into ``out_dir``: ``{file: {"caption": ...}}`` or
-    ``{file: {"error": reason}}`` for one that cannot be drawn (raised when ``strict``)."""
+                max_missing: float = 0.2, strict: bool = False, attribute=None) -> dict:
+    """Draw the run's figures (:data:`RUN_FIGURES`) into ``out_dir``: ``{file: {"caption": ...}}`` or
+    ``{file: {"error": reason}}`` for one that cannot be drawn (raised when ``strict``).
+
+    ``attribute``: the run's :class:`~embdebias.data.attributes.Attribute` when it is not
+    gender (None: gender), whose words, groups and subspace (``subspace``) the figures use.
+    """
     out_dir = Path(out_dir)
-    inputs = [getattr(e, "path", None) for e in embeddings.values()]
+    if subspace is None:
+        from ..subspace import BiasSubspace
+
+        subspace = BiasSubspace(lists=lists).fit(next(iter(embeddings.values())))
+    opts = {"subspace": subspace, "lists": lists, "max_missing": max_missing, "attribute": attribute}
     out: dict = {}
     for file in RUN_FIGURES:
         try:
-            if file == "occupations.png":
-                info: dict = {}
-                with warnings.catch_warnings():  # the caption states the words left out, once
-                    warnings.simplefilter("ignore", MissingWordsWarning)
-                    plot_occupations(embeddings, out_dir / file, subspace=subspace, lists=lists,
-                                     max_missing=max_missing, info=info)
-                caption = occupation_caption(info)
-            elif file == "residual.png":
-                fig, info = residual_figure(embeddings, report)
-                _save(fig, out_dir / file, inputs)
-                caption = residual_caption(info)
-            else:
-                fig, info = weat_forest_figure(report)
-                _save(fig, out_dir / file, inputs)
-                caption = weat_caption(info)
-            out[file] = {"caption": caption}
+            out[file] = {"caption": _DRAWERS[file](embeddings, report, out_dir / file, opts)}
         except EmbdebiasError as exc:
             if strict:
                 raise

@@ -74,7 +74,8 @@ def to_dict(report: Report, *, bulk: str | None = None) -> dict:
            "rows": [_row(report, key) for key in report.rows],
            "details": _split_bulk(details) if bulk else details,
            "params": report.params, "data": report.data, "legends": report.legends, "labels": report.labels,
-           "failures": report.failures, "comparisons": report.comparisons, "verdict": report.verdict(),
+           "failures": report.failures, "comparisons": report.comparisons, "aggregates": report.aggregates,
+           "verdict": report.verdict(),
            "agreement": report.agreement()}
     if bulk:
         out["bulk"] = bulk
@@ -145,7 +146,8 @@ def from_dict(data: Mapping, bulk=None) -> Report:
         report = Report(list(data["embeddings"]), details=dict(data.get("details", {})),
                         params=dict(data.get("params", {})), data=dict(data.get("data", {})),
                         legends=dict(data.get("legends", {})), labels=dict(data.get("labels", {})),
-                        failures=list(data.get("failures", [])), comparisons=list(data.get("comparisons", [])))
+                        failures=list(data.get("failures", [])), comparisons=list(data.get("comparisons", [])),
+                        aggregates=list(data.get("aggregates", [])))
         _rows_into(report, data["rows"])
     except (KeyError, TypeError, ValueError) as exc:
         raise EmbdebiasError(f"not an embdebias report: missing or malformed {exc}") from None

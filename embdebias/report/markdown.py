@@ -44,7 +44,7 @@ def metric_section(report, metric: str, digits: int, interval_footnote: bool = T
     parts.append(table(report, metric, digits) + "\n")
     if interval_footnote and _has_intervals(report, metric):
         parts.append(interval_note(report) + "\n")
-    parts += m.notes(report, "table") + drop_notes(report, metric)
+    parts += m.notes(report, "table") + drop_notes(report, metric) + outside_notes(report, metric)
     for emb, results in report.details.items():  # listings, e.g. generated analogies
         for key, res in results.items():
             if key.startswith(metric + "/") and res.get("listing"):
@@ -91,6 +91,31 @@ def drop_notes(report, metric: str) -> list[str]:
     return out + ([""] if out else [])
 
 
+def _shown_outside(report, key, cell, digits: int) -> bool:
+    """Whether a cell's value lies outside its interval, and visibly so as printed."""
+    d = decimals(report, *key, digits)
+    value = round(cell.value, d)
+    return (not cell.ci_low <= cell.value <= cell.ci_high
+            and (value < round(cell.ci_low, d - 1) or value > round(cell.ci_high, d - 1)))
+
+
+def outside_notes(report, metric: str, digits: int = 3) -> list[str]:
+    """One sentence when values of ``metric`` lie (as printed) outside their own interval: why."""
+    labels = report.labels.get(metric, metric_of(metric).statistics)
+    found = [f"'{emb}' {t} {labels.get(s, s)} {c.value:.3g} [{c.ci_low:.2f}, {c.ci_high:.2f}]"
+             for (m, t, s), per in report.cells.items() if m == metric
+             for emb, c in per.items()
+             if c.interval and isinstance(c.value, float) and _shown_outside(report, (m, t, s), c, digits)]
+    if not found:
+        return []
+    listed = "; ".join(found[:4]) + (f"; and {len(found) - 4} more" if len(found) > 4 else "")
+    which = "a value lies outside its" if len(found) == 1 else "values lie outside their"
+    return [f"- Why {which} own interval ({listed}): the interval is the spread of the statistic over "
+            f"resamples that repeat some items and drop others, and near a bound (a correlation near 1, a "
+            f"magnitude near 0) such a resample can only move it away from the bound, so the resampled numbers "
+            f"lie on one side of the value computed on every item.", ""]
+
+
 def _compared_text(report, emb: str, metric: str, outcome: dict, by_key: dict) -> str:
     n = sum(len(v) for v in outcome.values())
     counts = ", ".join(f"{len(v)} {k}" for k, v in outcome.items() if v)
@@ -117,9 +142,15 @@ def verdict_lines(report) -> list[str]:
             parts.append(m.verdict_text(own) if own is not None
                          else _compared_text(report, emb, metric, outcome, by_key))
         lines.append(f"- **{emb}**: " + "; ".join(parts) + ".")
+    from .compare import unrecoverable_line
+    from .summary import attribute_name
+
+    line = unrecoverable_line(report, attribute_name(report))
+    lines += [line] if line else []
     for metric in report.metrics():
         lines += metric_of(metric).notes(report, "verdict")
     return lines + [""]
+
 
 
 def table(report, metric: str, digits: int) -> str:

@@ -87,6 +87,11 @@ class Report:
         is the paired change of the bias magnitude (negative: fairer) and ``outcome`` is
         "improved", "worse" or "no significant change" (see
         :func:`~embdebias.metrics._resample.paired_change`).
+    aggregates : list of dict
+        Means over a metric's tests (:data:`embdebias.evaluate.AGGREGATES`, e.g. mean |WEAT d|),
+        one per column: ``{"embedding", "name", "label", "metric", "statistic", "tests",
+        "value", "ci_low", "ci_high"}`` and, for every column but the first, the paired
+        ``change``, ``change_ci_low``, ``change_ci_high``, ``outcome`` and ``n_items``.
     """
 
     embeddings: list[str]
@@ -99,6 +104,7 @@ class Report:
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     failures: list[dict] = field(default_factory=list)
     comparisons: list[dict] = field(default_factory=list)
+    aggregates: list[dict] = field(default_factory=list)
 
     # -- building --------------------------------------------------------------------
     def add(self, embedding: str, metric: str, test: str, statistic: str, value, ci_low=None,
@@ -142,6 +148,7 @@ class Report:
             out.details.update(rep.details)
             out.failures.extend(rep.failures)
             out.comparisons.extend(rep.comparisons)
+            out.aggregates.extend(rep.aggregates)
             for mine, theirs in ((out.data, rep.data), (out.legends, rep.legends), (out.labels, rep.labels)):
                 for k, v in theirs.items():
                     mine.setdefault(k, v)
@@ -191,6 +198,10 @@ class Report:
                 if sets:
                     out.setdefault(emb, {})[key] = sets
         return out
+
+    def aggregate(self, name: str, embedding: str) -> dict | None:
+        """The aggregate ``name`` of ``embedding`` (see :attr:`aggregates`), or None."""
+        return next((a for a in self.aggregates if a["name"] == name and a["embedding"] == embedding), None)
 
     def metrics(self) -> list[str]:
         """The metrics of the rows, in order."""

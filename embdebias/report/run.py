@@ -25,13 +25,59 @@ def render_report(meta: dict, evaluation: dict, command: list[str]) -> str:
     from .summary import first_screen
 
     report = Report.from_dict(evaluation)
-    lines = [f"# embdebias report: {meta['embedding']['name']}", "", *first_screen(report),
+    lines = [f"# embdebias report: {meta['embedding']['name']}{_attribute_title(meta)}", "", *first_screen(report),
+             *_comparison_lines(report),
              f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "
-             + _columns_sentence(_methods(meta)), "", *_figure_lines(meta)]
+             + _columns_sentence(_methods(meta)) + _attribute_sentence(meta), "", *_figure_lines(meta)]
     lines.append(report.to_markdown(summary=False))
     lines += _lists_section(meta)
     lines += ["", "## Run", ""] + _run_lines(meta) + [f"- reproduce: `{' '.join(command)}`"]
     return "\n".join(lines) + "\n"
+
+
+def _attribute_title(meta: dict) -> str:
+    """`` -- religion (christian, jewish, muslim)`` for a run of another attribute than gender."""
+    attr = meta.get("attribute")
+    return f" -- {attr['name']} ({', '.join(attr['groups'])})" if attr else ""
+
+
+def _attribute_sentence(meta: dict) -> str:
+    """`` Attribute: religion, 3 groups (...), from FILE: description`` (another attribute than gender)."""
+    attr = meta.get("attribute")
+    if not attr:
+        return ""
+    return (f" Attribute: {attr['name']}, {len(attr['groups'])} groups ({', '.join(attr['groups'])}), from "
+            f"`{attr['path']}`" + (f": {attr['description']}" if attr.get("description") else "."))
+
+
+def render_attributes_report(embedding: str, summaries: dict) -> str:
+    """``report.md`` of a run of several attributes: one verdict line per attribute and method,
+    then one section per attribute (its first screen and methods compared, and a link to its
+    full report). ``summaries``: ``{attribute: its report.json}``."""
+    from .model import Report
+    from .summary import column_verdict, first_screen
+
+    reports = {name: Report.from_dict(s["evaluation"]) for name, s in summaries.items()}
+    lines = [f"# embdebias report: {embedding} -- {len(reports)} attributes ({', '.join(reports)})", "",
+             "Each attribute was audited and debiased on its own (its subspace from its defining sets, its "
+             "methods given its specific words and equalize sets); each section below is the opening of its "
+             "own report, linked.", "", "### Verdict per attribute and method", ""]
+    for name, report in reports.items():
+        lines += [f"- **{name}, {emb}**: {column_verdict(report, emb)}." for emb in report.embeddings[1:]]
+    for name, report in reports.items():
+        groups = (summaries[name].get("attribute") or {}).get("groups") or report.params.get("groups") or []
+        lines += ["", f"## {name}" + (f" ({', '.join(groups)})" if groups else ""), "",
+                  *first_screen(report), *_comparison_lines(report),
+                  f"Full report: [{name}/report.md]({name}/report.md)"]
+    return "\n".join(lines) + "\n"
+
+
+def _comparison_lines(report) -> list[str]:
+    """The methods side by side (:func:`~embdebias.report.compare.comparison_table`)."""
+    from .compare import comparison_table
+
+    table = comparison_table(report)
+    return ["### Methods compared", "", *table, ""] if table else []
 
 
 def _figure_lines(meta: dict) -> list[str]:
@@ -79,17 +125,33 @@ def _lists_section(meta: dict) -> list[str]:
 
 def _run_lines(meta: dict) -> list[str]:
     """The "Run" section: parameters, subspace, expansion, each method's fit, timings, versions."""
-    lines = [_parameters_line(meta), _subspace_line(meta)]
+    lines = [_parameters_line(meta).replace("the gender-specific list as given",
+                                            f"the {meta['attribute']['name']}-specific words as given")
+             if meta.get("attribute") else _parameters_line(meta), _subspace_line(meta)]
     if meta.get("expansion"):
         lines.append(_expansion_line(meta["expansion"]))
     for name in run_order(_methods(meta)):
         spec = DEBIASERS[name]
         lines += spec.estimator_class().report_lines(meta.get(spec.info_key) or {})
+    lines += _shortfall_lines(meta)
     t = meta["timings_s"]
     lines.append("- timings (s): " + ", ".join(f"{k2} {v:.1f}" for k2, v in t.items())
                  + (f" (reused: {', '.join(meta['reused_steps'])})" if meta["reused_steps"] else ""))
     lines.append("- versions: " + ", ".join(f"{k2} {v}" for k2, v in meta["versions"].items()))
     return lines
+
+
+def _shortfall_lines(meta: dict) -> list[str]:
+    """The words the methods' lists name that the vocabulary lacks, stated once (not as warnings
+    when they are expected: the built-in embedding has no phrase tokens such as Catholic_priest)."""
+    found = meta.get("shortfalls") or {}
+    if not found:
+        return []
+    why = (f"expected on the built-in {meta['embedding']['name']}, whose vocabulary has no phrase tokens and "
+           f"lacks some rare forms; the methods use the rest" if meta.get("expected_shortfalls")
+           else "each also warned of when the run fitted it; the methods use the rest")
+    return [f"- words of the methods' lists not in the vocabulary ({why}):"] + [
+        f"  - {name}: {'; '.join(messages)}" for name, messages in found.items()]
 
 
 def _parameters_line(meta: dict) -> str:
@@ -107,6 +169,12 @@ def _subspace_line(meta: dict) -> str:
     """The definitional pairs used, the explained variance, missing and lower-cased words."""
     p, sub = meta["parameters"], meta["subspace"]
     ratios = sub["explained_variance_ratio"][:max(p["n_components"], 3)]
+    attr = meta.get("attribute")
+    if attr:
+        return (f"- {attr['name']} subspace: {len(p['definitional_pairs'])} defining sets of {len(attr['groups'])} "
+                f"groups ({', '.join(attr['groups'])}; `{attr['path']}`), explained variance of the first "
+                f"components {', '.join(f'{r:.3f}' for r in ratios)}"
+                + (f"; missing: {', '.join(sub['missing_words'])}" if sub["missing_words"] else ""))
     return (f"- bias subspace: {len(p['definitional_pairs'])} definitional pairs, explained variance of the "
             f"first components {', '.join(f'{r:.3f}' for r in ratios)}"
             + (f"; missing: {', '.join(sub['missing_words'])}" if sub["missing_words"] else "")

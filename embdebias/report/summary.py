@@ -16,6 +16,11 @@ from __future__ import annotations
 
 from .model import metric_of
 
+
+def attribute_name(report) -> str:
+    """The protected attribute the report measures (its parameters'; gender by default)."""
+    return str(report.params.get("attribute") or "gender")
+
 #: Marks of the summary table's cells (a paired change beyond the noise).
 MARKS = {("bias", "improved"): "▼ fairer", ("bias", "worse"): "▲ less fair",
          ("quality", "improved"): "▲ better", ("quality", "worse"): "▼ worse"}
@@ -100,7 +105,8 @@ def _biased_sentence(report) -> str | None:
         return None
     yes = [f"{title} ({ev['text']})" for title, ev in found if ev["significant"]]
     no = [f"{title} ({ev['text']})" for title, ev in found if not ev["significant"]]
-    head = (f"**Is '{ref}' biased? {'Yes' if yes else 'Not measurably'}**: "
+    about = "" if attribute_name(report) == "gender" else f" by {attribute_name(report)}"
+    head = (f"**Is '{ref}' biased{about}? {'Yes' if yes else 'Not measurably'}**: "
             f"{len(yes)} of {len(found)} test families show significant bias")
     return head + (f" -- {'; '.join(yes)}" if yes else "") + (f"; not significant: {'; '.join(no)}" if no else "") \
         + "."
@@ -113,28 +119,56 @@ def _counts(comps: list[dict]) -> dict:
     return out
 
 
+def changed_text(report, emb: str) -> str | None:
+    """What changed beyond the noise in column ``emb``: ``fairer beyond the noise on X of N bias
+    numbers and less fair on Y (families)`` (None without comparable bias numbers)."""
+    comps = [c for c in report.comparisons if c["embedding"] == emb and _kind(c["metric"]) == "bias"
+             and c["outcome"] != "not comparable"]
+    if not comps:
+        return None
+    n = _counts(comps)
+    fam = sorted({metric_of(c["metric"]).title for c in n["worse"]})
+    return (f"fairer beyond the noise on {len(n['improved'])} of {len(comps)} bias numbers "
+            f"and less fair on {len(n['worse'])}" + (f" ({', '.join(fam)})" if fam else ""))
+
+
+def recoverable_text(report, emb: str) -> str | None:
+    """``'emb': yes (clustering 0.91, SVM 0.96; 0.5 is chance)``: whether the attribute is still
+    recoverable in ``emb`` by the residual tests' own verdict, chance being 1/k of k groups; or None."""
+    from .compare import chance_of
+
+    metric = next((m for m in report.metrics() if hasattr(metric_of(m), "recoverable_text")), None)
+    entry = None if metric is None else metric_of(metric).verdict(report, emb)
+    if entry is None:
+        return None
+    acc = ", ".join(f"{label} {entry[key]:.2f}" for key, label in (("cluster_accuracy", "clustering"),
+                                                                    ("classification_accuracy", "SVM"))
+                    if entry.get(key) is not None)
+    return (f"'{emb}': {'yes' if entry['recoverable'] else 'no, not beyond chance'} ({acc}; "
+            f"{chance_of(report):.2g} is chance)")
+
+
+def column_verdict(report, emb: str) -> str:
+    """One verdict line's text for column ``emb``: what changed beyond the noise, and whether the
+    attribute is still recoverable (the line of each attribute and method of a run of several)."""
+    parts = [t for t in (changed_text(report, emb), recoverable_text(report, emb)) if t]
+    if len(parts) == 2:
+        parts[1] = f"{attribute_name(report)} still recoverable: " + parts[1].split(": ", 1)[1]
+    return "; ".join(parts) or "nothing compared"
+
+
 def _changed_sentence(report) -> str | None:
-    parts = []
-    for emb in report.embeddings[1:]:
-        comps = [c for c in report.comparisons if c["embedding"] == emb and _kind(c["metric"]) == "bias"
-                 and c["outcome"] != "not comparable"]
-        if not comps:
-            continue
-        n = _counts(comps)
-        fam = sorted({metric_of(c["metric"]).title for c in n["worse"]})
-        parts.append(f"'{emb}' is fairer beyond the noise on {len(n['improved'])} of {len(comps)} bias numbers "
-                     f"and less fair on {len(n['worse'])}" + (f" ({', '.join(fam)})" if fam else ""))
+    parts = [f"'{emb}' is {text}" for emb in report.embeddings[1:] if (text := changed_text(report, emb))]
     if not parts:
         return None
     return "**Did debiasing work?** " + "; ".join(parts) + " (the rest: within the noise)."
 
 
 def _recoverable_sentence(report) -> str | None:
-    metric = next((m for m in report.metrics() if hasattr(metric_of(m), "recoverable_text")), None)
-    if metric is None or len(report.embeddings) < 2:
+    if len(report.embeddings) < 2:
         return None
-    parts = [t for emb in report.embeddings[1:] if (t := metric_of(metric).recoverable_text(report, emb))]
-    return ("**Is gender still recoverable?** " + "; ".join(parts) + ".") if parts else None
+    parts = [t for emb in report.embeddings[1:] if (t := recoverable_text(report, emb))]
+    return (f"**Is {attribute_name(report)} still recoverable?** " + "; ".join(parts) + ".") if parts else None
 
 
 def _quality_sentence(report) -> str | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .config import ATTRIBUTES, BASELINE, SweepConfig, load_config
+from .config import ATTRIBUTES, BASELINE, SweepConfig, load_config, with_attributes
 
 __all__ = ["ATTRIBUTES", "BASELINE", "SweepConfig", "load_config", "sweep"]
 
@@ -23,7 +23,7 @@ DEFAULT_OUT_DIR = "embdebias-sweep"
 
 
 def sweep(config, out_dir=DEFAULT_OUT_DIR, *, scheduler: str | None = None, workers: int | None = None,
-          serial: bool = False, progress: bool = False, log=print):
+          serial: bool = False, progress: bool = False, log=print, attributes=None):
     """Run every point of ``config`` and return the tidy long table (a pandas DataFrame).
 
     Parameters
@@ -45,6 +45,9 @@ def sweep(config, out_dir=DEFAULT_OUT_DIR, *, scheduler: str | None = None, work
         A progress bar over the points.
     log : callable
         Receives one line per stage.
+    attributes : str or sequence, optional
+        Audit these attributes instead of the configuration's (bundled names or JSON files,
+        a comma-separated string or a list), as ``embdebias sweep --attribute``.
 
     Raises
     ------
@@ -63,6 +66,8 @@ def sweep(config, out_dir=DEFAULT_OUT_DIR, *, scheduler: str | None = None, work
         raise ImportError("embdebias.sweep needs pandas: pip install 'embdebias[dask]' (or 'embdebias[pandas]' "
                           "to run serially)") from None
     cfg = load_config(config)
+    if attributes is not None:
+        cfg = with_attributes(cfg, attributes)
     out_dir = Path(out_dir)
     with output_lock(out_dir, purpose="sweep", inside=True):
         points = make_points(cfg, str((out_dir / "embeddings").resolve()) if cfg.save else None)

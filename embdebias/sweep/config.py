@@ -33,11 +33,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..data.attributes import bundled_attributes
 from ..errors import EmbdebiasError
 
-#: The bias attributes a sweep can measure. Only gender exists today (its word lists and
-#: metrics); issue 23 adds more, each then one entry here.
-ATTRIBUTES = ("gender",)
+#: The bundled attributes a sweep can measure by name (a user's attribute is its JSON file's path).
+ATTRIBUTES = tuple(bundled_attributes())
 #: The "method" of a point that evaluates the embedding as it is (every sweep's reference).
 BASELINE = "none"
 
@@ -92,6 +92,35 @@ def load_config(config) -> SweepConfig:
     return parse_config(data, str(path), path.parent)
 
 
+def with_attributes(config: SweepConfig, attributes) -> SweepConfig:
+    """``config`` auditing ``attributes`` (names or files, comma-separated or a list) instead of its own."""
+    import dataclasses
+
+    items = [a.strip() for a in attributes.split(",")] if isinstance(attributes, str) else list(attributes)
+    if not items:
+        raise EmbdebiasError("attributes: name at least one attribute")
+    return dataclasses.replace(config, attributes=tuple(_attribute(str(a), "--attribute", Path.cwd(), config.lists)
+                                                        for a in items))
+
+
+def _attribute(value: str, source: str, base: Path, lists) -> str:
+    """A bundled attribute's name, or a user's attribute file (relative to ``base``) as an absolute path;
+    read and checked now (its error names the file and key)."""
+    from ..data.attributes import load_attribute
+
+    if value in ATTRIBUTES:
+        return value
+    path = base / value
+    if not (value.lower().endswith(".json") or path.is_file()):
+        _fail(source, "attributes", f"unknown attribute {value!r}; bundled: {', '.join(ATTRIBUTES)}, or a JSON "
+                                    f"attribute file")
+    try:
+        load_attribute(path, lists if isinstance(lists, str) else "published")
+    except EmbdebiasError as exc:
+        _fail(source, "attributes", str(exc))
+    return str(path.resolve())
+
+
 def _fail(source: str, key: str, message: str):
     raise EmbdebiasError(f"{source}: {key}: {message}")
 
@@ -126,11 +155,8 @@ def parse_config(data: dict, source: str, base: Path) -> SweepConfig:
     if unknown:
         _fail(source, unknown[0], f"unknown key; known keys: {', '.join(sorted(_TOP_KEYS))}")
     embeddings = _embeddings(data.get("embeddings"), source, base)
-    attributes = _list_of(data, "attributes", source, str, ["gender"])
-    for a in attributes:
-        if a not in ATTRIBUTES:
-            _fail(source, "attributes", f"unknown attribute {a!r}; known: {', '.join(ATTRIBUTES)} "
-                                        f"(only gender exists today)")
+    attributes = tuple(_attribute(a, source, base, data.get("lists", "published"))
+                       for a in _list_of(data, "attributes", source, str, ["gender"]))
     methods = _methods(data.get("methods", {}), source, DEBIASERS)
     suite = _list_of(data, "suite", source, str, None)
     _check_suite(suite, source)

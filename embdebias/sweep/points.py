@@ -41,7 +41,19 @@ class Point:
 def point_key(point: Point, identity: dict) -> str:
     """The hash of a point's inputs (its result is reused while it holds)."""
     return key(identity, point.limit, point.attribute, point.method, point.params, point.seed, list(point.suite),
-               point.bootstrap, point.lists, point.save_dir is not None, __version__)
+               point.bootstrap, point.lists, point.save_dir is not None, __version__,
+               *_attribute_file(point.attribute))
+
+
+def _attribute_file(attribute: str) -> list:
+    """The content hash of a user's attribute file (an edited file is a new point); none for a bundled name."""
+    import hashlib
+    from pathlib import Path
+
+    from ..data.wordlists import read_bytes
+
+    path = Path(attribute)
+    return [hashlib.sha256(read_bytes(path)).hexdigest()[:16]] if path.is_absolute() and path.is_file() else []
 
 
 def make_points(config: SweepConfig, save_dir: str | None = None) -> list[Point]:

@@ -69,16 +69,22 @@ def run_point(point) -> dict:
 
 
 def _score(point) -> list[dict]:
-    from ..evaluate import evaluate
-    from ..subspace import BiasSubspace
+    from ..data.attributes import load_attribute
+    from ..evaluate import DEFAULT_SUITE, evaluate
+    from ..metrics._base import attribute_subspace, is_default_attribute
 
     emb = loaded(point.embedding.path, point.limit)
-    # The attribute's direction (only gender exists: its definitional pairs).
-    subspace = BiasSubspace(lists=point.lists).fit(emb)
-    target = emb if point.method == BASELINE else _debiased(point, emb, subspace)
+    attr = load_attribute(point.attribute, point.lists)
+    attr = None if is_default_attribute(attr) else attr
+    # The attribute's subspace (gender: its definitional pairs; another: its defining sets).
+    subspace = attribute_subspace(emb, attr, lists=point.lists)
+    target = emb if point.method == BASELINE else _debiased(point, emb, subspace, attr)
     column = point.method
-    report = evaluate({column: target}, point.suite, subspace=subspace, random_state=point.seed,
-                      bootstrap=point.bootstrap, lists=point.lists)
+    # another attribute's default suite: the metrics that can measure it (evaluate chooses them)
+    default = attr is not None and tuple(point.suite) == tuple(DEFAULT_SUITE)
+    report = evaluate({column: target}, None if default else point.suite,
+                      subspace=subspace, random_state=point.seed, bootstrap=point.bootstrap, lists=point.lists,
+                      attribute=attr)
     frame = report.to_frame()
     frame = frame[frame["embedding"] == column].drop(columns="embedding")
     n_scored = {(m, t): v for m, t, s, v in frame[["metric", "test", "statistic", "value"]].itertuples(index=False)
@@ -98,11 +104,15 @@ def _num(value):
     return None if value != value else value
 
 
-def _debiased(point, emb, subspace):
+def _debiased(point, emb, subspace, attr=None):
     from ..debias import get_debiaser
+    from ..pipeline.options import attribute_keywords, check_method_attribute
 
     spec = get_debiaser(point.method)
     keywords = {"lists": point.lists, **point.params}
+    if attr is not None:  # another attribute's own lists (gender's: the methods' defaults)
+        check_method_attribute(spec, attr, point.lists)
+        keywords.update(attribute_keywords(spec, attr))
     if "n_components" not in point.params:  # else the estimator fits its own k-dimensional subspace
         keywords["subspace"] = subspace
     if spec.seeded:
