@@ -276,9 +276,19 @@ def test_without_an_attribute_the_metrics_measure_gender():
     assert REGISTRY["rnd"].units(ctx)[-1] == "neutral words" and "gender" in REGISTRY["mac"].data(ctx)
     _, cells, _ = REGISTRY["mac"].score(emb, "attribute sets", ctx)
     assert 0 < cells["attribute sets"]["mac"] < 2
-    # gender's attribute sets are not one per group: the generalized WEAT says so
-    with pytest.raises(EmbdebiasError, match="one attribute set per group"):
-        REGISTRY["generalized_weat"].score(emb, "stereotype sets", ctx)
+    # gender's attribute sets are not one per group: the generalized WEAT has no unit and says why
+    assert REGISTRY["generalized_weat"].units(ctx) == []
+    assert "not scored: attribute 'gender' needs one attribute set per group" in REGISTRY["generalized_weat"].data(ctx)
+
+
+def test_an_attribute_without_attribute_sets_gives_no_units(tmp_path):
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps({"name": "plain", "groups": ["f", "m"],
+                                "defining_sets": [["she", "he"], ["woman", "man"]]}), encoding="utf-8")
+    ctx = _ctx(synthetic_embedding(), load_attribute(path))
+    for name in QUERY_METRICS:
+        assert REGISTRY[name].units(ctx) == [], name
+    assert "nothing to score" in REGISTRY["mac"].data(ctx)
 
 
 def test_paired_change_of_a_registered_metric_sees_a_planted_shift(three_groups):
@@ -333,12 +343,12 @@ def test_bench_queries_cover_every_pair_of_groups(three_groups):
 
 
 def test_evaluate_gives_the_query_metrics_intervals_and_paired_comparisons():
-    from embdebias.evaluate import UnscoredWarning, evaluate
+    from embdebias.evaluate import evaluate
 
     emb = synthetic_embedding()
     other = emb.with_vectors(np.asarray(emb.vectors) * 2.0, name="scaled")
-    with pytest.warns(UnscoredWarning, match="generalized_weat/stereotype sets not scored.*one attribute set per"):
-        report = evaluate({"orig": emb, "scaled": other}, tests=list(QUERY_METRICS), bootstrap=100)
+    report = evaluate({"orig": emb, "scaled": other}, tests=list(QUERY_METRICS), bootstrap=100)
+    assert not report.failures and "not scored" in report.data["generalized_weat"]
     for metric, test, stat in [("mac", "attribute sets", "mac"), ("rnd", "neutral words", "rnd"),
                                ("ripa", "career", "ripa"), ("same", "family", "stereotype")]:
         assert report.interval(metric, test, stat, "orig") is not None, (metric, test)

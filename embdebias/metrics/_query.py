@@ -215,7 +215,8 @@ def attribute_text(attr) -> str:
     sets = attribute_word_sets(attr)
     sizes = "; ".join(f"{name} ({len(words)})" for name, words in sets.items()) or "none"
     groups = ", ".join(f"{g} ({len(attr.group_words[g])} words)" for g in attr.groups)
-    return f"attribute {attr.name}{where}: groups {groups}; attribute sets {sizes}"
+    empty = "" if sets else " (nothing to score: the attribute names no attribute_sets and no neutral_words)"
+    return f"attribute {attr.name}{where}: groups {groups}; attribute sets {sizes}{empty}"
 
 
 def function_interval(sample, bootstrap: int, random_state, level: float, *key: str):

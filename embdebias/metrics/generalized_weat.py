@@ -269,6 +269,12 @@ class GeneralizedWeat(Metric):
     }
 
     def units(self, ctx):
+        """One unit when the attribute has a stereotype set per group (:func:`matched_sets`), else none
+        (the data line says why)."""
+        try:
+            matched_sets(evaluation_attribute(ctx))
+        except EmbdebiasError:
+            return []
         return ["stereotype sets"]
 
     def legend_for(self, ctx):
@@ -276,7 +282,13 @@ class GeneralizedWeat(Metric):
         return f"{self.legend} Attribute: {attr.name} (groups {', '.join(attr.groups)})."
 
     def data(self, ctx):
-        return attribute_text(evaluation_attribute(ctx))
+        attr = evaluation_attribute(ctx)
+        try:
+            matched_sets(attr)
+            why = ""
+        except EmbdebiasError as exc:
+            why = f" (not scored: {str(exc).removeprefix('generalized_weat: ')})"
+        return attribute_text(attr) + why
 
     def score(self, emb, unit, ctx):
         attr = evaluation_attribute(ctx)

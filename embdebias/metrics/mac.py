@@ -193,8 +193,8 @@ class Mac(Metric):
 
     def units(self, ctx):
         """One unit: every attribute set of the evaluation's attribute (its stereotype sets and
-        its neutral words) at once, as Manzini et al. average over all of them."""
-        return ["attribute sets"]
+        its neutral words) at once, as Manzini et al. average over all of them; none without sets."""
+        return ["attribute sets"] if attribute_word_sets(evaluation_attribute(ctx)) else []
 
     def legend_for(self, ctx):
         attr = evaluation_attribute(ctx)
