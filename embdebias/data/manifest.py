@@ -96,6 +96,12 @@ RESOURCES: tuple[Resource, ...] = (
     _list("attributes/gender.json", "attribute",
           "the embdebias authors, MIT: references to the published gender lists above, and words of "
           "Caliskan et al. (2017)'s WEAT 6-8 stimuli (published, cited)"),
+    _list("attributes/race.json", "attribute",
+          "defining sets after Manzini et al. (2019), typed by the embdebias authors; the other lists written by "
+          "the embdebias authors, MIT (wordlists/README.md, Attributes)"),
+    _list("attributes/religion.json", "attribute",
+          "defining sets after Manzini et al. (2019), typed by the embdebias authors; the other lists written by "
+          "the embdebias authors, MIT (wordlists/README.md, Attributes)"),
     _list("README.md", "document", _MIT_PROJECT),
     _list("bolukbasi2016/LICENSE", "document", "the MIT licence of Bolukbasi et al.'s release"),
     _list("bolukbasi2016/SOURCE.md", "document", _MIT_PROJECT),

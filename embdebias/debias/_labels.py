@@ -1,4 +1,5 @@
-"""Protected labels for INLP and RLACE: male-, female-biased and neutral words by ``he - she``.
+"""Protected labels for INLP and RLACE: male-, female-biased and neutral words by ``he - she``,
+or, for an attribute of ``k`` groups, the words nearest each group's direction.
 
 Ravfogel et al. (2020, ``src/data/filter_vecs.py`` and the word-vector notebook) take
 the first 150,000 words of GloVe 42B that pass a filter (shorter than 20 characters, no
@@ -7,6 +8,18 @@ digits, no punctuation except the underscore of phrases), the 7,500 most male-bi
 (``|cos| < 0.03``), then split 70/30 (train+dev / test) and 70/30 (train / dev).
 Here the counts scale with the vocabulary: ``fraction`` (7,500 / 150,000 = 0.05) of the
 words that pass the filter among the first ``max_words``.
+
+For another attribute (:func:`attribute_labels`; race, religion or a user's, ``k >= 2``
+groups) no paper gives labels; ours generalize the published rule. Each group's
+direction is its centroid minus the attribute's centre: the mean of the unit vectors of
+the group's words in the defining sets, minus the mean of the ``k`` centroids (for two
+groups the two directions are opposite, as ``he - she`` and ``she - he``). Every
+filtered word belongs to the group whose direction it has the highest cosine with; each
+group's label goes to its ``fraction`` most aligned words among its own, and the neutral
+words are drawn from those whose cosine with every direction is below 0.03 in absolute
+value. Labels are the group's position, 0 to ``k - 1``, and -1 for neutral. The defining
+sets, not the group words, give the directions, so that the metrics' target words stay
+out of the training signal.
 """
 
 from __future__ import annotations
@@ -43,9 +56,15 @@ class LabelledWords:
     train: np.ndarray  # positions into rows / labels
     dev: np.ndarray
     test: np.ndarray
+    groups: tuple = ("female", "male")  # the group of label 0, 1, ...
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.groups)
 
     def split(self, emb: Embedding, part: str, *, binary: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """``(X, y)`` of a split (float64 raw vectors); ``binary`` drops the neutral words."""
+        """``(X, y)`` of a split (float64 raw vectors); ``binary`` drops the neutral words (the
+        groups' words remain: two classes for gender, ``k`` for an attribute of ``k`` groups)."""
         at = getattr(self, part)
         if binary:
             at = at[self.labels[at] != NEUTRAL]
@@ -76,7 +95,71 @@ def gender_labels(emb: Embedding, *, fraction: float = FRACTION, max_words: int 
                              f"two classes of at least 2 words (fraction {fraction})")
     chosen = np.concatenate([mas, fem, neutral])
     labels = np.concatenate([np.full(len(mas), MALE), np.full(len(fem), FEMALE), np.full(len(neutral), NEUTRAL)])
-    positions = np.arange(len(chosen))
+    return _split(rows[chosen], labels, random_state, ("female", "male"))
+
+
+def _split(rows: np.ndarray, labels: np.ndarray, random_state: int, groups: tuple) -> LabelledWords:
+    """The published 70/30 (train+dev / test) then 70/30 (train / dev) splits."""
+    positions = np.arange(len(rows))
     rest, test = train_test_split(positions, test_size=0.3, random_state=random_state)
     train, dev = train_test_split(rest, test_size=0.3, random_state=random_state)
-    return LabelledWords(rows[chosen], labels, np.sort(train), np.sort(dev), np.sort(test))
+    return LabelledWords(rows, labels, np.sort(train), np.sort(dev), np.sort(test), groups)
+
+
+def is_gender(attribute) -> bool:
+    """True for None and for the attribute named gender: their labels are the published ``he - she`` ones."""
+    return attribute is None or getattr(attribute, "name", attribute) == "gender"
+
+
+def protected_labels(emb: Embedding, attribute=None, lists: str = "published", **kw) -> LabelledWords:
+    """:func:`gender_labels` for gender (None), else :func:`attribute_labels` of the attribute."""
+    if is_gender(attribute):
+        return gender_labels(emb, **kw)
+    from ..data.attributes import resolve_attribute
+
+    return attribute_labels(emb, resolve_attribute(attribute, lists), **kw)
+
+
+def group_directions(emb: Embedding, attribute) -> np.ndarray:
+    """``(k, d)`` unit directions: each group's centroid of defining words minus the centre of the centroids."""
+    centroids = []
+    for g, group in enumerate(attribute.groups):
+        words = list(dict.fromkeys(s[g] for s in attribute.defining_sets))
+        rows = emb.words.rows(words)
+        if not (rows >= 0).any():
+            raise MissingWordsError(f"labels of attribute {attribute.name!r}: no defining word of group "
+                                    f"{group!r} is in {emb.name} ({', '.join(words)})", words)
+        vecs = emb.take(rows[rows >= 0], dtype=np.float64)
+        centroids.append((vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).mean(axis=0))
+    offsets = np.array(centroids) - np.mean(centroids, axis=0)
+    norms = np.linalg.norm(offsets, axis=1, keepdims=True)
+    if np.any(norms <= 1e-12):
+        raise EmbdebiasError(f"labels of attribute {attribute.name!r}: two groups have the same centroid in {emb.name}")
+    return offsets / norms
+
+
+def attribute_labels(emb: Embedding, attribute, *, fraction: float = FRACTION, max_words: int = MAX_WORDS,
+                     neutral_cos: float = NEUTRAL_COS, random_state: int = 0) -> LabelledWords:
+    """The words of ``emb`` nearest each group's direction, and neutral words (see the module docstring)."""
+    directions = group_directions(emb, attribute)
+    rows = kept_words([emb.words[i] for i in range(min(max_words, len(emb)))])
+    vecs = emb.take(rows, dtype=np.float64)
+    norms = np.linalg.norm(vecs, axis=1)
+    cos = (vecs @ directions.T) / np.where(norms > 0, norms, 1.0)[:, None]
+    nearest = cos.argmax(axis=1)
+    n = int(round(fraction * len(rows)))
+    chosen, labels = [], []
+    for g in range(len(attribute.groups)):
+        own = np.flatnonzero(nearest == g)
+        best = own[np.argsort(-cos[own, g], kind="stable")][:n]
+        if n < 2 or len(best) < 2:
+            raise EmbdebiasError(f"labels of attribute {attribute.name!r}: group {attribute.groups[g]!r} has "
+                                 f"{len(best)} words of {emb.name} nearest its direction; at least 2 needed "
+                                 f"(fraction {fraction})")
+        chosen.append(best)
+        labels.append(np.full(len(best), g))
+    rng = np.random.default_rng(random_state)
+    neutral = rng.permutation(np.flatnonzero(np.abs(cos).max(axis=1) < neutral_cos))[:n]
+    chosen.append(neutral)
+    labels.append(np.full(len(neutral), NEUTRAL))
+    return _split(rows[np.concatenate(chosen)], np.concatenate(labels), random_state, tuple(attribute.groups))

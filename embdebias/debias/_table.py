@@ -103,6 +103,10 @@ class DebiaserSpec:
         Key of its fit summary in ``report.json``; default ``name``.
     column : str
         How the report's header names its column; default ``"<name>-debiased"``.
+    max_groups : int or None
+        The most groups of a protected attribute the method handles: 2 for a method
+        that is binary by construction (its algorithm or its word lists know two
+        groups); None: any number (``k`` groups through ``attribute=``).
     """
 
     name: str
@@ -116,6 +120,7 @@ class DebiaserSpec:
     output_stem: str = ""
     info_key: str = ""
     column: str = ""
+    max_groups: int | None = None
 
     def __post_init__(self):
         for attr, default in (("output_stem", self.name), ("info_key", self.name),
@@ -140,9 +145,19 @@ class DebiaserSpec:
         return {p.name: p.default for p in self.params}
 
     def build(self, **params):
-        """The configured, unfitted estimator; a keyword it does not take is an error naming both."""
+        """The configured, unfitted estimator; a keyword it does not take is an error naming both.
+
+        ``attribute`` (an :class:`~embdebias.Attribute` or its name/path; None: gender) is
+        checked against :attr:`max_groups` first: a binary method asked for more groups is
+        an error, in one line, naming the method and the attribute's groups. A method whose
+        estimator takes no ``attribute`` works on gender's lists only, and refuses another.
+        """
         cls = self.estimator_class()
         accepted = set(inspect.signature(cls).parameters)
+        if params.get("attribute") is not None:
+            self.check_attribute(params["attribute"], params.get("lists"))
+            if "attribute" not in accepted:
+                params = {k: v for k, v in params.items() if k != "attribute"}
         wrong = sorted(set(params) - accepted)
         if wrong:
             raise EmbdebiasError(f"{', '.join(wrong)} {'does' if len(wrong) == 1 else 'do'} not apply to debias "
@@ -151,6 +166,34 @@ class DebiaserSpec:
             if self.param(name) is not None:
                 self.param(name).check(value)
         return cls(**params)
+
+    def handles(self, n_groups: int) -> bool:
+        """Whether the method can debias an attribute of ``n_groups`` groups (see :attr:`max_groups`)."""
+        return self.max_groups is None or n_groups <= self.max_groups
+
+    def check_attribute(self, attribute, lists=None):
+        """The :class:`~embdebias.Attribute` ``attribute`` stands for, if this method can debias it.
+
+        Raises
+        ------
+        EmbdebiasError
+            The attribute has more groups than :attr:`max_groups`, or is not gender while
+            the estimator takes no ``attribute`` (it knows gender's lists only).
+        """
+        from ..data.attributes import resolve_attribute
+        from ..data.wordlists import DEFAULT_LISTS
+
+        attr = resolve_attribute(attribute, lists or DEFAULT_LISTS)
+        groups = f"{len(attr.groups)} groups ({', '.join(attr.groups)})"
+        any_k = ", ".join(n for n, s in DEBIASERS.items() if s.handles(len(attr.groups)))
+        if not self.handles(len(attr.groups)):
+            raise EmbdebiasError(f"debias method {self.name!r} is binary by construction (it handles "
+                                 f"{self.max_groups} groups); attribute {attr.name!r} has {groups}; "
+                                 f"methods for k groups: {any_k}")
+        if attr.name != "gender" and "attribute" not in inspect.signature(self.estimator_class()).parameters:
+            raise EmbdebiasError(f"debias method {self.name!r} works on gender's word lists only; attribute "
+                                 f"{attr.name!r} ({groups}) needs one of: {any_k}")
+        return attr
 
 
 #: The methods ``embdebias run`` applies unless told otherwise.
@@ -233,7 +276,7 @@ register(DebiaserSpec(
     description="Half-Sibling Regression on Zhao et al.'s definition words (Yang & Feng 2020)",
     params=(Param("alpha", "--hsr-alpha", _validation.NONNEGATIVE, 60.0,
                   "hsr: ridge penalty alpha (default 60)", metavar="A"),),
-    lists=()))
+    lists=(), max_groups=2))
 register(DebiaserSpec(
     name="inlp", estimator="embdebias.debias.inlp:INLP",
     description="Iterative Nullspace Projection, until gender is at chance (Ravfogel et al. 2020)",
@@ -251,12 +294,12 @@ register(DebiaserSpec(
     description="remove the frequency direction, then hard debias, whole vocabulary (Wang et al. 2020)",
     params=(Param("n_candidates", "--dhd-candidates", _validation.POSITIVE, 20,
                   "double-hard: principal directions tried (default 20)", label="candidates", metavar="N"),),
-    lists=("definitional_pairs", "equalize_pairs", "gender_specific")))
+    lists=("definitional_pairs", "equalize_pairs", "gender_specific"), max_groups=2))
 register(DebiaserSpec(
     name="ran", estimator="embdebias.debias.ran:RANDebias",
     description="repulsion, attraction, neutralization of the most biased words (Kumar et al. 2020)",
-    lists=("definitional_pairs", "gender_specific")))
+    lists=("definitional_pairs", "gender_specific"), max_groups=2))
 register(DebiaserSpec(
     name="oscar", estimator="embdebias.debias.oscar:OSCaR",
     description="rotate gender and occupations apart until orthogonal (Dev et al. 2021)",
-    lists=("definitional_pairs",)))
+    lists=("definitional_pairs",), max_groups=2))

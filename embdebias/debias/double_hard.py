@@ -253,8 +253,8 @@ class DoubleHardDebias(Debiaser):
         hard.subspace_ = BiasSubspace.from_components(np.asarray(self.basis_))
         hard.gender_specific_ = frozenset(self.gender_specific_)
         hard.equalize_pairs_ = pairs
-        local_specific, rows_a, rows_b = hard._rows(shifted)
-        local_rows, vectors = hard._equalized_rows(shifted, basis, local_specific, rows_a, rows_b)
+        local_keep, set_rows = hard._rows(shifted)
+        local_rows, vectors = hard._equalized_rows(shifted, basis, local_keep, set_rows)
         full = rows[local_rows]
         order = np.argsort(full)
         return full[order], vectors[order]

@@ -9,8 +9,8 @@ import numpy as np
 
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
-from ..errors import MissingWordsError
-from ..subspace import MissingWordsWarning, resolve_subspace
+from ..errors import EmbdebiasError, MissingWordsError, WordListError
+from ..subspace import MissingWordsWarning, resolve_sets, resolve_subspace
 from ._base import Debiaser, case_variants, unit_rows
 
 #: Below this norm a pair's gender part counts as absent (both words neutralized).
@@ -60,65 +60,81 @@ def neutralize_rows(block: np.ndarray, out: np.ndarray, keep: np.ndarray, basis:
     return out
 
 
-def equalize_rows(vectors: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray, basis: np.ndarray,
-                  original_diff: np.ndarray | None = None) -> np.ndarray:
-    """Equalize pairs of unit vectors about the subspace spanned by ``basis`` (k, d).
+def equalize_rows(vectors: np.ndarray, rows: np.ndarray, basis: np.ndarray,
+                  original_offsets: np.ndarray | None = None) -> np.ndarray:
+    """Equalize sets of unit vectors about the subspace spanned by ``basis`` (c, d).
 
-    For a pair ``(a, b)`` with mean ``mu``, let ``nu = mu - mu_B`` be the mean's part
-    outside the subspace. Both words become ``nu + sqrt(1 - |nu|^2) (w_B - mu_B) / |w_B - mu_B|``
-    (Bolukbasi et al., Equalize step): they share ``nu``, so every vector orthogonal to
-    the subspace has the same inner product with both, and their parts in the
-    subspace are opposite, so the pair is symmetric about it; both stay unit length.
-    With ``k = 1`` this is the authors' code: ``a = y + z g``, ``b = y - z g`` with
-    ``y`` the mean without its gender part, ``z = sqrt(1 - |y|^2)`` signed by
-    ``(a - b) . g``.
+    Parameters
+    ----------
+    vectors : ndarray (n, d)
+        Unit rows; the rows of the sets are overwritten.
+    rows : ndarray (m, k) of int
+        One equalize set a row (a pair for ``k = 2``): its words' rows in ``vectors``.
+    basis : ndarray (c, d)
+        Orthonormal rows spanning the subspace.
+    original_offsets : ndarray (m, k, c), optional
+        The subspace coordinates of every word minus its set's mean *before*
+        neutralization. They orient a set whose words were all neutralized (none is
+        attribute-specific), where the current offsets are rounding noise; Bolukbasi
+        et al.'s code takes the sign of that noise, which makes the result arbitrary.
 
-    ``original_diff`` (m, k), optional: the subspace coordinates of ``a - b`` before
-    neutralization. It orients a pair whose two words were both neutralized (neither
-    is in the gender-specific list), where the current difference is rounding noise;
-    the authors' code takes the sign of that noise, which makes the result arbitrary.
+    Returns
+    -------
+    ndarray (m,) of bool
+        The sets left alone because a word has the same part in the subspace as the
+        set's mean (no direction to move it along).
 
-    ``vectors[rows_a]`` and ``vectors[rows_b]`` are overwritten. Returns a boolean mask of
-    the pairs that were left alone because both words have the same part in the
-    subspace (no direction to equalize along).
+    Notes
+    -----
+    For a set with mean ``mu``, let ``nu = mu - mu_B`` be the mean's part outside the
+    subspace. Every word ``w`` becomes ``nu + sqrt(1 - |nu|^2) (w_B - mu_B) / |w_B - mu_B|``
+    (Bolukbasi et al.'s Equalize step, which Manzini et al. apply to sets of ``k`` words):
+    the words share ``nu``, so every vector orthogonal to the subspace has the same inner
+    product with all of them, and all stay unit length. For a pair this is the authors'
+    code: ``a = y + z g``, ``b = y - z g`` with ``y`` the mean without its gender part,
+    ``z = sqrt(1 - |y|^2)`` signed by ``(a - b) . g``.
     """
     B = basis.astype(np.float64)
-    a = vectors[rows_a].astype(np.float64)
-    b = vectors[rows_b].astype(np.float64)
-    mu = (a + b) / 2.0
+    x = vectors[rows].astype(np.float64)                       # (m, k, d)
+    mu = x.mean(axis=1)
     nu = mu - (mu @ B.T) @ B
-    scale = np.sqrt(np.clip(1.0 - np.einsum("ij,ij->i", nu, nu), 0.0, None))[:, None]
-    half = (a - b) @ B.T / 2.0          # coordinates of a_B - mu_B (and -(b_B - mu_B))
-    norm = np.linalg.norm(half, axis=1)
-    if original_diff is not None:
-        weak = norm <= EQUALIZE_TOL
-        half[weak] = np.asarray(original_diff, dtype=np.float64)[weak] / 2.0
-        norm = np.linalg.norm(half, axis=1)
-    degenerate = norm <= EQUALIZE_TOL
+    scale = np.sqrt(np.clip(1.0 - np.einsum("ij,ij->i", nu, nu), 0.0, None))
+    offsets = (x - mu[:, None, :]) @ B.T                         # coordinates of w_B - mu_B
+    norm = np.linalg.norm(offsets, axis=2)
+    if original_offsets is not None:
+        weak = (norm <= EQUALIZE_TOL).any(axis=1)
+        offsets[weak] = np.asarray(original_offsets, dtype=np.float64)[weak]
+        norm = np.linalg.norm(offsets, axis=2)
+    degenerate = (norm <= EQUALIZE_TOL).any(axis=1)
     ok = ~degenerate
-    step = scale[ok] * ((half[ok] / norm[ok, None]) @ B)
-    vectors[rows_a[ok]] = (nu[ok] + step).astype(vectors.dtype)
-    vectors[rows_b[ok]] = (nu[ok] - step).astype(vectors.dtype)
+    step = scale[ok, None, None] * ((offsets[ok] / norm[ok][:, :, None]) @ B)
+    vectors[rows[ok]] = (nu[ok][:, None, :] + step).astype(vectors.dtype)
     return degenerate
 
 
-def equalize_forms(pair: tuple[str, str], as_written: bool = False) -> list[tuple[str, str]]:
-    """The spellings of an equalize pair that hard debias equalizes.
+def equalize_forms(pair: tuple[str, ...], as_written: bool = False) -> list[tuple[str, ...]]:
+    """The spellings of an equalize pair (or set of ``k`` words) that hard debias equalizes.
 
     Bolukbasi et al.'s code equalizes the ``str.lower()``, ``str.title()`` and
     ``str.upper()`` forms of both words, not the pair as written (their list has
     ``Catholic_priest``, which becomes ``catholic_priest``, ``Catholic_Priest`` and
-    ``CATHOLIC_PRIEST``). ``as_written=True`` puts the written pair first.
+    ``CATHOLIC_PRIEST``); a set of ``k`` words has the same three forms. ``as_written=True``
+    puts the written set first.
     """
-    a, b = pair
-    forms = [(a.lower(), b.lower()), (a.title(), b.title()), (a.upper(), b.upper())]
+    forms = [tuple(w.lower() for w in pair), tuple(w.title() for w in pair), tuple(w.upper() for w in pair)]
     if as_written:
-        forms.insert(0, (a, b))
+        forms.insert(0, tuple(pair))
     return list(dict.fromkeys(forms))
 
 
+#: What hard debias neutralizes (``neutralize=``): every word but the attribute-specific ones
+#: (Bolukbasi et al., WEFE), or only the attribute's neutral words (Manzini et al.).
+NEUTRALIZE_MODES = ("all", "neutral")
+
+
 class HardDebias(Debiaser):
-    """Hard debiasing (neutralize + equalize) of Bolukbasi et al. (2016).
+    """Hard debiasing (neutralize + equalize) of Bolukbasi et al. (2016), for ``k`` groups
+    as Manzini et al. (2019) generalize it.
 
     A scikit-learn transformer over embeddings (see :class:`~embdebias.debias.Debiaser`):
     ``HardDebias().fit(emb).transform(emb)`` returns a new embedding.
@@ -136,10 +152,26 @@ class HardDebias(Debiaser):
        about the subspace (:func:`equalize_rows`), so every neutral word is
        equidistant from them.
 
-    One deliberate difference: when both words of an equalize form were neutralized
-    (neither is gender-specific), the authors' code orients the pair by the sign of
-    rounding noise; here it is oriented by the words' difference before
-    neutralization (see :func:`equalize_rows`).
+    With ``attribute=`` (race, religion or a user's attribute of ``k`` groups) the same
+    three steps run on the attribute's lists: the subspace of its defining sets
+    (``k - 1`` components by default), its specific words kept, its equalize sets of
+    ``k`` words equalized (Manzini et al.'s multiclass hard debias). With gender's lists
+    it is the gender algorithm above, unchanged.
+
+    Which words are neutralized (``neutralize``): ``"all"`` (default) every word but the
+    specific ones, as Bolukbasi et al. and WEFE's ``MulticlassHardDebias`` do;
+    ``"neutral"`` only the attribute's ``neutral_words`` (gender: the professions), as
+    Manzini et al.'s code does with its evaluation words; or a list of words. The
+    default is ``"all"`` because the audit measures what is left in the whole
+    vocabulary: after the ``"neutral"`` mode every other word keeps its bias. Every
+    vector is unit-normalized in every mode.
+
+    One deliberate difference: when all words of an equalize form were neutralized
+    (none is specific), the authors' code orients the set by the sign of rounding
+    noise; here it is oriented by the words' offsets before neutralization (see
+    :func:`equalize_rows`). A word is equalized once, with the first set it is in
+    (Manzini et al.'s race sets repeat words; their code equalizes a word again with
+    every set, the last one winning).
 
     ``case_variants=True`` (an option, off by default) also treats the lower-,
     Title- and UPPER-case forms of every gender-specific word as gender-specific
@@ -156,20 +188,27 @@ class HardDebias(Debiaser):
     subspace : BiasSubspace, array or pairs, optional
         The bias subspace (see :func:`~embdebias.subspace.resolve_subspace`): a fitted
         one is used as is, an unfitted one is cloned and fitted; default: fitted on
-        the embedding from ``definitional`` pairs with ``n_components`` components.
-    definitional : list of pairs or str, optional
-        Definitional pairs (default: the ``definitional_pairs`` of ``lists``).
-    n_components : int, default 1
-        Dimension ``k`` of the bias subspace.
-    equalize : list of pairs or str, optional
-        Equalize pairs (default: the ``equalize_pairs`` of ``lists``).
+        the embedding from ``definitional`` sets with ``n_components`` components.
+    definitional : list of pairs or sets, or str, optional
+        Definitional pairs or defining sets (default: the attribute's defining sets; for
+        gender the ``definitional_pairs`` of ``lists``).
+    n_components : int, optional
+        Dimension of the bias subspace (default: the number of groups minus one).
+    equalize : list of pairs or sets, or str, optional
+        Equalize pairs or sets of ``k`` words (default: the attribute's equalize sets;
+        for gender the ``equalize_pairs`` of ``lists``).
     gender_specific : list of str or str, optional
-        Words exempt from neutralization (default: the ``gender_specific`` list of
-        ``lists``; for "published" Bolukbasi et al.'s full list of 1,441 words).
+        Words exempt from neutralization (default: the attribute's specific words; for
+        gender the ``gender_specific`` list of ``lists``, for "published" Bolukbasi et
+        al.'s full list of 1,441 words).
     lists : {"published", "curated"}, default "published"
         The bundled list set that supplies every list not given
         (:mod:`embdebias.wordlists`).
     case_variants : bool, default False
+        See above.
+    attribute : Attribute or str, optional
+        The protected attribute (:func:`embdebias.load_attribute`); None: gender.
+    neutralize : {"all", "neutral"} or list of str, default "all"
         See above.
     chunk_rows : int
         Rows per chunk in :meth:`transform`.
@@ -179,16 +218,19 @@ class HardDebias(Debiaser):
     subspace_ : BiasSubspace
     gender_specific_ : frozenset of str
         Words kept out of neutralization (with case variants if enabled).
-    equalize_pairs_ : list of (str, str)
-        The equalize forms found in the vocabulary, in list order.
-    equalize_missing_ : list of (str, str)
-        Equalize pairs none of whose forms has both words in the vocabulary.
+    equalize_pairs_ : list of tuple of str
+        The equalize forms found in the vocabulary, in list order (pairs, or sets of
+        ``k`` words).
+    equalize_missing_ : list of tuple of str
+        Equalize sets none of whose forms has all its words in the vocabulary.
+    neutralized_words_ : frozenset of str or None
+        The only words neutralized (``neutralize`` other than ``"all"``), else None.
     n_features_in_ : int
     """
 
-    def __init__(self, subspace=None, *, definitional=None, n_components: int = 1, equalize=None,
+    def __init__(self, subspace=None, *, definitional=None, n_components: int | None = None, equalize=None,
                  gender_specific=None, lists: str = wordlists.DEFAULT_LISTS, case_variants: bool = False,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS):
+                 attribute=None, neutralize="all", chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.subspace = subspace
         self.definitional = definitional
         self.n_components = n_components
@@ -196,6 +238,8 @@ class HardDebias(Debiaser):
         self.gender_specific = gender_specific
         self.lists = lists
         self.case_variants = case_variants
+        self.attribute = attribute
+        self.neutralize = neutralize
         self.chunk_rows = chunk_rows
 
     _suffix = "hard"
@@ -204,103 +248,164 @@ class HardDebias(Debiaser):
         """Learn the bias subspace and resolve the word lists against ``embedding``."""
         emb = as_embedding(embedding)
         wordlists.check_lists(self.lists)
+        attr = attribute_of(self.attribute, self.lists)
         self.subspace_ = resolve_subspace(self.subspace, emb, pairs=self.definitional,
-                                          n_components=self.n_components, lists=self.lists)
-        specific = wordlists.resolve_words(self.gender_specific, "gender_specific", self.lists)
+                                          n_components=self.n_components, lists=self.lists,
+                                          attribute=self.attribute)
+        specific = specific_words(self.gender_specific, attr, self.lists)
         if self.case_variants:
             specific = case_variants(specific)
-        pairs = wordlists.resolve_pairs(self.equalize, "equalize_pairs", self.lists)
-        self.equalize_pairs_, self.equalize_missing_ = self._find_pairs(pairs, emb)
+        sets = (list(attr.equalize_sets) if self.equalize is None and attr is not None
+                else resolve_sets(self.equalize, self.lists, role="equalize_pairs"))
+        self._check_set_size(sets)
+        self.equalize_pairs_, self.equalize_missing_ = self._find_sets(sets, emb)
         self.gender_specific_ = frozenset(specific)
+        self.neutralized_words_ = self._neutralized(attr)
         self.n_features_in_ = emb.dim
         return self
+
+    def _check_set_size(self, sets) -> None:
+        groups = self.subspace_.groups_
+        bad = next((s for s in sets if groups and len(s) != len(groups)), None)
+        if bad is not None:
+            raise WordListError(f"equalize set {list(bad)!r} has {len(bad)} words; the bias subspace has "
+                                f"{len(groups)} groups ({', '.join(groups)}): one word per group")
+
+    def _neutralized(self, attr):
+        """The words ``neutralize`` restricts neutralization to (None: every word but the specific ones)."""
+        mode = self.neutralize
+        if isinstance(mode, str):
+            if mode not in NEUTRALIZE_MODES:
+                raise EmbdebiasError(f"neutralize must be one of {', '.join(NEUTRALIZE_MODES)} or a list of words, "
+                                     f"got {mode!r}")
+            if mode == "all":
+                return None
+            return frozenset(attr.neutral_words if attr is not None
+                             else wordlists.resolve_words(None, "professions", self.lists))
+        return frozenset(wordlists.resolve_words(mode, "professions", self.lists))
 
     def run_info(self, embedding: Embedding) -> dict:
         """Equalize forms found and missing, gender-specific words listed and in the vocabulary."""
         emb = as_embedding(embedding)
-        return {"equalize_pairs": len(self.equalize_pairs_), "equalize_pairs_missing": len(self.equalize_missing_),
+        info = {"equalize_pairs": len(self.equalize_pairs_), "equalize_pairs_missing": len(self.equalize_missing_),
                 "gender_specific": len(self.gender_specific_),
                 "gender_specific_in_vocabulary": int((emb.words.rows(sorted(self.gender_specific_)) >= 0).sum())}
+        if getattr(self, "neutralized_words_", None) is not None:
+            info["neutralized_only"] = len(self.neutralized_words_)
+        attr = attribute_of(self.attribute, self.lists)
+        if attr is not None and attr.name != "gender":
+            info["attribute"] = attr.name
+        return info
 
     @classmethod
     def report_lines(cls, info: dict) -> list[str]:
         if not info:
             return []
+        neutralized = ("every other word neutralized" if "neutralized_only" not in info
+                       else f"only the {info['neutralized_only']:,} neutral words neutralized")
         return [f"- hard debias: {info['equalize_pairs']} equalize forms equalized"
                 + (f" ({info['equalize_pairs_missing']} pairs of the list not in the vocabulary)"
                    if info.get("equalize_pairs_missing") else "")
                 + (f"; {info['gender_specific_in_vocabulary']:,} of {info['gender_specific']:,} "
-                   f"gender-specific words in the vocabulary, kept; every other word neutralized"
+                   f"{info.get('attribute', 'gender')}-specific words in the vocabulary, kept; {neutralized}"
                    if "gender_specific_in_vocabulary" in info else "")]
 
-    def _find_pairs(self, pairs, emb: Embedding):
+    def _find_sets(self, sets, emb: Embedding):
         found, missing, used = [], [], set()
-        for pair, forms in zip(pairs, self._present_forms(pairs, emb), strict=True):
+        for words, forms in zip(sets, self._present_forms(sets, emb), strict=True):
             if not forms:
-                missing.append(pair)
-            for a, b in forms:
-                if a not in used and b not in used:  # a word is equalized once, with its first pair
-                    used.update((a, b))
-                    found.append((a, b))
+                missing.append(words)
+            for form in forms:
+                if used.isdisjoint(form):  # a word is equalized once, with its first set
+                    used.update(form)
+                    found.append(form)
         if missing:
-            warnings.warn(f"equalize: {len(missing)} of {len(pairs)} pairs not in {emb.name}: "
-                          + ", ".join(f"{a}/{b}" for a, b in missing[:15])
+            warnings.warn(f"equalize: {len(missing)} of {len(sets)} {'pairs' if len(sets[0]) == 2 else 'sets'} "
+                          f"not in {emb.name}: " + ", ".join("/".join(m) for m in missing[:15])
                           + (" ..." if len(missing) > 15 else ""), MissingWordsWarning, stacklevel=3)
         return found, missing
 
-    def _present_forms(self, pairs, emb: Embedding) -> list[list[tuple[str, str]]]:
-        """For each pair, its forms (:func:`equalize_forms`) with two different words both in ``emb``."""
-        forms = [equalize_forms(pair, self.case_variants) for pair in pairs]
+    def _present_forms(self, sets, emb: Embedding) -> list[list[tuple[str, ...]]]:
+        """For each set, its forms (:func:`equalize_forms`) of different words all in ``emb``."""
+        forms = [equalize_forms(words, self.case_variants) for words in sets]
         flat = list(chain.from_iterable(forms))
-        both = (emb.rows(list(chain.from_iterable(flat))) >= 0).reshape(-1, 2).all(axis=1)  # one lookup call
-        present = {form for form, ok in zip(flat, both.tolist(), strict=True) if ok and form[0] != form[1]}
-        return [[form for form in pair_forms if form in present] for pair_forms in forms]
+        found = emb.rows(list(chain.from_iterable(flat))) >= 0  # one lookup call
+        present, at = set(), 0
+        for form in flat:
+            if found[at:at + len(form)].all() and len(set(form)) == len(form):
+                present.add(form)
+            at += len(form)
+        return [[form for form in set_forms if form in present] for set_forms in forms]
 
     def _rows(self, emb: Embedding):
-        """``(gender-specific mask, rows of the pairs' first words, of their second words)`` in ``emb``."""
+        """``(mask of the rows neutralize keeps, (m, k) rows of the equalize sets)`` in ``emb``."""
         specific = list(self.gender_specific_)
-        pairs = self.equalize_pairs_
-        rows = emb.words.rows(specific + [a for a, _ in pairs] + [b for _, b in pairs])  # one lookup call
-        mask = np.zeros(len(emb), dtype=bool)
+        neutral = sorted(getattr(self, "neutralized_words_", None) or ())
+        sets = self.equalize_pairs_
+        set_words = [w for form in sets for w in form]
+        rows = emb.words.rows(specific + neutral + set_words)  # one lookup call
         specific_rows = rows[:len(specific)]
-        mask[specific_rows[specific_rows >= 0]] = True
-        pair_rows = rows[len(specific):]
-        if (pair_rows < 0).any():
+        if neutral:
+            keep = np.ones(len(emb), dtype=bool)
+            neutral_rows = rows[len(specific):len(specific) + len(neutral)]
+            keep[neutral_rows[neutral_rows >= 0]] = False
+        else:
+            keep = np.zeros(len(emb), dtype=bool)
+        keep[specific_rows[specific_rows >= 0]] = True
+        set_rows = rows[len(specific) + len(neutral):]
+        if (set_rows < 0).any():
             raise MissingWordsError(f"HardDebias: equalize words missing from {emb.name}; "
                                     f"transform the embedding it was fitted on", [])
-        return mask, pair_rows[:len(pairs)], pair_rows[len(pairs):]
+        k = len(sets[0]) if sets else 2
+        return keep, set_rows.reshape(len(sets), k)
 
     def _prepare(self, emb: Embedding):
         basis = self.subspace_.components_.astype(np.float32)
-        specific, rows_a, rows_b = self._rows(emb)
-        fixed_rows, fixed = self._equalized_rows(emb, basis, specific, rows_a, rows_b)
+        keep, set_rows = self._rows(emb)
+        fixed_rows, fixed = self._equalized_rows(emb, basis, keep, set_rows)
 
         def neutralize(start, stop, block, out):
-            neutralize_rows(block, out, specific[start:stop], basis)
+            neutralize_rows(block, out, keep[start:stop], basis)
             lo, hi = np.searchsorted(fixed_rows, (start, stop))
             out[fixed_rows[lo:hi] - start] = fixed[lo:hi]
 
         return neutralize, None
 
-    def _equalized_rows(self, emb: Embedding, basis, specific, rows_a, rows_b):
-        """``(rows, vectors)``: the final vectors of the equalize pairs' rows (rows sorted).
+    def _equalized_rows(self, emb: Embedding, basis, keep, set_rows):
+        """``(rows, vectors)``: the final vectors of the equalize sets' rows (rows sorted).
 
         Computed before the pass over the vocabulary from those rows alone (neutralize
         works row by row), so the pass writes every row once and never goes back.
         """
-        pairs = self.equalize_pairs_
-        if not pairs:
+        sets = self.equalize_pairs_
+        if not sets:
             return np.zeros(0, np.int64), np.zeros((0, emb.dim), np.float32)
-        rows = np.unique(np.concatenate([rows_a, rows_b]))
+        rows = np.unique(set_rows)
         original = emb.take(rows)
-        vectors = neutralize_rows(original, np.empty_like(original), specific[rows], basis)
-        # The pairs' gender parts before neutralization orient pairs that lose them.
-        components = self.subspace_.components_
-        at_a, at_b = np.searchsorted(rows, rows_a), np.searchsorted(rows, rows_b)
-        original_diff = (unit_rows(original[at_a].astype(np.float64))
-                         - unit_rows(original[at_b].astype(np.float64))) @ components.T
-        skipped = equalize_rows(vectors, at_a, at_b, components, original_diff)
+        vectors = neutralize_rows(original, np.empty_like(original), keep[rows], basis)
+        # The sets' parts in the subspace before neutralization orient sets that lose them.
+        at = np.searchsorted(rows, set_rows)
+        unit = unit_rows(original.astype(np.float64))[at]
+        original_offsets = (unit - unit.mean(axis=1, keepdims=True)) @ self.subspace_.components_.T
+        skipped = equalize_rows(vectors, at, self.subspace_.components_, original_offsets)
         if skipped.any():
-            warnings.warn("equalize: pairs with identical projections left alone: "
-                          + ", ".join(f"{a}/{b}" for (a, b), s in zip(pairs, skipped, strict=True) if s), stacklevel=4)
+            warnings.warn("equalize: sets with a word whose projection is its set's mean's, left alone: "
+                          + ", ".join("/".join(s) for s, bad in zip(sets, skipped, strict=True) if bad),
+                          stacklevel=4)
         return rows, vectors
+
+
+def attribute_of(attribute, lists: str):
+    """The :class:`~embdebias.Attribute` an ``attribute`` argument names, or None for None (gender's lists)."""
+    if attribute is None:
+        return None
+    from ..data.attributes import resolve_attribute
+
+    return resolve_attribute(attribute, lists)
+
+
+def specific_words(given, attr, lists: str) -> list[str]:
+    """The words kept out of neutralization: ``given``, else the attribute's, else gender's of ``lists``."""
+    if given is None and attr is not None:
+        return list(attr.specific_words)
+    return wordlists.resolve_words(given, "gender_specific", lists)

@@ -44,7 +44,7 @@ def linear_accuracy(X_train, y_train, X_test, y_test, random_state: int = 0) -> 
 
 
 class INLP(LinearDebiaser):
-    """Iterative Nullspace Projection of gender (Ravfogel et al. 2020).
+    """Iterative Nullspace Projection of gender, or of an attribute's groups (Ravfogel et al. 2020).
 
     Fits linear classifiers of protected labels one after another; after each, the
     data are projected onto the nullspace of every classifier so far
@@ -69,6 +69,13 @@ class INLP(LinearDebiaser):
       iteration, as published;
     * the neutral words are drawn at random (seeded) among those with ``|cos| < 0.03``.
 
+    For an attribute of ``k`` groups (``attribute=``, race or religion), the classes are
+    its ``k`` groups and the neutral words (:func:`~embdebias.debias._labels.attribute_labels`:
+    the words nearest each group's direction), the classifier is the same ``k + 1``-class
+    ``LinearSVC``, and the stopping classifier tells the ``k`` groups apart; since chance
+    is then ``1/k``, it stops at ``stop_accuracy - 1/2 + 1/k`` (the same margin over
+    chance as 0.55 over 1/2; 0.383 for three groups).
+
     Parameters
     ----------
     n_iterations : int, default 35
@@ -76,11 +83,15 @@ class INLP(LinearDebiaser):
     binary : bool, default False
         Train on the male- and female-biased words only (2 classes, one direction per
         iteration), as RLACE's rank comparison does; default: the published 3 classes.
+        For ``k`` groups: the groups' words only (``k`` classes, no neutral class).
     fraction : float, default 0.05
         Share of the filtered vocabulary in each class.
     max_words : int, default 150000
         Labels come from the first ``max_words`` words.
-    subspace, lists : accepted for ``embdebias run`` (the labels use ``he - she``).
+    subspace, lists : accepted for ``embdebias run`` (the labels use ``he - she``, or the
+        attribute's defining sets).
+    attribute : Attribute or str, optional
+        The protected attribute (:func:`embdebias.load_attribute`); None: gender.
     random_state : int, default 0
         Seed of the splits, the neutral sample and the classifiers.
     chunk_rows : int
@@ -98,7 +109,10 @@ class INLP(LinearDebiaser):
         Per iteration: the 3-class dev accuracy of its classifier, then the binary dev
         accuracy and the rank removed after its projection.
     test_accuracy_ : float
-        Binary held-out (test split) accuracy of a fresh linear classifier after INLP.
+        Held-out (test split) accuracy of a fresh linear classifier of the groups (two
+        for gender) after INLP.
+    groups_ : tuple of str
+        The groups whose labels were removed, in label order.
     n_features_in_ : int
     """
 
@@ -113,12 +127,14 @@ class INLP(LinearDebiaser):
         "subspace": "no_validation",
         "lists": [StrOptions(set(wordlists.LIST_SETS))],
         "random_state": ["random_state"],
+        "attribute": "no_validation",
         "chunk_rows": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, n_iterations: int = 35, *, stop_accuracy: float | None = 0.55, binary: bool = False,
                  fraction: float = _labels.FRACTION, max_words: int = _labels.MAX_WORDS, subspace=None,
-                 lists: str = wordlists.DEFAULT_LISTS, random_state: int = 0, chunk_rows: int = DEFAULT_CHUNK_ROWS):
+                 lists: str = wordlists.DEFAULT_LISTS, random_state: int = 0, attribute=None,
+                 chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.n_iterations = n_iterations
         self.stop_accuracy = stop_accuracy
         self.binary = binary
@@ -127,18 +143,21 @@ class INLP(LinearDebiaser):
         self.subspace = subspace
         self.lists = lists
         self.random_state = random_state
+        self.attribute = attribute
         self.chunk_rows = chunk_rows
 
     def fit(self, embedding, y=None) -> "INLP":
         """Label the words of ``embedding``, then fit classifiers and project until chance."""
         self._validate()
         emb = as_embedding(embedding)
-        labelled = _labels.gender_labels(emb, fraction=self.fraction, max_words=self.max_words,
-                                         random_state=self.random_state)
+        labelled = _labels.protected_labels(emb, self.attribute, self.lists, fraction=self.fraction,
+                                            max_words=self.max_words, random_state=self.random_state)
+        self.groups_ = labelled.groups
         X_train, y_train = labelled.split(emb, "train", binary=self.binary)
         X_dev, y_dev = labelled.split(emb, "dev", binary=self.binary)
         binary = [labelled.split(emb, part, binary=True) for part in ("train", "dev", "test")]
-        P, weights, history = self._iterate(X_train, y_train, X_dev, y_dev, binary[:2], emb.dim)
+        P, weights, history = self._iterate(X_train, y_train, X_dev, y_dev, binary[:2], emb.dim,
+                                            self._stop_threshold(labelled.n_groups))
         self.map_ = P
         self.classifiers_ = np.vstack(weights) if weights else np.zeros((0, emb.dim))
         self.rank_removed_ = int(emb.dim - np.linalg.matrix_rank(P))
@@ -149,7 +168,13 @@ class INLP(LinearDebiaser):
         self.n_features_in_ = emb.dim
         return self
 
-    def _iterate(self, X_train, y_train, X_dev, y_dev, binary, dim: int):
+    def _stop_threshold(self, n_groups: int) -> float | None:
+        """``stop_accuracy`` for two groups; the same margin over chance ``1/k`` for ``k``."""
+        if self.stop_accuracy is None:
+            return None
+        return float(self.stop_accuracy) if n_groups == 2 else float(self.stop_accuracy) - 0.5 + 1.0 / n_groups
+
+    def _iterate(self, X_train, y_train, X_dev, y_dev, binary, dim: int, stop: float | None):
         (Xb_train, yb_train), (Xb_dev, yb_dev) = binary
         P, projections, weights, history = np.eye(dim), [], [], []
         for _ in range(int(self.n_iterations)):
@@ -164,10 +189,13 @@ class INLP(LinearDebiaser):
             after = linear_accuracy(Xb_train @ P, yb_train, Xb_dev @ P, yb_dev, self.random_state)
             history.append({"accuracy": accuracy, "binary_dev_accuracy": after,
                             "rank_removed": int(dim - np.linalg.matrix_rank(P))})
-            if self.stop_accuracy is not None and after <= self.stop_accuracy:
+            if stop is not None and after <= stop:
                 break
         return P, weights, history
 
     def run_info(self, embedding: Embedding) -> dict:
-        return {"iterations": self.n_iterations_, "rank_removed": self.rank_removed_,
+        info = {"iterations": self.n_iterations_, "rank_removed": self.rank_removed_,
                 "held_out_linear_accuracy": self.test_accuracy_}
+        if tuple(getattr(self, "groups_", ("female", "male"))) != ("female", "male"):
+            info["groups"] = len(self.groups_)
+        return info

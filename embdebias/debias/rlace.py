@@ -57,6 +57,54 @@ def _bce_residual(Z: np.ndarray, y: np.ndarray, theta: np.ndarray, bias: float) 
     return (expit(Z @ theta + bias) - y) / len(y)
 
 
+class _Logistic:
+    """The predictor of two classes: one logistic unit (BCE), the authors' binary setting."""
+
+    def __init__(self, rng, dim: int):
+        bound = 1 / np.sqrt(dim)
+        self.theta, self.bias = rng.uniform(-bound, bound, dim), float(rng.uniform(-bound, bound))
+
+    @staticmethod
+    def targets(labels: np.ndarray) -> np.ndarray:
+        return labels.astype(np.float64)
+
+    def residual(self, Z, y):
+        return _bce_residual(Z, y, self.theta, self.bias)
+
+    def adversary_gradient(self, Xb, r):
+        """``dL/dP`` of the loss at ``Xb (I - P)``: ``-X^T r theta^T``."""
+        return -np.outer(Xb.T @ r, self.theta)
+
+    def step(self, Z, r, lr: float, wd: float) -> None:
+        self.theta = self.theta - lr * (Z.T @ r + wd * self.theta)
+        self.bias = self.bias - lr * (r.sum() + wd * self.bias)
+
+
+class _Softmax(_Logistic):
+    """The predictor of ``c > 2`` classes: one linear layer with softmax cross-entropy (the
+    authors' code uses cross-entropy for more than two classes)."""
+
+    def __init__(self, rng, dim: int, n_classes: int):
+        bound = 1 / np.sqrt(dim)
+        self.theta, self.bias = rng.uniform(-bound, bound, (dim, n_classes)), rng.uniform(-bound, bound, n_classes)
+        self.n_classes = n_classes
+
+    def targets(self, labels: np.ndarray) -> np.ndarray:
+        return np.eye(self.n_classes)[labels]
+
+    def residual(self, Z, y):
+        logits = Z @ self.theta + self.bias
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return (p / p.sum(axis=1, keepdims=True) - y) / len(y)
+
+    def adversary_gradient(self, Xb, r):
+        return -(Xb.T @ r) @ self.theta.T
+
+    def step(self, Z, r, lr: float, wd: float) -> None:
+        self.theta = self.theta - lr * (Z.T @ r + wd * self.theta)
+        self.bias = self.bias - lr * (r.sum(axis=0) + wd * self.bias)
+
+
 def evaluate_projection(P, X_train, y_train, X_dev, y_dev, random_state: int) -> tuple[float, float]:
     """``(lowest log-loss, highest accuracy)`` on dev of 3 SGD logistic classifiers after ``P``.
 
@@ -119,6 +167,12 @@ class RLACE(LinearDebiaser):
     evaluate_every : int, default 1000
     fraction, max_words : the labels' share and vocabulary (as :class:`~embdebias.debias.inlp.INLP`).
     subspace, lists : accepted for ``embdebias run``.
+    attribute : Attribute or str, optional
+        The protected attribute (:func:`embdebias.load_attribute`); None: gender. For
+        ``k`` groups the game is played on the ``k`` groups' words
+        (:func:`~embdebias.debias._labels.attribute_labels`) with a softmax
+        cross-entropy predictor (the authors' choice beyond two classes), and the stopping
+        rule compares with the majority class's share, about ``1/k``.
     random_state : int, default 0
     chunk_rows : int
 
@@ -135,6 +189,8 @@ class RLACE(LinearDebiaser):
     test_accuracy_ : float
         Held-out (test split) accuracy of a fresh linear SVM after the projection.
     majority_accuracy_ : float
+    groups_ : tuple of str
+        The groups whose labels were erased, in label order.
     n_features_in_ : int
     """
 
@@ -153,13 +209,14 @@ class RLACE(LinearDebiaser):
         "subspace": "no_validation",
         "lists": [StrOptions(set(wordlists.LIST_SETS))],
         "random_state": [Interval(Integral, 0, 2**32 - 1, closed="both")],
+        "attribute": "no_validation",
         "chunk_rows": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, rank: int = 1, *, max_iter: int = 50_000, learning_rate: float = 0.005,
                  weight_decay: float = 1e-5, batch_size: int = 128, epsilon: float = 0.002,
                  evaluate_every: int = 1000, fraction: float = _labels.FRACTION, max_words: int = _labels.MAX_WORDS,
-                 subspace=None, lists: str = wordlists.DEFAULT_LISTS, random_state: int = 0,
+                 subspace=None, lists: str = wordlists.DEFAULT_LISTS, random_state: int = 0, attribute=None,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.rank = rank
         self.max_iter = max_iter
@@ -173,6 +230,7 @@ class RLACE(LinearDebiaser):
         self.subspace = subspace
         self.lists = lists
         self.random_state = random_state
+        self.attribute = attribute
         self.chunk_rows = chunk_rows
 
     def fit(self, embedding, y=None) -> "RLACE":
@@ -181,12 +239,13 @@ class RLACE(LinearDebiaser):
         emb = as_embedding(embedding)
         if self.rank >= emb.dim:
             raise EmbdebiasError(f"rank must be below the dimension {emb.dim} of {emb.name}, got {self.rank}")
-        labelled = _labels.gender_labels(emb, fraction=self.fraction, max_words=self.max_words,
-                                         random_state=self.random_state)
+        labelled = _labels.protected_labels(emb, self.attribute, self.lists, fraction=self.fraction,
+                                            max_words=self.max_words, random_state=self.random_state)
+        self.groups_ = labelled.groups
         X, y_ = labelled.split(emb, "train", binary=True)
         X_dev, y_dev = labelled.split(emb, "dev", binary=True)
-        self.majority_accuracy_ = float(max(np.mean(y_dev == 1), np.mean(y_dev == 0)))
-        best_P, self.dev_accuracy_, self.n_iter_ = self._play(X, y_.astype(np.float64), X_dev, y_dev, emb.dim)
+        self.majority_accuracy_ = float(np.unique(y_dev, return_counts=True)[1].max() / len(y_dev))
+        best_P, self.dev_accuracy_, self.n_iter_ = self._play(X, y_, X_dev, y_dev, emb.dim)
         self.map_ = rank_k_projection(best_P, int(self.rank))
         _, U = np.linalg.eigh(best_P)
         self.components_ = U[:, -int(self.rank):].T.copy()
@@ -197,12 +256,14 @@ class RLACE(LinearDebiaser):
         self.n_features_in_ = emb.dim
         return self
 
-    def _play(self, X, y, X_dev, y_dev, dim: int):
+    def _play(self, X, labels, X_dev, y_dev, dim: int):
         rng = np.random.default_rng(self.random_state)
         lr, wd, m, k = float(self.learning_rate), float(self.weight_decay), int(self.batch_size), int(self.rank)
         P = 0.1 * rng.standard_normal((dim, dim))
-        bound = 1 / np.sqrt(dim)
-        theta, bias = rng.uniform(-bound, bound, dim), float(rng.uniform(-bound, bound))
+        n_classes = len(np.unique(labels))
+        predictor = _Logistic(rng, dim) if n_classes == 2 else _Softmax(rng, dim, n_classes)
+        y = predictor.targets(labels)
+        y_eval = y if n_classes == 2 else labels
         eye = np.eye(dim)
         best_P, best_loss, best_acc = None, -np.inf, 1.0
         for it in range(int(self.max_iter)):
@@ -210,18 +271,15 @@ class RLACE(LinearDebiaser):
             P = (P + P.T) / 2
             idx = rng.integers(0, len(y), m)
             Xb = X[idx]
-            r = _bce_residual(Xb @ (eye - P), y[idx], theta, bias)
-            grad = -np.outer(Xb.T @ r, theta)
+            grad = predictor.adversary_gradient(Xb, predictor.residual(Xb @ (eye - P), y[idx]))
             P = P - lr * (-(grad + grad.T) / 2 + wd * P)
             P = fantope_projection(P, k)
             # predictor: one SGD step on L, fresh batch
             idx = rng.integers(0, len(y), m)
             Z = X[idx] @ (eye - P)
-            r = _bce_residual(Z, y[idx], theta, bias)
-            theta = theta - lr * (Z.T @ r + wd * theta)
-            bias = bias - lr * (r.sum() + wd * bias)
+            predictor.step(Z, predictor.residual(Z, y[idx]), lr, wd)
             if it % int(self.evaluate_every) == 0:
-                loss, acc = evaluate_projection(rank_k_projection(P, k), X, y, X_dev, y_dev, self.random_state)
+                loss, acc = evaluate_projection(rank_k_projection(P, k), X, y_eval, X_dev, y_dev, self.random_state)
                 if loss > best_loss:
                     best_P, best_loss = P.copy(), loss
                 best_acc = min(best_acc, acc, key=lambda a: abs(a - self.majority_accuracy_))

@@ -55,6 +55,7 @@ from ..subspace import resolve_subspace
 from . import _psd
 from ._base import Debiaser, case_variants, format_scalar, unit_rows
 from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_specific
+from .hard import attribute_of, specific_words
 
 NORMALIZATIONS = ("mean", "sum")
 SOLVERS = ("fast", "cvxpy")
@@ -92,8 +93,9 @@ class SoftDebias(Debiaser):
     definitional : list of pairs or str, optional
         Definitional pairs (default: the ten of Bolukbasi et al.), as in
         :class:`~embdebias.debias.HardDebias`.
-    n_components : int, default 1
-        ``k`` when the subspace is fitted here.
+    n_components : int, optional
+        ``k`` when the subspace is fitted here (default: the number of groups minus one,
+        1 for gender).
     gender_specific : None, "expand", list of str, str, ExpansionResult or GenderSpecificExpander
         The words treated as not neutral.  None: the ``gender_specific`` list of
         ``lists`` (for "published", Bolukbasi et al.'s full list of 1,441 words, which
@@ -109,6 +111,12 @@ class SoftDebias(Debiaser):
         Off by default: the published full list is taken as given.
     random_state : int, default 0
         Seed of the SVM expansion (the solve itself is deterministic).
+    attribute : Attribute or str, optional
+        The protected attribute (:func:`embdebias.load_attribute`); None: gender. Its
+        defining sets give the ``k - 1``-dimensional subspace (the bias term then
+        shrinks the neutral words' part in all of it) and its specific words are the
+        words treated as not neutral. ``gender_specific="expand"`` (the SVM expansion
+        of gender's seed words) is gender's only.
     chunk_rows : int
         Rows per chunk for the passes over the vocabulary.
 
@@ -141,9 +149,9 @@ class SoftDebias(Debiaser):
 
     def __init__(self, lam: float = 0.2, *, normalization: str = "mean", solver: str = "fast",
                  cvxpy_solver: str = "SCS", tol: float | None = None, max_iter: int = 10_000,
-                 subspace=None, definitional=None, n_components: int = 1, gender_specific=None,
+                 subspace=None, definitional=None, n_components: int | None = None, gender_specific=None,
                  lists: str = wordlists.DEFAULT_LISTS, case_variants: bool = False,
-                 random_state: int | None = 0,
+                 random_state: int | None = 0, attribute=None,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.lam = lam
         self.normalization = normalization
@@ -158,6 +166,7 @@ class SoftDebias(Debiaser):
         self.lists = lists
         self.case_variants = case_variants
         self.random_state = random_state
+        self.attribute = attribute
         self.chunk_rows = chunk_rows
 
     _suffix = "soft"
@@ -255,12 +264,18 @@ class SoftDebias(Debiaser):
     def _basis(self, emb: Embedding) -> np.ndarray:
         """The ``(d, k)`` orthonormal basis (columns) of the bias subspace."""
         self.subspace_ = resolve_subspace(self.subspace, emb, pairs=self.definitional,
-                                          n_components=self.n_components, lists=self.lists)
+                                          n_components=self.n_components, lists=self.lists,
+                                          attribute=self.attribute)
         return np.asarray(self.subspace_.components_, dtype=np.float64).T
 
     def _gender_specific(self, emb: Embedding):
         spec = self.gender_specific
         expansion = None
+        attr = attribute_of(self.attribute, self.lists)
+        if (attr is not None and attr.name != "gender"
+                and (isinstance(spec, (ExpansionResult, GenderSpecificExpander)) or spec == "expand")):
+            raise EmbdebiasError(f"soft debias of attribute {attr.name!r}: the SVM expansion expands gender's "
+                                 f"seed words; give the attribute's specific words, or None for its own list")
         if isinstance(spec, str) and spec == "expand":
             expansion = expand_gender_specific(emb, "gender_specific_seed", lists=self.lists,
                                                random_state=self.random_state,
@@ -274,7 +289,7 @@ class SoftDebias(Debiaser):
         if expansion is not None:
             words = list(expansion.words)
         else:
-            words = wordlists.resolve_words(spec, "gender_specific", self.lists)
+            words = specific_words(spec, attr, self.lists)
         known, missing = emb.split_known(words)
         if self.case_variants:
             # variants are extras: only the listed spellings count as missing
