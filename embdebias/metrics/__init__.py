@@ -27,6 +27,11 @@ see :data:`REGISTRY` and :func:`describe_metrics`).
 :func:`extrinsic_bias`          Czarnowska et al. (2021) generalized metrics over a sentiment probe
 :func:`word_similarity`         WordSim353 / SimLex-999 Spearman correlation
 :func:`analogy`                 Google analogy accuracy (3CosAdd)
+:func:`mac`                     Manzini et al. (2019) mean average cosine distance, k groups
+:func:`rnd`                     Garg et al. (2018) relative norm distance of two groups
+:func:`ripa`                    Ethayarajh et al. (2019) relational inner product association
+:func:`generalized_weat`        Swinger et al. (2019) WEAT for k groups, with a permutation p-value
+:func:`same`                    Schröder et al. (2021) SAME score, k groups, with skew and stereotype
 ==============================  ===============================================================
 """
 
@@ -51,6 +56,11 @@ from .analogies import gender_analogies
 from .occupation import OccupationBiasResult, occupation_bias
 from .extrinsic import ExtrinsicResult, extrinsic_bias
 from .quality import AnalogyResult, SimilarityResult, analogy, word_similarity
+from .mac import MacResult, mac
+from .rnd import RndResult, rnd
+from .ripa import RipaResult, ripa
+from .generalized_weat import GeneralizedWeatResult, generalized_weat
+from .same import SameResult, same
 # isort: on
 
 #: The functions of the metrics and their results (checked against :data:`REGISTRY` by the tests).
@@ -60,4 +70,7 @@ __all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "EvalC
            "SimilarityResult", "WeatResult", "WefatResult", "analogy", "bat", "describe_metrics", "direct_bias",
            "ect", "extrinsic_bias", "factual_association", "gender_analogies", "get_metric", "indirect_bias",
            "occupation_bias", "projections", "read_sembias", "refit_direction_bias", "register", "residual_bias",
-           "rnsb", "sentiment_lexicon", "weat", "wefat", "word_similarity"]
+           "rnsb", "sentiment_lexicon", "weat", "wefat", "word_similarity",
+           # the query metrics of issue 23 (WEFE's order: embedding, targets, attributes)
+           "GeneralizedWeatResult", "MacResult", "RipaResult", "RndResult", "SameResult", "generalized_weat", "mac",
+           "ripa", "rnd", "same"]
