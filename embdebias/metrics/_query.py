@@ -16,7 +16,6 @@ attribute sets its named ``attribute_sets`` and, as one more set, its ``neutral_
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from itertools import combinations
 
@@ -154,24 +153,6 @@ def weights(idx: np.ndarray, n: int) -> np.ndarray:
     return counts(idx, n) / max(idx.shape[1], 1)
 
 
-# -- the evaluation's attribute --------------------------------------------------------------------
-
-
-def evaluation_attribute(ctx):
-    """The attribute an evaluation measures: the context's own (``ctx.attribute_or_default()``,
-    gender when None); on a context without it, ``ctx.attribute`` (an Attribute, a bundled name or
-    a JSON path) or gender, resolved once per context."""
-    if hasattr(ctx, "attribute_or_default"):
-        return ctx.attribute_or_default()
-    attr = getattr(ctx, "attribute", None)
-    if attr is not None and not isinstance(attr, (str, os.PathLike)):
-        return attr
-    key = ("attribute", None if attr is None else os.fspath(attr), ctx.lists)
-    if key not in ctx.cache:
-        from ..data.attributes import resolve_attribute
-
-        ctx.cache[key] = resolve_attribute(attr, ctx.lists)
-    return ctx.cache[key]
 
 
 def group_sets(attr) -> dict:

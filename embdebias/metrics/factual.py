@@ -41,7 +41,7 @@ from ..errors import EmbdebiasError
 from ._base import N_SCORED, Metric, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, fisher_z_interval
-from .wefat import evaluation_attribute, groups_of, wefat
+from .wefat import groups_of, wefat
 
 #: How a word is scored: Caliskan et al.'s WEFAT score, or the cosine with the gender direction.
 METHODS = ("wefat", "projection")
@@ -222,7 +222,7 @@ class FactualAssociation(Metric):
 
     def units(self, ctx):
         # the bundled facts are about women: another attribute needs its own facts file (and two groups)
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         own = ctx.opts(self.name)["facts"] is not None
         return ["occupations"] if (attr.name == "gender" or own) and attr.k == 2 else []
 
@@ -233,7 +233,7 @@ class FactualAssociation(Metric):
 
     def score(self, emb, unit, ctx):
         opts = ctx.opts(self.name)
-        groups = groups_of(evaluation_attribute(ctx))
+        groups = groups_of(ctx.attribute_or_default())
         # projection: the one direction every column is measured on (fitted on the first column)
         direction = ctx.reference_direction()[0] if opts["method"] == "projection" else None
         r = factual_association(emb, facts=opts["facts"], value_column=opts["value_column"], method=opts["method"],

@@ -43,7 +43,6 @@ from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
 from ._query import (
     QueryResult,
     attribute_text,
-    evaluation_attribute,
     function_interval,
     group_sets,
     key,
@@ -272,17 +271,17 @@ class GeneralizedWeat(Metric):
         """One unit when the attribute has a stereotype set per group (:func:`matched_sets`), else none
         (the data line says why)."""
         try:
-            matched_sets(evaluation_attribute(ctx))
+            matched_sets(ctx.attribute_or_default())
         except EmbdebiasError:
             return []
         return ["stereotype sets"]
 
     def legend_for(self, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         return f"{self.legend} Attribute: {attr.name} (groups {', '.join(attr.groups)})."
 
     def data(self, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         try:
             matched_sets(attr)
             why = ""
@@ -291,7 +290,7 @@ class GeneralizedWeat(Metric):
         return attribute_text(attr) + why
 
     def score(self, emb, unit, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         r, sample = gweat_parts(emb, group_sets(attr), matched_sets(attr), random_state=ctx.random_state,
                                 **ctx.opts(self.name), **ctx.common)
         cells = {"statistic": r.statistic, "p_value": r.p_value, "p_value_se": r.p_value_se,

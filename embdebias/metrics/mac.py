@@ -42,7 +42,6 @@ from ._query import (
     QueryResult,
     attribute_text,
     attribute_word_sets,
-    evaluation_attribute,
     function_interval,
     group_sets,
     key,
@@ -194,16 +193,16 @@ class Mac(Metric):
     def units(self, ctx):
         """One unit: every attribute set of the evaluation's attribute (its stereotype sets and
         its neutral words) at once, as Manzini et al. average over all of them; none without sets."""
-        return ["attribute sets"] if attribute_word_sets(evaluation_attribute(ctx)) else []
+        return ["attribute sets"] if attribute_word_sets(ctx.attribute_or_default()) else []
 
     def legend_for(self, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         return f"{self.legend} Attribute: {attr.name} (groups {', '.join(attr.groups)})."
 
     def data(self, ctx):
-        return attribute_text(evaluation_attribute(ctx))
+        return attribute_text(ctx.attribute_or_default())
 
     def score(self, emb, unit, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         r, sample = mac_parts(emb, group_sets(attr), attribute_word_sets(attr), **ctx.common)
         return r, {unit: {"mac": r.mac, N_SCORED: r.n_scored}}, {(unit, "mac"): sample}

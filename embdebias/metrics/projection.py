@@ -200,18 +200,17 @@ class DirectBias(Metric):
                 "c": opts["c"]}
 
     def units(self, ctx):
-        from .wefat import evaluation_attribute
 
         neutral = ctx.opts(self.name)["neutral_words"]
-        if neutral is None and evaluation_attribute(ctx).name != "gender":
+        if neutral is None and ctx.attribute_or_default().name != "gender":
             return ["neutral words"]      # the attribute's own, not the professions
         return [ctx.neutral_name(neutral)]
 
     def data(self, ctx):
-        from .wefat import evaluation_attribute, neutral_word_set
+        from .wefat import neutral_word_set
 
         neutral = ctx.opts(self.name)["neutral_words"]
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         if attr.name != "gender":
             words = neutral_word_set(ctx, neutral)
             return (f"{len(words):,} neutral words of the attribute {attr.name!r}; the norm of their projection "
@@ -249,9 +248,8 @@ class DirectBias(Metric):
 
     def score(self, emb, unit, ctx):
         from ..subspace import resolve_subspace
-        from .wefat import evaluation_attribute
 
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         if attr.name != "gender":
             return self._score_groups(emb, unit, ctx, attr)
         opts = ctx.opts(self.name)

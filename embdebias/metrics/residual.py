@@ -697,14 +697,12 @@ class Residual(Metric):
         return {"neutral_words": None if opts["neutral_words"] is None else str(opts["neutral_words"])}
 
     def units(self, ctx):
-        from .wefat import evaluation_attribute
 
-        return [evaluation_attribute(ctx).name]
+        return [ctx.attribute_or_default().name]
 
     def legend_for(self, ctx):
-        from .wefat import evaluation_attribute
 
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         if attr.name == "gender":
             return self.legend
         return (f"Is the {attr.name} bias still recoverable? Gonen & Goldberg's (2019) tests for {attr.k} groups "
@@ -717,9 +715,8 @@ class Residual(Metric):
                 f"{attr.k - 1} components fitted again on each column. Intervals: Wilson and Fisher z.")
 
     def data(self, ctx):
-        from .wefat import evaluation_attribute
 
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         if attr.name != "gender":
             return (f"candidates: the first 50,000 alphabetic words of '{ctx.reference_name}' minus the "
                     f"{len(attr.specific_words):,} specific words and the defining words of {attr.name!r}; "
@@ -735,9 +732,9 @@ class Residual(Metric):
         from ._resample import fisher_z_interval, wilson_interval
         from .refit import refit_direction_bias
 
-        from .wefat import evaluation_attribute, neutral_word_set
+        from .wefat import neutral_word_set
 
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         r = residual_bias(ctx.reference, emb, random_state=ctx.random_state, lists=ctx.lists,
                           max_missing=ctx.max_missing, lowercase=ctx.lowercase, attribute=attr)
         try:  # only the re-fitted rows use the neutral words: a short list leaves them alone empty

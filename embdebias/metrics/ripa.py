@@ -48,7 +48,6 @@ from ._query import (
     QueryResult,
     attribute_text,
     attribute_word_sets,
-    evaluation_attribute,
     function_interval,
     key,
     look_up,
@@ -247,18 +246,18 @@ class Ripa(Metric):
 
     def units(self, ctx):
         """One unit per attribute set of the evaluation's attribute (and pair of its groups)."""
-        return list(pair_units(evaluation_attribute(ctx)))
+        return list(pair_units(ctx.attribute_or_default()))
 
     def legend_for(self, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         return f"{self.legend} Attribute: {attr.name}; pairs: its defining sets (groups {', '.join(attr.groups)})."
 
     def data(self, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         return f"{attribute_text(attr)}; relation pairs: its {len(attr.defining_sets)} defining sets"
 
     def score(self, emb, unit, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         set_name, (i, j) = pair_units(attr)[unit]
         t_sets = {attr.groups[i]: [s[i] for s in attr.defining_sets],
                   attr.groups[j]: [s[j] for s in attr.defining_sets]}

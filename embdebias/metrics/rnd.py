@@ -46,7 +46,6 @@ from ._query import (
     QueryResult,
     attribute_text,
     attribute_word_sets,
-    evaluation_attribute,
     function_interval,
     group_sets,
     key,
@@ -219,17 +218,17 @@ class Rnd(Metric):
 
     def units(self, ctx):
         """One unit per attribute set of the evaluation's attribute (and pair of its groups)."""
-        return list(pair_units(evaluation_attribute(ctx)))
+        return list(pair_units(ctx.attribute_or_default()))
 
     def legend_for(self, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         return f"{self.legend} Attribute: {attr.name} (groups {', '.join(attr.groups)}, in this order)."
 
     def data(self, ctx):
-        return attribute_text(evaluation_attribute(ctx))
+        return attribute_text(ctx.attribute_or_default())
 
     def score(self, emb, unit, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         set_name, (i, j) = pair_units(attr)[unit]
         groups = group_sets(attr)
         t_sets = {attr.groups[i]: groups[attr.groups[i]], attr.groups[j]: groups[attr.groups[j]]}

@@ -48,7 +48,6 @@ from ._query import (
     QueryResult,
     attribute_text,
     attribute_word_sets,
-    evaluation_attribute,
     function_interval,
     group_sets,
     key,
@@ -221,19 +220,19 @@ class Same(Metric):
 
     def units(self, ctx):
         """One unit per attribute set of the evaluation's attribute (its stereotype sets, its neutral words)."""
-        return list(attribute_word_sets(evaluation_attribute(ctx)))
+        return list(attribute_word_sets(ctx.attribute_or_default()))
 
     def legend_for(self, ctx):
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         return f"{self.legend} Attribute: {attr.name} (groups {', '.join(attr.groups)})."
 
     def data(self, ctx):
-        return attribute_text(evaluation_attribute(ctx))
+        return attribute_text(ctx.attribute_or_default())
 
     def score(self, emb, unit, ctx):
         """SAME on the unit's attribute set; for two groups its row also has the pair's skew and
         stereotype, for more each pair of groups has a row ``"SET: GROUP_I vs GROUP_J"`` of them."""
-        attr = evaluation_attribute(ctx)
+        attr = ctx.attribute_or_default()
         r, samples = same_parts(emb, group_sets(attr), {unit: attribute_word_sets(attr)[unit]}, **ctx.common)
         cells = {unit: {"same": r.same, N_SCORED: r.n_scored}}
         out = {(unit, "same"): samples["same"]}

@@ -217,21 +217,9 @@ def wefat(embedding, targets, attributes, *, ddof: int = 1, bootstrap: int = 0, 
 # -- the attribute of an evaluation, and the metric as evaluate runs it ------------------------------
 
 
-def evaluation_attribute(ctx):
-    """The :class:`~embdebias.data.attributes.Attribute` an evaluation measures: ``ctx.attribute``
-    (a name, path or Attribute), else gender, with the lists of ``ctx.lists``."""
-    from ..data.attributes import resolve_attribute
-
-    given = getattr(ctx, "attribute", None)
-    key = ("attribute", given if isinstance(given, (str, type(None))) else id(given))
-    if key not in ctx.cache:
-        ctx.cache[key] = resolve_attribute(given, ctx.lists)
-    return ctx.cache[key]
-
-
 def group_word_sets(ctx) -> dict[str, tuple[str, ...]]:
     """``{group: words}`` of the evaluation's attribute, in group order."""
-    return groups_of(evaluation_attribute(ctx))
+    return groups_of(ctx.attribute_or_default())
 
 
 def groups_of(attr) -> dict[str, tuple[str, ...]]:
@@ -242,7 +230,7 @@ def groups_of(attr) -> dict[str, tuple[str, ...]]:
 def neutral_word_set(ctx, value) -> list[str]:
     """The words that should carry no attribute: the ``neutral_words`` option, else the
     attribute's neutral words (gender: the professions of ``ctx.lists``)."""
-    attr = evaluation_attribute(ctx)
+    attr = ctx.attribute_or_default()
     if value is None and attr.neutral_words:
         return list(attr.neutral_words)
     return ctx.neutral(value)
