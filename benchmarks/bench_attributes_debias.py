@@ -251,8 +251,7 @@ def main(argv=None) -> int:
            "Leakage: a fresh LinearSVC trained on the unit output vectors of the training words of "
            "`_labels.attribute_labels` (the words nearest each group's direction on the original vectors) and "
            "scored on its test words. The neutral words are the attribute's `neutral_words`; the subspace is "
-           "the original's.", "", *leakage_table(leak), ""] if leak else []),
-        ""])
+           "the original's.", "", *leakage_table(leak), ""] if leak else [])])
     Path(args.out).write_text(text, encoding="utf-8")
     print(text)
     return 0
