@@ -334,3 +334,16 @@ def test_summary_shows_chance_of_k_groups_and_says_when_nothing_tests_significan
     assert "| 0.33 (chance) |" in table and "| 0.5 |" not in table
     sentence = _biased_sentence(r)
     assert sentence.startswith("**Is 'original' biased by colour? Not tested**")
+
+
+def test_methods_all_for_three_groups_runs_the_methods_that_can(tmp_path):
+    from embdebias.data.attributes import load_attribute
+    from embdebias.debias import DEBIASERS
+    from embdebias.pipeline.options import RunOptions
+
+    race = load_attribute("race")
+    o = RunOptions.create(methods="all", attribute="race")
+    kept = o.methods_for(race)
+    assert kept and set(kept) == {m for m, s in DEBIASERS.items() if s.handles(3)} and "hsr" not in kept
+    assert o.narrowed_to(race).methods == kept
+    assert o.methods_for(load_attribute("gender")) == o.methods  # two groups: every method

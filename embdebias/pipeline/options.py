@@ -186,7 +186,7 @@ class RunOptions:
         # (each method is checked against each attribute below, before anything is written)
         for attr in self.attributes():
             if not is_default_attribute(attr):
-                for method in self.methods:
+                for method in self.methods_for(attr):
                     DEBIASERS[method].check_attribute(attr, self.lists)
         given = [flag for name, flag, _, _ in LIST_FILES if getattr(self, name) is not None]
         given += ["--expand"] * self.expand
@@ -194,6 +194,19 @@ class RunOptions:
             raise EmbdebiasError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to gender; the "
                                  f"attribute {others[0]} brings its own lists in its file (run gender on its own "
                                  f"to give them)")
+
+    def methods_for(self, attr) -> tuple[str, ...]:
+        """The methods run for ``attr``: those named; when every registered method is named
+        (``--methods all``), those that can debias it (a binary method sits out an attribute of
+        more groups, where naming it alone is an error)."""
+        if set(self.methods) != set(DEBIASERS):
+            return self.methods
+        return tuple(m for m in self.methods if DEBIASERS[m].handles(attr.k))
+
+    def narrowed_to(self, attr) -> "RunOptions":
+        """These options with :meth:`methods_for` ``attr`` as the methods."""
+        methods = self.methods_for(attr)
+        return self if methods == self.methods else dataclasses.replace(self, methods=methods)
 
     def attributes(self) -> list:
         """The run's :class:`~embdebias.data.attributes.Attribute` objects (gender when none is given),

@@ -175,6 +175,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
     if len(attrs) > 1:
         return _run_attributes(source, out_dir, o, attrs, log, progress)
     attr = attrs[0]
+    o = _narrowed(o, attr, log)
     # Bad list files fail here, before anything is loaded or written.
     lists_used = _lists_used(o, attr)
     # So does the output plan: every file the run may write, against every file it reads.
@@ -218,7 +219,7 @@ def _run_attributes(source, out_dir: Path, o: RunOptions, attrs: list, log, prog
     t_start = time.perf_counter()
     runs = []
     for attr in attrs:  # every plan and list checked first
-        sub_o = dataclasses.replace(o, attribute=(attribute_arg(attr),))
+        sub_o = _narrowed(dataclasses.replace(o, attribute=(attribute_arg(attr),)), attr, log)
         runs.append((attr, sub_o, _lists_used(sub_o, attr), check_plan(out_dir / attr.name, source, sub_o, log=log)))
     check_attributes_dir(out_dir, [a.name for a in attrs], force=o.force)
     timings = {}
@@ -239,6 +240,15 @@ def _run_attributes(source, out_dir: Path, o: RunOptions, attrs: list, log, prog
                 steps = Steps(sub, sub_o.force, log, (*inputs, emb.path), token)
                 reports[attr.name] = _run_steps(steps, emb, ident, sub_o, lists_used, t, t_start, progress, ready)
         return _write_attributes_report(out_dir, emb, ident, attrs, reports, log)
+
+
+def _narrowed(o: RunOptions, attr, log) -> RunOptions:
+    """``o`` for ``attr`` (:meth:`RunOptions.narrowed_to`), saying which methods sit it out."""
+    narrowed = o.narrowed_to(attr)
+    if narrowed is not o:
+        left = [m for m in o.methods if m not in narrowed.methods]
+        log(f"[{attr.name}] {', '.join(left)}: binary by construction, not run for its {attr.k} groups")
+    return narrowed
 
 
 def attribute_arg(attr) -> str:

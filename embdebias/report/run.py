@@ -46,8 +46,11 @@ def _attribute_sentence(meta: dict) -> str:
     attr = meta.get("attribute")
     if not attr:
         return ""
-    return (f" Attribute: {attr['name']}, {len(attr['groups'])} groups ({', '.join(attr['groups'])}), from "
-            f"`{attr['path']}`" + (f": {attr['description']}" if attr.get("description") else "."))
+    k = len(attr["groups"])
+    binary = [name for name, spec in DEBIASERS.items() if not spec.handles(k)]
+    return (f" Attribute: {attr['name']}, {k} groups ({', '.join(attr['groups'])}), from "
+            f"`{attr['path']}`" + (f": {attr['description']}" if attr.get("description") else ".")
+            + (f" Not run, binary by construction ({k} groups): {', '.join(binary)}." if binary else ""))
 
 
 def render_attributes_report(embedding: str, summaries: dict) -> str:
