@@ -88,7 +88,7 @@ class Report:
         "improved", "worse" or "no significant change" (see
         :func:`~embdebias.metrics._resample.paired_change`).
     aggregates : list of dict
-        Means over a metric's tests (:data:`embdebias.evaluate.AGGREGATES`, e.g. mean |WEAT d|),
+        Means over a metric's tests (:data:`embdebias.evaluate.AGGREGATES`, e.g. the mean ``|WEAT d|``),
         one per column: ``{"embedding", "name", "label", "metric", "statistic", "tests",
         "value", "ci_low", "ci_high"}`` and, for every column but the first, the paired
         ``change``, ``change_ci_low``, ``change_ci_high``, ``outcome`` and ``n_items``.
