@@ -20,6 +20,7 @@ see :data:`REGISTRY` and :func:`describe_metrics`).
 :func:`indirect_bias`           Bolukbasi et al. (2016) indirect bias of word pairs
 :func:`residual_bias`           Gonen & Goldberg (2019) clustering, SVM and neighbour tests
 :func:`refit_direction_bias`    direct bias along the direction re-fitted in the tested space
+:func:`gipe`                    Kumar et al. (2020) gender-based illicit proximity estimate (GIPE)
 :func:`gender_analogies`        Bolukbasi et al. (2016) generated she:he :: x:y analogies
 :func:`occupation_bias`         Lu et al. (2020) aggregate occupation bias
 :func:`extrinsic_bias`          Czarnowska et al. (2021) generalized metrics over a sentiment probe
@@ -43,6 +44,7 @@ from .projection import DirectBiasResult, ProjectionResult, direct_bias, project
 from .indirect import IndirectBiasResult, indirect_bias
 from .residual import ResidualBiasResult, residual_bias
 from .refit import RefitDirectionResult, refit_direction_bias
+from .gipe import GipeResult, gipe
 from .analogies import gender_analogies
 from .occupation import OccupationBiasResult, occupation_bias
 from .extrinsic import ExtrinsicResult, extrinsic_bias
@@ -56,4 +58,5 @@ __all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "EvalC
            "WeatResult", "analogy", "bat", "describe_metrics", "direct_bias", "ect", "extrinsic_bias",
            "gender_analogies", "get_metric", "indirect_bias", "occupation_bias", "projections", "read_sembias",
            "refit_direction_bias", "register", "residual_bias", "rnsb", "sentiment_lexicon", "weat",
-           "word_similarity"]
+           "word_similarity",
+           "GipeResult", "gipe"]
