@@ -123,3 +123,19 @@ def test_given_words_and_bad_input(emb, hard):
     other = Embedding([f"x{w}" if i % 2 else w for i, w in enumerate(emb.words)], emb.vectors, name="other")
     with pytest.raises(MissingWordsError, match="not in the vocabulary of gendered"):
         gipe(emb, other, [w for w in words if w in other.words], n=5)
+
+
+@pytest.mark.parametrize("chunk", [9_000, 37, 5_000])
+def test_neighbour_search_equals_a_full_sort(chunk):
+    """GIPE's (and RAN's) neighbour search, whatever the chunk (narrower than n, several merge slices)."""
+    from embdebias._rows import top_neighbours, unit_rows
+
+    rng = np.random.default_rng(chunk)
+    X = unit_rows(rng.normal(size=(9_000, 8))).astype(np.float32)
+    rows = np.array([0, 17, 4_500, 8_999])
+    chunks = [(s, X[s:s + chunk]) for s in range(0, len(X), chunk)]
+    near = top_neighbours(X[rows], chunks, 50, rows)
+    sims = X[rows] @ X.T
+    sims[np.arange(len(rows)), rows] = -np.inf
+    expected = np.argsort(-sims, axis=1, kind="stable")[:, :50]
+    assert (near == expected).all()
