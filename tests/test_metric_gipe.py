@@ -106,6 +106,8 @@ def test_registered_with_interval_and_paired_change(emb, hard):
     assert comp["embedding"] == "hard" and comp["n_items"] == 80
     assert comp["change"] == pytest.approx(comp["value"] - comp["reference_value"])
     assert rep.params["options"]["gipe"] == {"words": None, "n_words": 40, "n": 15, "theta": 0.05}
+    assert "the 40 most male- and 40 most female-biased words" in rep.legends["gipe"]
+    assert "its 15 nearest neighbours" in rep.legends["gipe"] and "exceeds 0.05" in rep.legends["gipe"]
 
 
 def test_given_words_and_bad_input(emb, hard):

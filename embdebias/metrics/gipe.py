@@ -272,6 +272,16 @@ class Gipe(Metric):
     def params(self, opts):
         return {**opts, "words": None if opts["words"] is None else str(opts["words"])}
 
+    def legend_for(self, ctx):
+        opts = ctx.opts(self.name)
+        words = (f"the {opts['n_words']:,} most male- and {opts['n_words']:,} most female-biased words of the original"
+                 if opts["words"] is None else "each word of the given debias set")
+        return (f"Kumar et al.'s (2020) Gender-based Illicit Proximity Estimate, RAN-Debias's companion metric: for "
+                f"{words}, the share of its {opts['n']} nearest neighbours in the column whose indirect bias beta "
+                f"(in the original, along the original direction) exceeds {opts['theta']:g}, averaged with the "
+                f"weights of the neighbour graph; 0 is fairer. The interval resamples the words (each keeps its "
+                f"graph weight).")
+
     def units(self, ctx):
         return ["gender" if ctx.opts(self.name)["words"] is None else "words"]
 
