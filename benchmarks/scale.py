@@ -20,6 +20,12 @@ Usage::
     python benchmarks/scale.py                    # 3,000,000 x 300
     python benchmarks/scale.py --rows 500000      # smaller
     python benchmarks/scale.py --out benchmarks/results/scale.md
+    python benchmarks/scale.py --methods hard,soft all --out benchmarks/results/scale.md
+
+``--methods`` takes one or more method sets (each as ``embdebias run --methods`` takes it,
+``all`` for every registered method); each set is one fresh run, one after the other, and
+the output has a table per set, then one line per set with its wall time and peak memory
+side by side. ``--save WHAT`` is passed on to ``embdebias run --save`` when given.
 """
 
 from __future__ import annotations
@@ -141,18 +147,20 @@ def measure_machine(input_path: Path, workdir: Path) -> dict:
 
 
 def floor_seconds(rows: int, dim: int, file_bytes: int, machine: dict, analogy_words: int = 905,
-                  analogy_vocab: int = 30_000, residual_queries: int = 5_000, residual_pool: int = 45_000) -> dict:
+                  analogy_vocab: int = 30_000, residual_queries: int = 5_000, residual_pool: int = 45_000,
+                  columns: int = 3) -> dict:
     """The least time each streaming step could take here: bytes / bandwidth + flops / GEMM speed.
 
     The evaluation's products, per column: the analogy test's distinct question words (905
     of the Google set) by its 30,000 candidates, and residual bias's 5,000 neighbour
     queries by its candidates (the first 50,000 words less the non-alphabetic and
     gender-specific ones: about 45,000); see ``benchmarks/bench_evaluate.py``, which counts them.
+    ``columns``: the report's columns (the original and one per method).
     """
     matrix = rows * dim * 4
     gram_flops = 2.0 * rows * dim * dim
     apply_flops = 2.0 * rows * dim * dim
-    evaluate_flops = 3 * 2.0 * dim * (analogy_words * analogy_vocab + residual_queries * residual_pool)
+    evaluate_flops = columns * 2.0 * dim * (analogy_words * analogy_vocab + residual_queries * residual_pool)
     mem, gb = machine["memcpy_gbs"] * 1e9, 1e9
     return {
         # read the file, copy the floats into a new matrix (whose pages fault in at first touch)
@@ -171,22 +179,41 @@ def floor_seconds(rows: int, dim: int, file_bytes: int, machine: dict, analogy_w
 
 
 
-def run_once(input_path: Path, out_dir: Path) -> dict:
-    """``embdebias run INPUT --out-dir OUT --force`` in a fresh subprocess: wall time, peak memory, step times."""
+def run_argv(input_path: Path, out_dir: Path, methods: str | None = None, save: str | None = None) -> list[str]:
+    """The command line of one measured run (``--methods`` and ``--save`` only when given)."""
+    argv = ["--quiet", "run", str(input_path), "--out-dir", str(out_dir), "--force"]
+    if methods:
+        argv += ["--methods", methods]
+    if save:
+        argv += ["--save", save]
+    return argv
+
+
+def run_once(input_path: Path, out_dir: Path, methods: str | None = None, save: str | None = None) -> dict:
+    """``embdebias run INPUT --out-dir OUT --force [--methods M] [--save S]`` in a fresh subprocess:
+    wall time, peak memory, step times and the report's columns."""
     from run_all import run_measured
 
-    got = run_measured(["--quiet", "run", str(input_path), "--out-dir", str(out_dir), "--force"], out_dir)
+    got = run_measured(run_argv(input_path, out_dir, methods, save), out_dir)
+    columns = got["report"].get("evaluation", {}).get("embeddings") or []
     return {"wall_s": got["wall_s"], "in_process_s": got["in_process_s"], "peak_bytes": got["peak_kb"] * 1024,
-            "timings": got["report"]["timings_s"]}
+            "timings": got["report"]["timings_s"], "columns": len(columns)}
 
 
-def run(rows: int = 3_000_000, dim: int = 300, seed: int = 0, workdir=None, log=print) -> list[dict]:
-    """Rows for ``run_all.py``: one per step of the run, then the whole run against its floor."""
+def run(rows: int = 3_000_000, dim: int = 300, seed: int = 0, workdir=None, log=print, methods: str | None = None,
+        save: str | None = None) -> list[dict]:
+    """Rows for ``run_all.py``: one per step of the run, then the whole run against its floor.
+
+    ``methods`` and ``save`` are passed to ``embdebias run`` (default: its own defaults).
+    """
     path = input_file(rows, dim, seed, log)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench_scale_", dir=workdir) as tmp:
-        got = run_once(path, Path(tmp) / "out")
+        got = run_once(path, Path(tmp) / "out", methods, save)
         machine = measure_machine(path, Path(tmp))
-    floor = floor_seconds(rows, dim, path.stat().st_size, machine)
+    load_after = os.getloadavg()[0]
+    floor = floor_seconds(rows, dim, path.stat().st_size, machine, columns=got["columns"] or 3)
+    floor = {step: seconds for step, seconds in floor.items() if step in got["timings"]}
     matrix = rows * dim * 4
     size = f"{rows:,} x {dim}"
     out = []
@@ -196,13 +223,15 @@ def run(rows: int = 3_000_000, dim: int = 300, seed: int = 0, workdir=None, log=
         out.append({"benchmark": f"run step: {step}", "size": size, "ours_s": seconds,
                     "baseline": "floor" if step in floor else "", "baseline_s": floor.get(step),
                     "ratio": floor[step] / seconds if step in floor and seconds else None,
-                    "note": _FLOOR_NOTES.get(step, "")})
+                    "note": _FLOOR_NOTES.get(step, "").format(columns=got["columns"] or 3)})
     total_floor = sum(floor.values())
     out.append({"benchmark": "embdebias run (whole, fresh process)", "size": size, "ours_s": got["wall_s"],
                 "baseline": "floor (sum of the steps')", "baseline_s": total_floor,
                 "ratio": total_floor / got["wall_s"], "peak_mb": got["peak_bytes"] / 2**20,
+                "methods": methods or "(default)", "columns": got["columns"],
                 "note": f"peak RSS {got['peak_bytes'] / matrix:.2f}x the {matrix / 1e9:.2f} GB matrix (limit 1.5x); "
-                        f"target < 60 s; machine: " + ", ".join(f"{k} {v:.1f}" for k, v in machine.items())})
+                        f"target < 60 s; 1-minute load average {load_before:.1f} before, {load_after:.1f} after; "
+                        f"machine: " + ", ".join(f"{k} {v:.1f}" for k, v in machine.items())})
     return out
 
 
@@ -211,7 +240,7 @@ _FLOOR_NOTES = {
     "hard": "includes soft debias's moments (shared pass); floor: matrix through RAM twice, written once, "
             "+ 2 n d^2 / Gram product speed (one thread)",
     "soft": "solve + one pass: matrix through RAM twice, written once, + n d^2 product / sgemm speed",
-    "evaluate": "three columns; floor counts only the GEMMs (residual neighbours, analogy; bench_evaluate.py)",
+    "evaluate": "{columns} columns; floor counts only the GEMMs (residual neighbours, analogy; bench_evaluate.py)",
 }
 
 
@@ -228,26 +257,58 @@ def markdown(rows: list[dict]) -> str:
     return head + "\n".join(body) + "\n"
 
 
+def side_by_side(runs: dict, matrix_bytes: int) -> str:
+    """One line per method set: its whole run's wall time and peak memory (``runs``: set -> its rows)."""
+    head = "| --methods | report columns | wall (s) | peak RSS | peak / matrix |\n|---|---:|---:|---:|---:|\n"
+    lines = []
+    for methods, rows in runs.items():
+        whole = rows[-1]
+        peak = whole["peak_mb"] * 2**20
+        lines.append(f"| {methods} | {whole.get('columns', '')} | {whole['ours_s']:.1f} | "
+                     f"{peak / 2**30:.2f} GiB | {peak / matrix_bytes:.2f}x |")
+    return head + "\n".join(lines) + "\n"
+
+
+def report_text(runs: dict, command: str, matrix_bytes: int) -> str:
+    """The Markdown file: a table per method set, then the sets side by side (when more than one)."""
+    parts = [f"# `embdebias run` at scale\n\n`{command}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"]
+    for methods, table_rows in runs.items():
+        if len(runs) > 1:
+            parts.append(f"## `--methods {methods}`\n" if methods != "(default)" else "## the default methods\n")
+        parts.append(markdown(table_rows))
+    if len(runs) > 1:
+        parts += ["## side by side\n", side_by_side(runs, matrix_bytes)]
+    return "\n".join(parts)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=3_000_000)
     ap.add_argument("--dim", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--workdir", default=None, help="directory for the run's outputs (about 2x the matrix)")
+    ap.add_argument("--workdir", default=None, help="directory for the run's outputs (about 2x the matrix per method)")
     ap.add_argument("--build-only", action="store_true", help="only build the input file")
+    ap.add_argument("--methods", nargs="+", metavar="M,M",
+                    help="method sets, one run each (as run --methods takes them; 'all': every method); "
+                         "default: one run with run's default methods")
+    ap.add_argument("--save", help="passed on to embdebias run --save (which outputs to write)")
     ap.add_argument("--out", help="also write the table (Markdown) here")
     args = ap.parse_args(argv)
     if args.build_only:
         input_file(args.rows, args.dim, args.seed)
         return 0
-    table = markdown(run(args.rows, args.dim, args.seed, args.workdir))
-    print(table)
+    runs = {}
+    for methods in args.methods or [None]:
+        runs[methods or "(default)"] = run(args.rows, args.dim, args.seed, args.workdir, methods=methods,
+                                           save=args.save)
+    given = sys.argv[1:] if argv is None else list(argv)
+    text = report_text(runs, " ".join(["python benchmarks/scale.py", *given]), args.rows * args.dim * 4)
+    print(text)
     if args.out:
         from embdebias._atomic import atomic_file
 
         with atomic_file(Path(args.out)) as tmp:
-            Path(tmp).write_text(f"# `embdebias run` at scale\n\n`python benchmarks/scale.py` on "
-                                 f"{time.strftime('%Y-%m-%d')}\n\n" + table, encoding="utf-8")
+            Path(tmp).write_text(text, encoding="utf-8")
     return 0
 
 

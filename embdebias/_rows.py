@@ -29,6 +29,10 @@ def unit_rows(x, *, copy: bool = False, out: np.ndarray | None = None) -> np.nda
     return np.divide(x, norms[:, None], out=x if out is None else out)
 
 
+#: Columns of a chunk's similarities merged at a time by :func:`top_neighbours`.
+MERGE_COLUMNS = 4096
+
+
 def top_neighbours(queries: np.ndarray, chunks, n: int, query_rows: np.ndarray | None = None) -> np.ndarray:
     """Rows of the ``n`` largest dot products of every query (best first) over ``chunks``.
 
@@ -45,13 +49,41 @@ def top_neighbours(queries: np.ndarray, chunks, n: int, query_rows: np.ndarray |
         if query_rows is not None:
             own = (query_rows >= start) & (query_rows < start + len(block))
             sims[np.flatnonzero(own), query_rows[own] - start] = -np.inf
-        rows = np.broadcast_to(np.arange(start, start + len(block)), sims.shape)
-        sims, rows = np.hstack([best_sim, sims]), np.hstack([best_row, rows])
-        keep = min(n, sims.shape[1])
-        top = np.argpartition(-sims, keep - 1, axis=1)[:, :keep]
-        best_sim, best_row = np.take_along_axis(sims, top, 1), np.take_along_axis(rows, top, 1)
+        for at in range(0, sims.shape[1], MERGE_COLUMNS):  # narrow slices: the bar rises after the first
+            best_sim, best_row = _merge_best(best_sim, best_row, sims[:, at:at + MERGE_COLUMNS], start + at, n)
     order = np.argsort(-best_sim, axis=1, kind="stable")
     return np.take_along_axis(best_row, order, 1)
+
+
+def _merge_best(best_sim: np.ndarray, best_row: np.ndarray, sims: np.ndarray, start: int, n: int):
+    """The ``n`` best of the best so far and a chunk's similarities (rows from ``start``).
+
+    Once a query holds ``n`` neighbours, only a similarity above its ``n``-th best can
+    enter: after the first chunk those are few, so they are gathered (padded with ``-inf``
+    to the widest query) instead of partitioning every similarity of the chunk again.
+    """
+    m, width = sims.shape
+    cand_row = None  # None: the candidates are the chunk's columns, rows start + column
+    if best_sim.shape[1] == 0:
+        cand_sim = sims
+    elif best_sim.shape[1] < n:
+        cand_sim = np.hstack([best_sim, sims])
+        cand_row = np.hstack([best_row, np.broadcast_to(np.arange(start, start + width), sims.shape)])
+    else:
+        hit_q, hit_c = np.nonzero(sims > best_sim.min(axis=1)[:, None])
+        if hit_q.size == 0:
+            return best_sim, best_row
+        counts = np.bincount(hit_q, minlength=m)
+        cand_sim = np.full((m, n + int(counts.max())), -np.inf, dtype=np.float32)
+        cand_row = np.zeros(cand_sim.shape, dtype=np.int64)
+        cand_sim[:, :n], cand_row[:, :n] = best_sim, best_row
+        slot = n + np.arange(hit_q.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        cand_sim[hit_q, slot] = sims[hit_q, hit_c]
+        cand_row[hit_q, slot] = start + hit_c
+    keep = min(n, cand_sim.shape[1])
+    top = np.argpartition(-cand_sim, keep - 1, axis=1)[:, :keep]
+    rows = start + top if cand_row is None else np.take_along_axis(cand_row, top, 1)
+    return np.take_along_axis(cand_sim, top, 1), rows
 
 
 def indirect_bias(words: np.ndarray, neighbours: np.ndarray, direction: np.ndarray) -> np.ndarray:

@@ -182,6 +182,34 @@ def test_scale_floor_and_table(tmp_path):
     assert emb.shape == (400_100, 8) and emb.words[400_000] == "zq0000000" and emb.words[0] == "the"
 
 
+def test_scale_method_sets_side_by_side():
+    """benchmarks/scale.py --methods: the run's command line, the evaluation floor per column, one
+    table per method set and the sets' wall time and peak memory side by side."""
+    from pathlib import Path
+
+    import scale
+
+    base = ["--quiet", "run", "in.bin", "--out-dir", "out", "--force"]
+    assert scale.run_argv(Path("in.bin"), Path("out")) == base
+    assert scale.run_argv(Path("in.bin"), Path("out"), "all", "none") == base + ["--methods", "all", "--save", "none"]
+    machine = {"sgemm_gflops": 100.0, "gram_gflops": 50.0, "memcpy_gbs": 10.0, "read_gbs": 2.0, "write_gbs": 1.0}
+    three = scale.floor_seconds(1000, 10, 1, machine)["evaluate"]
+    assert scale.floor_seconds(1000, 10, 1, machine, columns=9)["evaluate"] == pytest.approx(3 * three)
+
+    def rows(wall, peak_mb, columns):
+        return [{"benchmark": "run step: load", "size": "1 x 1", "ours_s": 1.0, "note": ""},
+                {"benchmark": "embdebias run (whole, fresh process)", "size": "1 x 1", "ours_s": wall,
+                 "peak_mb": peak_mb, "columns": columns, "note": ""}]
+
+    text = scale.report_text({"hard,soft": rows(47.0, 4096.0, 3), "all": rows(300.0, 6144.0, 9)},
+                             "python benchmarks/scale.py --methods hard,soft all", 2**30)
+    assert "## `--methods hard,soft`" in text and "## `--methods all`" in text
+    assert "| hard,soft | 3 | 47.0 | 4.00 GiB | 4.00x |" in text
+    assert "| all | 9 | 300.0 | 6.00 GiB | 6.00x |" in text
+    single = scale.report_text({"(default)": rows(47.0, 4096.0, 3)}, "python benchmarks/scale.py", 2**30)
+    assert "side by side" not in single and "## " not in single
+
+
 def test_bench_evaluate_times_every_metric_and_compares_cells(tmp_path, capsys):
     """benchmarks/bench_evaluate.py on a tiny trio: one subprocess, a row per metric, the floor."""
     import bench_evaluate

@@ -31,6 +31,7 @@ from ._common import (
     sample_lines,
     split_fields,
     text_records_ok,
+    trailing_values,
 )
 from .default import BUILTIN_NAMES
 from .formats import FASTTEXT_MAGIC, TABLE, looks_like_fasttext, looks_like_old_fasttext, looks_like_pickle
@@ -101,7 +102,9 @@ def _text_view(head: bytes) -> bytes:
 
 
 def _looks_like_glove(text: bytes, complete: bool, path) -> bool:
-    """Whether the first lines are GloVe rows (:func:`~._common.glove_dim` finds a dimension).
+    """Whether the first lines are GloVe rows: :func:`~._common.glove_dim` finds a dimension
+    ``d``, and at least half of the lines end in ``d`` values (prose where a few sentences end
+    in a number, "... in 1913", is a corpus, not a 1-d GloVe file).
 
     A first line of numbers only that disagrees with them ("40 8 3", "-1 8", "40.0 8")
     is a damaged header: a :class:`VectorFileError`, not a GloVe row.
@@ -113,7 +116,8 @@ def _looks_like_glove(text: bytes, complete: bool, path) -> bool:
     d = glove_dim(lines)
     if damaged_header(first, d):
         raise bad_header_error(path, first, line=line_no, offset=None)
-    return d >= 1
+    rows = sum(trailing_values(split_fields(line)) == d for _, line in lines)
+    return d >= 1 and 2 * rows >= len(lines)
 
 
 def _by_signature(head: bytes, path: Path) -> str | None:

@@ -451,10 +451,19 @@ class NativeWriter:
 
     Examples
     --------
-    >>> with NativeWriter(out, words, (n, d)) as w:      # doctest: +SKIP
-    ...     for start, stop, block in emb.iter_chunks():
-    ...         w.append(f(block))
-    >>> result = w.open()                                 # doctest: +SKIP
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from embdebias import Embedding
+    >>> emb = Embedding(["he", "she", "nurse"], np.eye(3))
+    >>> out = Path(tempfile.mkdtemp()) / "doubled.embd"
+    >>> with NativeWriter(out, list(emb.words), emb.shape) as w:
+    ...     for start, stop, block in emb.iter_chunks(2):
+    ...         w.append(2 * block)
+    >>> result = w.open()
+    >>> len(result), result["nurse"].tolist()
+    (3, [0.0, 0.0, 2.0])
+    >>> import shutil; shutil.rmtree(out.parent)
     """
 
     def __init__(self, path, words, shape, *, inputs=(), purpose: str = "write"):

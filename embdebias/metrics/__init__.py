@@ -22,6 +22,7 @@ see :data:`REGISTRY` and :func:`describe_metrics`).
 :func:`indirect_bias`           Bolukbasi et al. (2016) indirect bias of word pairs
 :func:`residual_bias`           Gonen & Goldberg (2019) clustering, SVM and neighbour tests
 :func:`refit_direction_bias`    direct bias along the direction re-fitted in the tested space
+:func:`gipe`                    Kumar et al. (2020) gender-based illicit proximity estimate (GIPE)
 :func:`gender_analogies`        Bolukbasi et al. (2016) generated she:he :: x:y analogies
 :func:`occupation_bias`         Lu et al. (2020) aggregate occupation bias
 :func:`extrinsic_bias`          Czarnowska et al. (2021) generalized metrics over a sentiment probe
@@ -52,6 +53,7 @@ from .projection import DirectBiasResult, ProjectionResult, direct_bias, project
 from .indirect import IndirectBiasResult, indirect_bias
 from .residual import ResidualBiasResult, residual_bias
 from .refit import RefitDirectionResult, refit_direction_bias
+from .gipe import GipeResult, gipe
 from .analogies import gender_analogies
 from .occupation import OccupationBiasResult, occupation_bias
 from .extrinsic import ExtrinsicResult, extrinsic_bias
@@ -73,4 +75,6 @@ __all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "EvalC
            "rnsb", "sentiment_lexicon", "weat", "wefat", "word_similarity",
            # the query metrics of issue 23 (WEFE's order: embedding, targets, attributes)
            "GeneralizedWeatResult", "MacResult", "RipaResult", "RndResult", "SameResult", "generalized_weat", "mac",
-           "ripa", "rnd", "same"]
+           "ripa", "rnd", "same",
+           # RAN-Debias's companion metric (Kumar et al. 2020)
+           "GipeResult", "gipe"]
