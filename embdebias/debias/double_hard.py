@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._threads import one_thread
 from ..data import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import MissingWordsError
@@ -202,9 +203,12 @@ class DoubleHardDebias(Debiaser):
             w = w - np.outer(w @ g, g) / (g @ g)
             return cluster_accuracy(w, labels, int(self.random_state))
 
-        table = [{"component": i, "accuracy": accuracy(directions[i])}
-                 for i in range(min(int(self.n_candidates), emb.dim))]
-        return table, accuracy(None)
+        # 21 k-means fits of a 2,000-row matrix: on OpenMP threads each waits for a busy core
+        # (10.5 s against 0.5 s on one thread under load; docs/user_guide/debiasers/double_hard.md)
+        with one_thread():
+            table = [{"component": i, "accuracy": accuracy(directions[i])}
+                     for i in range(min(int(self.n_candidates), emb.dim))]
+            return table, accuracy(None)
 
     def _shift(self, x: np.ndarray) -> np.ndarray:
         u = self.component_
