@@ -62,6 +62,7 @@ class OSCaR(Debiaser):
     * ``v2``: the first principal direction (uncentred) of the unit vectors of the
       ``occupations`` words (default: the professions list of ``lists``), signed so that the
       occupations project positively.
+
     The rotation is the paper's piecewise-linear map of angles, written here as
     stretching ``[0, theta]`` onto ``[0, pi/2]`` (and the rest accordingly); the authors'
     case-by-case rotation amounts describe the same map.
