@@ -216,7 +216,12 @@ def markdown(rows: list, note: str, emb, args) -> list[str]:
         "", f"Largest |embdebias - WEFE| over all {len(rows)} queries: "
         + ("n/a" if worst is None else f"{worst:.1e} ({'within' if worst <= args.tolerance else 'OVER'} "
                                        f"the tolerance {args.tolerance:g})."), "",
-    ] + table(rows, args.tolerance)
+    ] + table(rows, args.tolerance) + [
+        "", "The rest of issue 23's fidelity table, each written by its own script:", "",
+        "- multiclass hard debias against WEFE's `MulticlassHardDebias` (both neutralize modes): "
+        "`attributes_debias.md` (`python benchmarks/bench_attributes_debias.py`);",
+        "- the two-sided WEAT p-value against the enumeration of every partition, and the factual association "
+        "on GloVe 6B 50d beside word2vec: `attributes_factual.md` (`python benchmarks/bench_factual.py`).", ""]
 
 
 def main(argv=None) -> int:
