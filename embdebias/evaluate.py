@@ -352,7 +352,7 @@ def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
     suite's metrics and every registered multi-group metric that can measure it. A metric
     asked for by name that cannot is an error naming it.
     """
-    from .metrics._base import is_default_attribute
+    from .data.attributes import is_default_attribute
 
     if is_default_attribute(attribute):
         return [get_metric(m) for m in names]
@@ -433,7 +433,8 @@ def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: 
 def _attribute_direction(reference, name: str, attribute, lists: str, direction_name):
     """``(subspace, its name)`` of another attribute than gender, fitted on ``reference`` (the first
     column); ``(None, direction_name)`` for gender, whose metrics fit their own as before."""
-    from .metrics._base import attribute_subspace, is_default_attribute
+    from .metrics._base import attribute_subspace
+    from .data.attributes import is_default_attribute
 
     if is_default_attribute(attribute):
         return None, direction_name

@@ -347,3 +347,25 @@ def test_methods_all_for_three_groups_runs_the_methods_that_can(tmp_path):
     assert kept and set(kept) == {m for m, s in DEBIASERS.items() if s.handles(3)} and "hsr" not in kept
     assert o.narrowed_to(race).methods == kept
     assert o.methods_for(load_attribute("gender")) == o.methods  # two groups: every method
+
+
+def test_debias_inlp_and_rlace_take_an_attribute(small, sex, tmp_path):
+    for method in ("inlp", "rlace"):
+        out = tmp_path / f"{method}.embd"
+        assert main(["-q", "debias", str(small), "--attribute", str(sex), "--method", method, "--out", str(out)]) == 0
+        assert out.is_dir()
+    assert main(["-q", "debias", str(small), "--attribute", str(sex), "--method", "inlp", "--components", "2",
+                 "--out", str(tmp_path / "x.embd")]) == 2
+
+
+def test_a_users_file_named_gender_is_not_the_bundled_gender(tmp_path):
+    from embdebias.data.attributes import is_default_attribute
+    from embdebias.metrics import get_metric
+
+    path = tmp_path / "gender.json"
+    path.write_text(json.dumps({"name": "gender", "groups": ["a", "b", "c"],
+                                "defining_sets": [["x", "y", "z"], ["u", "v", "w"]]}), encoding="utf-8")
+    mine, bundled = load_attribute(path), load_attribute("gender")
+    assert is_default_attribute(bundled) and is_default_attribute(None) and is_default_attribute("gender")
+    assert not is_default_attribute(mine)
+    assert get_metric("bat").supports(bundled) and not get_metric("bat").supports(mine)

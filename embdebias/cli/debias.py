@@ -88,8 +88,12 @@ def _attribute_params(args, attr, spec) -> dict:
     if given:
         raise EmbdebiasError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to gender; the attribute "
                              f"{attr.name} brings its own lists in its file ({attr.path})")
-    return _own_params(args, spec, {"lists": args.lists, "n_components": args.components or max(1, attr.k - 1),
-                                    "attribute": attr})
+    params = {"lists": args.lists, "attribute": attr}
+    if "n_components" in inspect.signature(spec.estimator_class()).parameters:
+        params["n_components"] = args.components or max(1, attr.k - 1)
+    elif args.components is not None:  # INLP and RLACE find their own directions (RLACE: --rlace-rank)
+        raise EmbdebiasError(f"--components does not apply to --method {spec.name}")
+    return _own_params(args, spec, params)
 
 
 def _own_params(args, spec, params: dict) -> dict:
@@ -103,7 +107,7 @@ def _own_params(args, spec, params: dict) -> dict:
 
 def _params(args, spec) -> dict:
     """The estimator keywords of ``spec`` that the options give."""
-    from ..metrics._base import is_default_attribute
+    from ..data.attributes import is_default_attribute
 
     attr = one_attribute(args)
     if not is_default_attribute(attr):

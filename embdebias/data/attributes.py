@@ -45,8 +45,8 @@ from pathlib import Path
 from ..errors import AttributeFileError, WordListError, quote
 from .wordlists import DEFAULT_LISTS, check_lists, data_dir, is_bundled_name, load_pairs, load_words, read_json
 
-__all__ = ["Attribute", "DEFAULT_ATTRIBUTE", "attribute_path", "bundled_attributes", "load_attribute",
-           "resolve_attribute", "resolve_attributes"]
+__all__ = ["Attribute", "DEFAULT_ATTRIBUTE", "attribute_path", "bundled_attributes", "is_default_attribute",
+           "load_attribute", "resolve_attribute", "resolve_attributes"]
 
 #: The attribute of every command that is not given one.
 DEFAULT_ATTRIBUTE = "gender"
@@ -133,6 +133,17 @@ def load_attribute(name_or_path=DEFAULT_ATTRIBUTE, lists: str = DEFAULT_LISTS) -
     except WordListError as exc:
         raise AttributeFileError(f"attribute file {exc}") from None
     return _Reader(path, lists).attribute(data)
+
+
+def is_default_attribute(attribute) -> bool:
+    """Whether ``attribute`` is the bundled gender attribute (None and the name "gender" stand for it):
+    today's lists, by reference, and every gender-only metric, method and default. A user's file that
+    names itself "gender" is not it (its own lists are used)."""
+    if attribute is None or (isinstance(attribute, str) and attribute == DEFAULT_ATTRIBUTE):
+        return True
+    if not isinstance(attribute, Attribute) or attribute.name != DEFAULT_ATTRIBUTE:
+        return False
+    return Path(attribute.path).resolve() == attribute_path(DEFAULT_ATTRIBUTE).resolve()
 
 
 def resolve_attribute(value=None, lists: str = DEFAULT_LISTS) -> Attribute:

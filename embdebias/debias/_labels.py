@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import train_test_split
 
+from ..data.attributes import is_default_attribute
 from ..embedding import Embedding
 from ..errors import EmbdebiasError, MissingWordsError
 
@@ -108,7 +109,7 @@ def _split(rows: np.ndarray, labels: np.ndarray, random_state: int, groups: tupl
 
 def is_gender(attribute) -> bool:
     """True for None and for the attribute named gender: their labels are the published ``he - she`` ones."""
-    return attribute is None or getattr(attribute, "name", attribute) == "gender"
+    return is_default_attribute(attribute)
 
 
 def protected_labels(emb: Embedding, attribute=None, lists: str = "published", **kw) -> LabelledWords:

@@ -23,6 +23,7 @@ import importlib
 import inspect
 from dataclasses import dataclass
 
+from ..data.attributes import is_default_attribute
 from .. import _validation
 from ..errors import EmbdebiasError
 
@@ -190,7 +191,7 @@ class DebiaserSpec:
             raise EmbdebiasError(f"debias method {self.name!r} is binary by construction (it handles "
                                  f"{self.max_groups} groups); attribute {attr.name!r} has {groups}; "
                                  f"methods for k groups: {any_k}")
-        if attr.name != "gender" and "attribute" not in inspect.signature(self.estimator_class()).parameters:
+        if not is_default_attribute(attr) and "attribute" not in inspect.signature(self.estimator_class()).parameters:
             raise EmbdebiasError(f"debias method {self.name!r} works on gender's word lists only; attribute "
                                  f"{attr.name!r} ({groups}) needs one of: {any_k}")
         return attr

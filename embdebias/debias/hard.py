@@ -7,6 +7,7 @@ from itertools import chain
 
 import numpy as np
 
+from ..data.attributes import is_default_attribute
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
@@ -293,7 +294,7 @@ class HardDebias(Debiaser):
         if getattr(self, "neutralized_words_", None) is not None:
             info["neutralized_only"] = len(self.neutralized_words_)
         attr = attribute_of(self.attribute, self.lists)
-        if attr is not None and attr.name != "gender":
+        if not is_default_attribute(attr):
             info["attribute"] = attr.name
         return info
 

@@ -47,6 +47,7 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
+from ..data.attributes import is_default_attribute
 from .. import wordlists
 from .._validation import NONNEGATIVE
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
@@ -272,7 +273,7 @@ class SoftDebias(Debiaser):
         spec = self.gender_specific
         expansion = None
         attr = attribute_of(self.attribute, self.lists)
-        if (attr is not None and attr.name != "gender"
+        if (not is_default_attribute(attr)
                 and (isinstance(spec, (ExpansionResult, GenderSpecificExpander)) or spec == "expand")):
             raise EmbdebiasError(f"soft debias of attribute {attr.name!r}: the SVM expansion expands gender's "
                                  f"seed words; give the attribute's specific words, or None for its own list")

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import wordlists
-from ..data.attributes import DEFAULT_ATTRIBUTE
+from ..data.attributes import is_default_attribute
 from ..errors import EmbdebiasError
 from ._common import DEFAULT_MAX_MISSING, MetricResult, lookup, unit_vectors
 
@@ -115,7 +115,7 @@ class Metric:
     def supports(self, attribute) -> bool:
         """Whether the metric can measure ``attribute`` (an :class:`~embdebias.data.attributes.Attribute`;
         None: gender). The default suite of an attribute holds the metrics that can."""
-        if attribute is None or self.kind == "quality" or attribute.name == DEFAULT_ATTRIBUTE:
+        if self.kind == "quality" or is_default_attribute(attribute):
             return True
         return self.scope == "any" or (self.scope == "binary" and attribute.is_binary)
 
@@ -318,20 +318,6 @@ def attribute_subspace(embedding, attribute=None, n_components: int | None = Non
         raise EmbdebiasError(f"the attribute {attribute.name!r} brings its own defining sets "
                              f"({attribute.path}); a definitional pair file applies to gender only")
     return fit_subspace(embedding, None, n_components or max(1, attribute.k - 1), lists=lists, attribute=attribute)
-
-
-def is_default_attribute(attribute) -> bool:
-    """Whether ``attribute`` is the bundled gender attribute (or None, which stands for it): today's
-    lists, by reference, and every gender-only metric and default (not a user's file named gender)."""
-    if attribute is None:
-        return True
-    if attribute.name != DEFAULT_ATTRIBUTE:
-        return False
-    from pathlib import Path
-
-    from ..data.attributes import attribute_path
-
-    return Path(attribute.path).resolve() == attribute_path(DEFAULT_ATTRIBUTE).resolve()
 
 
 def set_vectors(emb, sets: dict, ctx: EvalContext) -> tuple[dict, dict]:

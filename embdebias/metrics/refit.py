@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..data.attributes import is_default_attribute
 from .. import wordlists
 from .._rows import unit_rows
 from ..errors import EmbdebiasError
@@ -159,7 +160,7 @@ def refit_direction_bias(tested, words=None, *, original=None, lists: str = word
         from ..data.attributes import resolve_attribute
 
         attr = resolve_attribute(attribute, lists)
-        if attr.name != "gender":
+        if not is_default_attribute(attr):
             name = "neutral words" if words is None else "words"
             words = list(attr.neutral_words) if words is None else wordlists.resolve_words(words, "professions", lists)
             return _refit_groups(tested, words, name, attr, original, lists, max_missing, lowercase)

@@ -90,6 +90,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..data.attributes import is_default_attribute
 from .. import wordlists
 from .._rows import unit_rows
 from .._threads import one_thread
@@ -644,7 +645,7 @@ def attribute_groups(attribute, lists: str = wordlists.DEFAULT_LISTS) -> tuple[d
     from ..data.attributes import resolve_attribute
 
     attr = resolve_attribute(attribute, lists)
-    if attr.name == "gender":
+    if is_default_attribute(attr):
         return None, ()
     return ({g: tuple(s[j] for s in attr.defining_sets) for j, g in enumerate(attr.groups)},
             tuple(attr.specific_words))
@@ -703,7 +704,7 @@ class Residual(Metric):
     def legend_for(self, ctx):
 
         attr = ctx.attribute_or_default()
-        if attr.name == "gender":
+        if is_default_attribute(attr):
             return self.legend
         return (f"Is the {attr.name} bias still recoverable? Gonen & Goldberg's (2019) tests for {attr.k} groups "
                 f"({', '.join(attr.groups)}): each group's 500 most associated words of the original (cosine with "
@@ -717,7 +718,7 @@ class Residual(Metric):
     def data(self, ctx):
 
         attr = ctx.attribute_or_default()
-        if attr.name != "gender":
+        if not is_default_attribute(attr):
             return (f"candidates: the first 50,000 alphabetic words of '{ctx.reference_name}' minus the "
                     f"{len(attr.specific_words):,} specific words and the defining words of {attr.name!r}; "
                     f"groups: {', '.join(attr.groups)} (the columns of its {len(attr.defining_sets)} defining sets)")
@@ -739,7 +740,7 @@ class Residual(Metric):
                           max_missing=ctx.max_missing, lowercase=ctx.lowercase, attribute=attr)
         try:  # only the re-fitted rows use the neutral words: a short list leaves them alone empty
             neutral = ctx.opts(self.name)["neutral_words"]
-            refit = refit_direction_bias(emb, ctx.neutral(neutral) if attr.name == "gender"
+            refit = refit_direction_bias(emb, ctx.neutral(neutral) if is_default_attribute(attr)
                                          else neutral_word_set(ctx, neutral),
                                          original=ctx.reference, lists=ctx.lists, max_missing=ctx.max_missing,
                                          lowercase=ctx.lowercase, attribute=attr)

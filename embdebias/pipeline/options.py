@@ -179,7 +179,7 @@ class RunOptions:
 
     def _check_attributes(self) -> None:
         """Every attribute readable; gender's list options only in a run of gender alone."""
-        from ..metrics._base import is_default_attribute
+        from ..data.attributes import is_default_attribute
 
         _validation.check_choice(self.lists, _list_sets(), "lists")
         others = [a.name for a in self.attributes() if not is_default_attribute(a)]

@@ -73,7 +73,7 @@ def _lists_used(o: RunOptions, attr=None) -> dict:
     them here makes a bad list file fail before any work. Another attribute than gender
     (``attr``) brings its own, each described by its file (whose hash its keys hold)."""
     from ..data import wordlists
-    from ..metrics._base import is_default_attribute
+    from ..data.attributes import is_default_attribute
 
     if not is_default_attribute(attr):
         return _attribute_lists(o, attr)
@@ -300,7 +300,8 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
     one with ``expand`` (it needs the expansion). Their errors (bad parameters for this
     embedding, missing definition words) thus leave nothing written.
     """
-    from ..metrics._base import attribute_subspace, is_default_attribute
+    from ..metrics._base import attribute_subspace
+    from ..data.attributes import is_default_attribute
 
     attr = None if is_default_attribute(attr) else attr
     if attr is not None:  # a metric named in --tests that cannot measure the attribute fails here

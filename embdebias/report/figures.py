@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data.attributes import is_default_attribute
 from .. import wordlists
 from .._atomic import atomic_file
 from ..embedding import Embedding, as_embedding
@@ -93,7 +94,7 @@ def sides(attribute=None) -> dict:
     """How the figures name a two-group attribute's direction: ``{"name", "positive", "negative",
     "specific"}`` (gender: she side positive, as every projection of the project; another
     binary attribute: its first group positive, as its defining sets are ordered)."""
-    if attribute is None or attribute.name == "gender":
+    if is_default_attribute(attribute):
         return {"name": "gender", "positive": "she", "negative": "he", "specific": "gender-specific"}
     return {"name": attribute.name, "positive": attribute.groups[0], "negative": attribute.groups[1],
             "specific": f"{attribute.name}-specific"}
