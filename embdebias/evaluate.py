@@ -358,21 +358,29 @@ def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
         return [get_metric(m) for m in names]
     if not explicit:
         names = list(names) + [n for n, m in REGISTRY.items() if n not in names and m.scope != "gender"]
-    out = []
-    for metric in map(get_metric, names):
-        # a metric whose units the attribute's data fill (WEAT: its tests) needs them, whatever its scope
-        fits = _fill_options(metric, attribute, options) if metric.name in ATTRIBUTE_OPTIONS \
-            else metric.supports(attribute)
-        if not fits:
-            if explicit:
-                raise EmbdebiasError(f"evaluate: {metric.name} ({metric.title}) measures "
-                                     f"{'gender' if metric.scope == 'gender' else 'two groups'} only; it cannot "
-                                     f"score the attribute {attribute.name!r} ({attribute.k} groups)"
-                                     + (f" (it names no {ATTRIBUTE_OPTIONS[metric.name][1]})"
-                                        if metric.name in ATTRIBUTE_OPTIONS else ""))
-            continue
-        out.append(metric)
-    return out
+    return [metric for metric in map(get_metric, names) if _measures(metric, attribute, options, explicit)]
+
+
+def _measures(metric, attribute, options: dict, explicit: bool) -> bool:
+    """Whether ``metric`` can score ``attribute`` (setting the options its data fill); a metric
+    named (``explicit``) that cannot is an error saying why."""
+    # a metric whose units the attribute's data fill (WEAT: its tests) needs them, whatever its scope
+    fits = _fill_options(metric, attribute, options) if metric.name in ATTRIBUTE_OPTIONS \
+        else metric.supports(attribute)
+    if not fits:
+        if explicit:
+            raise EmbdebiasError(f"evaluate: {metric.name} ({metric.title}) measures "
+                                 f"{'gender' if metric.scope == 'gender' else 'two groups'} only; it cannot "
+                                 f"score the attribute {attribute.name!r} ({attribute.k} groups)"
+                                 + (f" (it names no {ATTRIBUTE_OPTIONS[metric.name][1]})"
+                                    if metric.name in ATTRIBUTE_OPTIONS else ""))
+        return False
+    lacking = [f for f in metric.needs if not getattr(attribute, f) and f not in options.get(metric.name, {})]
+    if lacking and explicit:
+        raise EmbdebiasError(f"evaluate: {metric.name} ({metric.title}) needs the attribute's {lacking[0]}: "
+                             f"{attribute.name!r} ({attribute.path}) has none; give them in its file or "
+                             f"as options={{{metric.name!r}: {{{lacking[0]!r}: ...}}}}")
+    return not lacking
 
 
 def suite_for(tests=None, attribute=None, options=None, lists: str = "published") -> list[str]:

@@ -75,6 +75,7 @@ def test_a_list_value_may_name_a_file_beside_the_attribute(tmp_path):
 
 @pytest.mark.parametrize("overrides, key, expected", [
     ({"defining_sets": [["red", "green"]]}, "defining_sets[0]", "2 word(s); expected 3"),
+    ({"defining_sets": [["red", "green", "blue"]]}, "defining_sets", "at least two defining sets"),
     ({"defining_sets": [["red", "green", "red"]]}, "defining_sets[0]", "a word stands for two groups"),
     ({"defining_sets": [["red", "green", "blue"], ["green", "red", "cyan"]]}, "defining_sets[1]",
      "is in two groups"),

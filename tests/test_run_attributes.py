@@ -369,3 +369,16 @@ def test_a_users_file_named_gender_is_not_the_bundled_gender(tmp_path):
     assert is_default_attribute(bundled) and is_default_attribute(None) and is_default_attribute("gender")
     assert not is_default_attribute(mine)
     assert get_metric("bat").supports(bundled) and not get_metric("bat").supports(mine)
+
+
+def test_an_attribute_without_neutral_words_never_borrows_the_professions(tmp_path):
+    from embdebias.evaluate import suite_for
+
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps({"name": "plain", "groups": ["f", "m"],
+                                "defining_sets": [["she", "he"], ["woman", "man"]]}), encoding="utf-8")
+    assert "direct_bias" not in suite_for(None, str(path)) and "wefat" not in suite_for(None, str(path))
+    assert "residual" in suite_for(None, str(path))
+    with pytest.raises(EmbdebiasError, match="direct_bias .* needs the attribute's neutral_words"):
+        suite_for(["direct_bias"], str(path))
+    assert suite_for(["direct_bias"], str(path), {"direct_bias": {"neutral_words": ["nurse"]}}) == ["direct_bias"]

@@ -190,6 +190,8 @@ class _Reader:
         name = self.text(data, "name")
         groups = self.groups(data.get("groups"))
         defining = self.sets(data.get("defining_sets"), "defining_sets", groups, required=True)
+        if len(defining) < 2:  # the subspace would refuse it later, naming neither the file nor the key
+            self.fail("defining_sets", f"{len(defining)} set; the bias subspace needs at least two defining sets")
         group_words = self.group_words(data.get("group_words"), groups, defining)
         self.one_group_per_word(defining, groups, group_words)
         return Attribute(

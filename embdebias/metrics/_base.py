@@ -99,6 +99,10 @@ class Metric:
         The protected attributes it can measure (:meth:`supports`): "gender" when its data
         are gender's own (SemBias, the extrinsic templates), "binary" for any two-group
         attribute, "any" for ``k`` groups. Quality metrics measure no attribute: every one.
+    needs : tuple of str
+        Fields of another attribute than gender that the metric reads, each also its option of
+        the same name (``"neutral_words"``): without either, another attribute's default suite
+        leaves the metric out, and naming it is an error (never gender's lists under another name).
     """
 
     name = ""
@@ -111,6 +115,7 @@ class Metric:
     kind = "intrinsic"
     headline: tuple = ()
     scope = "gender"
+    needs: tuple = ()
 
     def supports(self, attribute) -> bool:
         """Whether the metric can measure ``attribute`` (an :class:`~embdebias.data.attributes.Attribute`;

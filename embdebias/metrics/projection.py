@@ -182,6 +182,7 @@ def _direct_bias_k(embedding, words, c, comps, name, max_missing, lowercase) -> 
 @register
 class DirectBias(Metric):
     name, title = "direct_bias", "Direct bias"
+    needs = ("neutral_words",)
     scope = "any"  # measures any attribute (its groups, defining sets and neutral words)
     headline = (("", "direct_bias_original", "lower"),)
     function = "direct_bias"

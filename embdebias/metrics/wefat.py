@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..data.attributes import is_default_attribute
 from ..errors import EmbdebiasError
 from ._base import N_SCORED, Metric, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
@@ -233,12 +234,16 @@ def neutral_word_set(ctx, value) -> list[str]:
     attr = ctx.attribute_or_default()
     if value is None and attr.neutral_words:
         return list(attr.neutral_words)
+    if value is None and not is_default_attribute(attr):  # never gender's professions under another name
+        raise EmbdebiasError(f"the attribute {attr.name!r} ({attr.path}) has no neutral_words: give them in its file "
+                             f"or as the metric's neutral_words option")
     return ctx.neutral(value)
 
 
 @register
 class Wefat(Metric):
     name, title = "wefat", "WEFAT (per-word association)"
+    needs = ("neutral_words",)
     scope = "any"  # measures any attribute (its groups, defining sets and neutral words)
     function = "wefat"
     legend = ("WEFAT (Caliskan et al. 2017): each neutral word's (default: the professions) mean cosine with "
