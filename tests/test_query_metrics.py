@@ -359,3 +359,17 @@ def test_evaluate_gives_the_query_metrics_intervals_and_paired_comparisons():
         2 * changes[("ripa", "career", "ripa")]["reference_value"])
     assert "attribute gender, `wordlists/attributes/gender.json`" in report.data["mac"]
     assert "| attribute sets | MAC (mean cosine distance) |" in report.to_markdown()
+
+
+def test_generalized_weat_refuses_a_partial_match_of_sets_to_groups():
+    from embdebias.data.attributes import Attribute
+    from embdebias.errors import EmbdebiasError
+    from embdebias.metrics.generalized_weat import matched_sets
+
+    groups = ("black", "white", "asian")
+    sets = (("b", "w", "a"),)
+    partial = Attribute("race", groups, sets, attribute_sets={"white_x": ("p",), "black_x": ("q",), "misc": ("r",)})
+    with pytest.raises(EmbdebiasError, match="one attribute set per group"):
+        matched_sets(partial)
+    unnamed = Attribute("race", groups, sets, attribute_sets={"one": ("p",), "two": ("q",), "three": ("r",)})
+    assert list(matched_sets(unnamed)) == ["one", "two", "three"]

@@ -234,14 +234,15 @@ def _owner(name: str, groups) -> str | None:
 
 def matched_sets(attr) -> dict:
     """``{set name: words}`` of an attribute's stereotype sets in group order: the sets named after
-    the groups (``muslim`` or ``muslim_stereotypes``), or, when there are exactly ``k`` sets
-    otherwise named, in their order."""
+    the groups (``muslim`` or ``muslim_stereotypes``), or, when there are exactly ``k`` sets and
+    none is named after a group, in their order (a partial match is refused: it would pair a
+    group with another's set)."""
     sets = {str(k): tuple(v) for k, v in dict(attr.attribute_sets).items()}
     owners = {name: _owner(name, attr.groups) for name in sets}
     by_group = {g: [n for n, o in owners.items() if o == g] for g in attr.groups}
     if all(len(names) == 1 for names in by_group.values()):
         return {names[0]: sets[names[0]] for names in by_group.values()}
-    if len(sets) == attr.k:
+    if len(sets) == attr.k and not any(owners.values()):  # file order only when no set names a group
         return sets
     raise EmbdebiasError(f"generalized_weat: attribute {attr.name!r} needs one attribute set per group "
                          f"({', '.join(attr.groups)}), named after the group or {attr.k} in group order; "
