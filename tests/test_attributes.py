@@ -134,3 +134,13 @@ def test_attributes_are_values():
     a, b = load_attribute("gender"), load_attribute("gender")
     assert a == b and hash(a) == hash(b) and isinstance(a, Attribute)
     assert {a: 1}[b] == 1
+
+
+def test_fingerprint_follows_the_words_even_in_a_named_list_file(tmp_path):
+    (tmp_path / "spec.txt").write_text("aa\nbb\n", encoding="utf-8")
+    path = _write(tmp_path, specific_words="spec.txt")
+    before = load_attribute(path).fingerprint()
+    assert load_attribute(path).fingerprint() == before  # stable
+    (tmp_path / "spec.txt").write_text("aa\ncc\n", encoding="utf-8")
+    assert load_attribute(path).fingerprint() != before
+    assert load_attribute("gender").fingerprint() != load_attribute("gender", "curated").fingerprint()

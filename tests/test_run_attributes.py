@@ -67,7 +67,8 @@ def colour(tmp_path_factory, emb):
     words = [w for w in emb.words if w.startswith("filler")]
     path = tmp_path_factory.mktemp("attrfile") / "colour.json"
     path.write_text(json.dumps({"name": "colour", "groups": ["red", "green", "blue"],
-                                "defining_sets": [words[i:i + 3] for i in range(0, 30, 3)]}), encoding="utf-8")
+                                "defining_sets": [words[i:i + 3] for i in range(0, 30, 3)],
+                                "neutral_words": words[30:60]}), encoding="utf-8")
     return path
 
 

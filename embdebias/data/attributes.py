@@ -89,6 +89,17 @@ class Attribute:
         """The groups' target words in group order (the ``targets`` of the multi-group metrics)."""
         return [self.group_words[g] for g in self.groups]
 
+    def fingerprint(self) -> str:
+        """A hash of every word the attribute holds (not of its file): a list file it names that is
+        edited changes it too, so resume and sweep keys built on it follow the words."""
+        import hashlib
+        import json
+
+        content = [self.name, self.groups, self.defining_sets, self.specific_words, self.equalize_sets,
+                   sorted(self.group_words.items()), self.neutral_words, sorted(self.attribute_sets.items()),
+                   self.weat_tests]
+        return hashlib.sha256(json.dumps(content, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
     def __hash__(self) -> int:
         return hash((self.name, self.groups, self.defining_sets))
 

@@ -738,15 +738,16 @@ class Residual(Metric):
         attr = ctx.attribute_or_default()
         r = residual_bias(ctx.reference, emb, random_state=ctx.random_state, lists=ctx.lists,
                           max_missing=ctx.max_missing, lowercase=ctx.lowercase, attribute=attr)
-        try:  # only the re-fitted rows use the neutral words: a short list leaves them alone empty
-            neutral = ctx.opts(self.name)["neutral_words"]
-            refit = refit_direction_bias(emb, ctx.neutral(neutral) if is_default_attribute(attr)
-                                         else neutral_word_set(ctx, neutral),
-                                         original=ctx.reference, lists=ctx.lists, max_missing=ctx.max_missing,
-                                         lowercase=ctx.lowercase, attribute=attr)
-        except EmbdebiasError as exc:
-            warnings.warn(f"residual bias: the re-fitted direction's rows are not scored: {exc}", stacklevel=2)
-            refit = None
+        neutral = ctx.opts(self.name)["neutral_words"]
+        refit = None  # the re-fitted rows need neutral words: an attribute without any has no such rows
+        if is_default_attribute(attr) or neutral is not None or attr.neutral_words:
+            try:  # only the re-fitted rows use the neutral words: a short list leaves them alone empty
+                refit = refit_direction_bias(emb, ctx.neutral(neutral) if is_default_attribute(attr)
+                                             else neutral_word_set(ctx, neutral),
+                                             original=ctx.reference, lists=ctx.lists, max_missing=ctx.max_missing,
+                                             lowercase=ctx.lowercase, attribute=attr)
+            except EmbdebiasError as exc:
+                warnings.warn(f"residual bias: the re-fitted direction's rows are not scored: {exc}", stacklevel=2)
         n_cluster = sum(len(v) for v in r.cluster_words.values())
         n_classify = sum(len(v) for v in r.classify_words.values())
         cells = {"cluster_accuracy": (r.cluster_accuracy, *wilson_interval(r.cluster_accuracy, n_cluster)),

@@ -92,11 +92,9 @@ ATTRIBUTE_ROLES = {"definitional_pairs": "defining_sets", "equalize_pairs": "equ
 
 def _attribute_lists(o: RunOptions, attr) -> dict:
     """The lists of another attribute than gender, described for the report and the keys."""
-    import hashlib
-
     from ..data import wordlists
 
-    digest = hashlib.sha256(wordlists.read_bytes(attr.path)).hexdigest()[:16]
+    digest = attr.fingerprint()  # of the words, so an edited list file the attribute names counts too
     used = {role: {"name": f"{attr.name}:{field}", "source": attr.sources.get(field, f"the {attr.name} attribute"),
                    "size": len(getattr(attr, field)), "path": attr.path, "sha256": digest}
             for role, field in ATTRIBUTE_ROLES.items()}

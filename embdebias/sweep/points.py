@@ -42,18 +42,18 @@ def point_key(point: Point, identity: dict) -> str:
     """The hash of a point's inputs (its result is reused while it holds)."""
     return key(identity, point.limit, point.attribute, point.method, point.params, point.seed, list(point.suite),
                point.bootstrap, point.lists, point.save_dir is not None, __version__,
-               *_attribute_file(point.attribute))
+               *_attribute_file(point.attribute, point.lists))
 
 
-def _attribute_file(attribute: str) -> list:
-    """The content hash of a user's attribute file (an edited file is a new point); none for a bundled name."""
-    import hashlib
+def _attribute_file(attribute: str, lists: str) -> list:
+    """The fingerprint of a user's attribute file's words (an edited file, or a list file it names,
+    is a new point); none for a bundled name."""
     from pathlib import Path
 
-    from ..data.wordlists import read_bytes
+    from ..data.attributes import load_attribute
 
     path = Path(attribute)
-    return [hashlib.sha256(read_bytes(path)).hexdigest()[:16]] if path.is_absolute() and path.is_file() else []
+    return [load_attribute(path, lists).fingerprint()] if path.is_absolute() and path.is_file() else []
 
 
 def make_points(config: SweepConfig, save_dir: str | None = None) -> list[Point]:
