@@ -192,7 +192,9 @@ class BiasSubspace(BaseEstimator):
                                  f"{len(used)} usable {what} of {k} words span ({k - 1} each)")
         vectors = unit_rows(emb[[w for s in used for w in s]].astype(np.float64)).reshape(len(used), k, -1)
         centred = vectors - vectors.mean(axis=1, keepdims=True)
-        _, s, vt = np.linalg.svd(centred.reshape(len(used) * k, -1), full_matrices=False)
+        # group-major rows (every set's first word, then every second word, ...): for pairs the
+        # stacking of Bolukbasi et al. and of this class before k groups, so gender's SVD is unchanged
+        _, s, vt = np.linalg.svd(centred.transpose(1, 0, 2).reshape(len(used) * k, -1), full_matrices=False)
         var = s**2
         total = var.sum()
         if total <= 0:
