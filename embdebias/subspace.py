@@ -332,3 +332,15 @@ def fit_subspace(embedding: Embedding, pairs=None, n_components: int | None = No
                  lists: str = wordlists.DEFAULT_LISTS, attribute=None) -> BiasSubspace:
     """Shorthand for ``BiasSubspace(pairs, n_components, lists=lists, attribute=attribute).fit(embedding)``."""
     return BiasSubspace(pairs, n_components, lists=lists, attribute=attribute).fit(embedding)
+
+
+def centroid_directions(centroids, what: str) -> np.ndarray:
+    """``(k, d)`` unit rows ``c_j - mean(c)``: each group's centroid minus the mean of the ``k``
+    centroids, the group directions of the k-group labels (INLP, RLACE) and residual tests.
+    ``what`` names the caller in the error raised when two groups share a centroid."""
+    centroids = np.asarray(centroids, dtype=np.float64)
+    offsets = centroids - centroids.mean(axis=0)
+    norms = np.linalg.norm(offsets, axis=1, keepdims=True)
+    if np.any(norms <= 1e-12):
+        raise EmbdebiasError(f"{what}: two groups have the same centroid")
+    return offsets / norms

@@ -132,11 +132,9 @@ def group_directions(emb: Embedding, attribute) -> np.ndarray:
                                     f"{group!r} is in {emb.name} ({', '.join(words)})", words)
         vecs = emb.take(rows[rows >= 0], dtype=np.float64)
         centroids.append((vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).mean(axis=0))
-    offsets = np.array(centroids) - np.mean(centroids, axis=0)
-    norms = np.linalg.norm(offsets, axis=1, keepdims=True)
-    if np.any(norms <= 1e-12):
-        raise EmbdebiasError(f"labels of attribute {attribute.name!r}: two groups have the same centroid in {emb.name}")
-    return offsets / norms
+    from ..subspace import centroid_directions
+
+    return centroid_directions(centroids, f"labels of attribute {attribute.name!r} in {emb.name}")
 
 
 def attribute_labels(emb: Embedding, attribute, *, fraction: float = FRACTION, max_words: int = MAX_WORDS,

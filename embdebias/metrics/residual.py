@@ -542,12 +542,9 @@ def group_directions(emb, groups: dict, lowercase: bool = True) -> np.ndarray:
     for name, words in groups.items():
         lk = lookup(emb, list(words), name=f"residual bias: words of group {name!r}", lowercase=lowercase)
         centroids.append(unit_vectors(emb, lk.rows).mean(axis=0))
-    centroids = np.asarray(centroids)
-    diff = centroids - centroids.mean(axis=0)
-    norms = np.linalg.norm(diff, axis=1, keepdims=True)
-    if np.any(norms == 0):
-        raise EmbdebiasError(f"residual bias: groups {', '.join(groups)} have the same centroid")
-    return diff / norms
+    from ..subspace import centroid_directions
+
+    return centroid_directions(centroids, f"residual bias: groups {', '.join(groups)}")
 
 
 def most_associated(scores: np.ndarray, n: int) -> list[np.ndarray]:
