@@ -373,3 +373,14 @@ def test_generalized_weat_refuses_a_partial_match_of_sets_to_groups():
         matched_sets(partial)
     unnamed = Attribute("race", groups, sets, attribute_sets={"one": ("p",), "two": ("q",), "three": ("r",)})
     assert list(matched_sets(unnamed)) == ["one", "two", "three"]
+
+
+def test_generalized_weat_counts_as_a_significance_test_in_the_first_screen():
+    from embdebias.report import Report
+    from embdebias.report.summary import _biased_sentence
+
+    r = Report(["original"], params={"groups": ["a", "b", "c"], "attribute": "colour"})
+    r.add("original", "generalized_weat", "stereotype sets", "statistic", 0.13)
+    r.add("original", "generalized_weat", "stereotype sets", "p_value", 0.001)
+    assert _biased_sentence(r).startswith("**Is 'original' biased by colour? Yes**: 1 of 1 test families")
+    assert "generalized WEAT (1 of 1 tests p < 0.05; statistic 0.13 to 0.13)" in _biased_sentence(r)

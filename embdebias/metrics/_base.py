@@ -287,6 +287,23 @@ class EvalContext:
         return f"{info['name']}: {info['source']}, {info['size']:,} {unit}{where}"
 
 
+def p_value_evidence(report, metric: str, embedding: str, size: str, size_label: str) -> dict | None:
+    """:meth:`Metric.evidence` of a metric with a permutation p-value per unit: significant when a
+    unit's ``p_value`` is below 0.05, the text giving how many and the span of their ``size``
+    statistic (``"3 of 3 tests p < 0.05; d 0.88 to 1.00"``); None without p-values."""
+    def value(test, stat):
+        cell = report.cells.get((metric, test, stat), {}).get(embedding)
+        return None if cell is None else cell.value
+
+    rows = [(value(t, "p_value"), value(t, size)) for (m, t, s) in report.rows if m == metric and s == "p_value"]
+    rows = [r for r in rows if r[0] is not None]
+    if not rows:
+        return None
+    hits = [d for p, d in rows if p < 0.05 and d is not None]
+    span = f"; {size_label} {min(hits):.2f} to {max(hits):.2f}" if hits else ""
+    return {"significant": bool(hits), "text": f"{len(hits)} of {len(rows)} tests p < 0.05{span}"}
+
+
 def attribute_subspace(embedding, attribute=None, n_components: int | None = None,
                        lists: str = wordlists.DEFAULT_LISTS, definitional=None):
     """The bias subspace of ``attribute`` fitted on ``embedding``: where the run, debias, plot,

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import EmbdebiasError
-from ._base import N_SCORED, Metric, Option, get_metric, positive_int, register
+from ._base import N_SCORED, Metric, Option, get_metric, p_value_evidence, positive_int, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
 from ._query import (
     QueryResult,
@@ -301,3 +301,7 @@ class GeneralizedWeat(Metric):
     def format_cell(self, statistic, cells, digits):
         """The p-value with its Monte-Carlo standard error (as WEAT's)."""
         return get_metric("weat").format_cell(statistic, cells, digits)
+
+    def evidence(self, report, embedding):
+        """Significant when the permutation p-value (groups' words reassigned) is below 0.05."""
+        return p_value_evidence(report, self.name, embedding, "statistic", "statistic")

@@ -76,7 +76,7 @@ import numpy as np
 from .. import wordlists
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
-from ._base import N_SCORED, Metric, Option, positive_int, register, set_vectors
+from ._base import N_SCORED, Metric, Option, p_value_evidence, positive_int, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, bootstrap_interval, counts, resample_rng
 
@@ -572,18 +572,7 @@ class Weat(Metric):
     def evidence(self, report, embedding):
         """Significant when a test's permutation p-value is below 0.05 (one-sided by default, as
         published; the ``alternative`` option changes which)."""
-        def value(test, stat):
-            cell = report.cells.get((self.name, test, stat), {}).get(embedding)
-            return None if cell is None else cell.value
-
-        rows = [(t, value(t, "p_value"), value(t, "effect_size"))
-                for (m, t, s) in report.rows if m == self.name and s == "p_value"]
-        rows = [r for r in rows if r[1] is not None]
-        if not rows:
-            return None
-        hits = [d for _, p, d in rows if p < 0.05 and d is not None]
-        span = f"; d {min(hits):.2f} to {max(hits):.2f}" if hits else ""
-        return {"significant": bool(hits), "text": f"{len(hits)} of {len(rows)} tests p < 0.05{span}"}
+        return p_value_evidence(report, self.name, embedding, "effect_size", "d")
 
     def notes(self, report, place="table"):
         """One sentence where a test's permutation p-value is small but its bootstrap interval
