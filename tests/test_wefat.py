@@ -12,7 +12,7 @@ from embdebias.errors import EmbdebiasError, MissingWordsError
 from embdebias.evaluate import evaluate
 from embdebias.metrics import wefat
 from embdebias.metrics._base import EvalContext
-from embdebias.metrics.wefat import group_word_sets
+from embdebias.metrics._query import group_sets
 
 
 def _toy():
@@ -104,12 +104,12 @@ def test_bad_input():
 def test_registered_metric_gives_the_function_values_and_intervals():
     emb = synthetic_embedding()
     report = evaluate({"e": emb}, ["wefat"], bootstrap=300)
-    groups = group_word_sets(EvalContext())
+    groups = group_sets(EvalContext().attribute_or_default())
     names = list(groups)
     unit = f"{names[0]} vs {names[1]}"
     words = [w for w in report.params["options"].get("wefat", {}).get("neutral_words") or []] or None
     assert words is None
-    from embdebias.metrics.wefat import neutral_word_set
+    from embdebias.metrics._query import neutral_word_set
 
     direct = wefat(emb, neutral_word_set(EvalContext(), None), {n: groups[n] for n in names[:2]}, bootstrap=300)
     assert report.value("wefat", unit, "mean_abs_score", "e") == pytest.approx(direct.mean_abs_score)

@@ -21,8 +21,10 @@ from itertools import combinations
 
 import numpy as np
 
+from ..data.attributes import is_default_attribute
 from ..errors import EmbdebiasError, quote
 from ..wordlists import WordSet
+from ._base import Metric
 from ._common import lookup, unit_vectors
 
 #: The name of the attribute set made of the attribute's neutral words (gender: the professions).
@@ -160,6 +162,18 @@ def group_sets(attr) -> dict:
     return {g: tuple(attr.group_words[g]) for g in attr.groups}
 
 
+def neutral_word_set(ctx, value) -> list[str]:
+    """The words that should carry no attribute: the ``neutral_words`` option, else the
+    attribute's neutral words (gender: the professions of ``ctx.lists``)."""
+    attr = ctx.attribute_or_default()
+    if value is None and attr.neutral_words:
+        return list(attr.neutral_words)
+    if value is None and not is_default_attribute(attr):  # never gender's professions under another name
+        raise EmbdebiasError(f"the attribute {attr.name!r} ({attr.path}) has no neutral_words: give them in its file "
+                             f"or as the metric's neutral_words option")
+    return ctx.neutral(value)
+
+
 def attribute_word_sets(attr) -> dict:
     """The attribute sets of an attribute's metrics: its named sets, then its neutral words."""
     out = {str(k): tuple(v) for k, v in dict(attr.attribute_sets).items()}
@@ -210,3 +224,17 @@ def function_interval(sample, bootstrap: int, random_state, level: float, *key: 
     if isinstance(bootstrap, bool) or int(bootstrap) < 0:
         raise EmbdebiasError(f"bootstrap must be an integer >= 0 (0: no interval), got {bootstrap!r}")
     return bootstrap_interval(sample, int(bootstrap), resample_rng(random_state, *key), float(level))
+
+
+class QueryMetric(Metric):
+    """What the registered query metrics (MAC, RND, RIPA, the generalized WEAT, SAME) share: they
+    measure any attribute of k groups, their data line names its sets, and their legend its groups."""
+
+    scope = "any"
+
+    def legend_for(self, ctx):
+        attr = ctx.attribute_or_default()
+        return f"{self.legend} Attribute: {attr.name} (groups {', '.join(attr.groups)})."
+
+    def data(self, ctx):
+        return attribute_text(ctx.attribute_or_default())

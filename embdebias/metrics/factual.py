@@ -42,7 +42,8 @@ from ..errors import EmbdebiasError
 from ._base import N_SCORED, Metric, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, fisher_z_interval
-from .wefat import groups_of, wefat
+from ._query import group_sets
+from .wefat import wefat
 
 #: How a word is scored: Caliskan et al.'s WEFAT score, or the cosine with the gender direction.
 METHODS = ("wefat", "projection")
@@ -126,7 +127,7 @@ def _word_scores(emb, words, attributes, method, subspace, lists, ddof, lowercas
         if attributes is None:
             from ..data.attributes import load_attribute
 
-            attributes = list(groups_of(load_attribute("gender", lists)).values())
+            attributes = list(group_sets(load_attribute("gender", lists)).values())
         return np.asarray(wefat(emb, lk.words, attributes, ddof=ddof, max_missing=DEFAULT_MAX_MISSING,
                                 lowercase=lowercase).scores), lk
     from .projection import gender_direction
@@ -234,7 +235,7 @@ class FactualAssociation(Metric):
 
     def score(self, emb, unit, ctx):
         opts = ctx.opts(self.name)
-        groups = groups_of(ctx.attribute_or_default())
+        groups = group_sets(ctx.attribute_or_default())
         # projection: the one direction every column is measured on (fitted on the first column)
         direction = ctx.reference_direction()[0] if opts["method"] == "projection" else None
         r = factual_association(emb, facts=opts["facts"], value_column=opts["value_column"], method=opts["method"],

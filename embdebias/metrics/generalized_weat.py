@@ -38,9 +38,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import EmbdebiasError
-from ._base import N_SCORED, Metric, Option, get_metric, p_value_evidence, positive_int, register
+from ._base import N_SCORED, Option, get_metric, p_value_evidence, positive_int, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
 from ._query import (
+    QueryMetric,
     QueryResult,
     attribute_text,
     function_interval,
@@ -250,10 +251,8 @@ def matched_sets(attr) -> dict:
 
 
 @register
-class GeneralizedWeat(Metric):
+class GeneralizedWeat(QueryMetric):
     name, title = "generalized_weat", "generalized WEAT"
-    #: Measures any attribute, k groups (the report helper's Metric.scope; RND and RIPA pairwise).
-    scope = "any"
     function = "generalized_weat"
     legend = ("Generalized WEAT (Swinger et al. 2019): sum over the groups of (the group's mean vector - the mean "
               "of the groups) . (its stereotype set's mean vector - the mean of the sets), on unit vectors; "
@@ -276,10 +275,6 @@ class GeneralizedWeat(Metric):
         except EmbdebiasError:
             return []
         return ["stereotype sets"]
-
-    def legend_for(self, ctx):
-        attr = ctx.attribute_or_default()
-        return f"{self.legend} Attribute: {attr.name} (groups {', '.join(attr.groups)})."
 
     def data(self, ctx):
         attr = ctx.attribute_or_default()

@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._base import N_SCORED, Metric, register
+from ._base import N_SCORED, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
 from ._query import (
+    QueryMetric,
     QueryResult,
-    attribute_text,
     attribute_word_sets,
     function_interval,
     group_sets,
@@ -177,10 +177,8 @@ def mac_parts(emb, t_sets: dict, a_sets: dict, *, max_missing: float, lowercase:
 
 
 @register
-class Mac(Metric):
+class Mac(QueryMetric):
     name, title = "mac", "MAC"
-    #: Measures any attribute, k groups (the report helper's Metric.scope; RND and RIPA pairwise).
-    scope = "any"
     function = "mac"
     legend = ("MAC (Manzini et al. 2019): the mean cosine distance (1 - cos) of every group word to the words "
               "of every attribute (stereotype) set; higher is fairer (read as less biased; 2 is the "
@@ -194,13 +192,6 @@ class Mac(Metric):
         """One unit: every attribute set of the evaluation's attribute (its stereotype sets and
         its neutral words) at once, as Manzini et al. average over all of them; none without sets."""
         return ["attribute sets"] if attribute_word_sets(ctx.attribute_or_default()) else []
-
-    def legend_for(self, ctx):
-        attr = ctx.attribute_or_default()
-        return f"{self.legend} Attribute: {attr.name} (groups {', '.join(attr.groups)})."
-
-    def data(self, ctx):
-        return attribute_text(ctx.attribute_or_default())
 
     def score(self, emb, unit, ctx):
         attr = ctx.attribute_or_default()

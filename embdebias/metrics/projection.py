@@ -209,7 +209,7 @@ class DirectBias(Metric):
         return [ctx.neutral_name(neutral)]
 
     def data(self, ctx):
-        from .wefat import neutral_word_set
+        from ._query import neutral_word_set
 
         neutral = ctx.opts(self.name)["neutral_words"]
         attr = ctx.attribute_or_default()
@@ -225,7 +225,7 @@ class DirectBias(Metric):
     def _score_groups(self, emb, unit, ctx, attr):
         """An attribute of several groups: the norm of the projection on its subspace."""
         from ..subspace import resolve_subspace
-        from .wefat import neutral_word_set
+        from ._query import neutral_word_set
 
         opts = ctx.opts(self.name)
         words = neutral_word_set(ctx, opts["neutral_words"])

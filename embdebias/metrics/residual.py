@@ -730,7 +730,7 @@ class Residual(Metric):
         from ._resample import fisher_z_interval, wilson_interval
         from .refit import refit_direction_bias
 
-        from .wefat import neutral_word_set
+        from ._query import neutral_word_set
 
         attr = ctx.attribute_or_default()
         r = residual_bias(ctx.reference, emb, random_state=ctx.random_state, lists=ctx.lists,

@@ -42,9 +42,10 @@ import numpy as np
 
 from .._validation import check_choice
 from ..errors import EmbdebiasError
-from ._base import N_SCORED, Metric, Option, register
+from ._base import N_SCORED, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup
 from ._query import (
+    QueryMetric,
     QueryResult,
     attribute_text,
     attribute_word_sets,
@@ -229,10 +230,8 @@ def ripa_parts(emb, t_sets: dict, a_sets: dict, *, relation: str = "pairs", max_
 
 
 @register
-class Ripa(Metric):
+class Ripa(QueryMetric):
     name, title = "ripa", "RIPA"
-    #: Measures any attribute, k groups (the report helper's Metric.scope; RND and RIPA pairwise).
-    scope = "any"
     function = "ripa"
     legend = ("RIPA (Ethayarajh et al. 2019): mean inner product of the (unnormalized) attribute words with the "
               "unit difference of each defining pair (first group minus second), averaged over the pairs; "

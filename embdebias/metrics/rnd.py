@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validation import check_choice
-from ._base import N_SCORED, Metric, Option, register
+from ._base import N_SCORED, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
 from ._query import (
+    QueryMetric,
     QueryResult,
-    attribute_text,
     attribute_word_sets,
     function_interval,
     group_sets,
@@ -197,10 +197,8 @@ def rnd_parts(emb, t_sets: dict, a_sets: dict, *, normalize: bool = True, distan
 
 
 @register
-class Rnd(Metric):
+class Rnd(QueryMetric):
     name, title = "rnd", "RND"
-    #: Measures any attribute, k groups (the report helper's Metric.scope; RND and RIPA pairwise).
-    scope = "any"
     function = "rnd"
     legend = ("RND (Garg et al. 2018): mean over the attribute words of (distance to the first group's mean "
               "vector - distance to the second's), on unit vectors; positive: the words sit closer to the "
@@ -223,9 +221,6 @@ class Rnd(Metric):
     def legend_for(self, ctx):
         attr = ctx.attribute_or_default()
         return f"{self.legend} Attribute: {attr.name} (groups {', '.join(attr.groups)}, in this order)."
-
-    def data(self, ctx):
-        return attribute_text(ctx.attribute_or_default())
 
     def score(self, emb, unit, ctx):
         attr = ctx.attribute_or_default()

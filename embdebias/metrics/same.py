@@ -42,11 +42,11 @@ from itertools import combinations
 
 import numpy as np
 
-from ._base import N_SCORED, Metric, register
+from ._base import N_SCORED, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
 from ._query import (
+    QueryMetric,
     QueryResult,
-    attribute_text,
     attribute_word_sets,
     function_interval,
     group_sets,
@@ -205,10 +205,8 @@ def same_parts(emb, t_sets: dict, a_sets: dict, *, max_missing: float = DEFAULT_
 
 
 @register
-class Same(Metric):
+class Same(QueryMetric):
     name, title = "same", "SAME"
-    #: Measures any attribute, k groups (the report helper's Metric.scope; RND and RIPA pairwise).
-    scope = "any"
     function = "same"
     legend = ("SAME (Schröder et al. 2021): mean over the attribute words of sum_j |cos(w, c_j)| (weighted as the "
               "authors' code) over the Gram-Schmidt differences c_j of the groups' mean vectors; 0 is fairer. "
@@ -221,13 +219,6 @@ class Same(Metric):
     def units(self, ctx):
         """One unit per attribute set of the evaluation's attribute (its stereotype sets, its neutral words)."""
         return list(attribute_word_sets(ctx.attribute_or_default()))
-
-    def legend_for(self, ctx):
-        attr = ctx.attribute_or_default()
-        return f"{self.legend} Attribute: {attr.name} (groups {', '.join(attr.groups)})."
-
-    def data(self, ctx):
-        return attribute_text(ctx.attribute_or_default())
 
     def score(self, emb, unit, ctx):
         """SAME on the unit's attribute set; for two groups its row also has the pair's skew and

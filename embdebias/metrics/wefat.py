@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data.attributes import is_default_attribute
 from ..errors import EmbdebiasError
 from ._base import N_SCORED, Metric, Option, register
+from ._query import group_sets, neutral_word_set
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, bootstrap_interval, counts, resample_rng
 
@@ -218,28 +218,6 @@ def wefat(embedding, targets, attributes, *, ddof: int = 1, bootstrap: int = 0, 
 # -- the attribute of an evaluation, and the metric as evaluate runs it ------------------------------
 
 
-def group_word_sets(ctx) -> dict[str, tuple[str, ...]]:
-    """``{group: words}`` of the evaluation's attribute, in group order."""
-    return groups_of(ctx.attribute_or_default())
-
-
-def groups_of(attr) -> dict[str, tuple[str, ...]]:
-    """``{group: its target words}`` of an attribute, in group order."""
-    return {g: tuple(attr.group_words[g]) for g in attr.groups}
-
-
-def neutral_word_set(ctx, value) -> list[str]:
-    """The words that should carry no attribute: the ``neutral_words`` option, else the
-    attribute's neutral words (gender: the professions of ``ctx.lists``)."""
-    attr = ctx.attribute_or_default()
-    if value is None and attr.neutral_words:
-        return list(attr.neutral_words)
-    if value is None and not is_default_attribute(attr):  # never gender's professions under another name
-        raise EmbdebiasError(f"the attribute {attr.name!r} ({attr.path}) has no neutral_words: give them in its file "
-                             f"or as the metric's neutral_words option")
-    return ctx.neutral(value)
-
-
 @register
 class Wefat(Metric):
     name, title = "wefat", "WEFAT (per-word association)"
@@ -260,17 +238,17 @@ class Wefat(Metric):
         return {"neutral_words": None if opts["neutral_words"] is None else str(opts["neutral_words"])}
 
     def units(self, ctx):
-        groups = list(group_word_sets(ctx))
+        groups = list(group_sets(ctx.attribute_or_default()))
         return [f"{a} vs {b}" for i, a in enumerate(groups) for b in groups[i + 1:]]
 
     def data(self, ctx):
-        groups = group_word_sets(ctx)
+        groups = group_sets(ctx.attribute_or_default())
         words = neutral_word_set(ctx, ctx.opts(self.name)["neutral_words"])
         sizes = ", ".join(f"{g} {len(w)}" for g, w in groups.items())
         return f"{len(words):,} neutral words scored against the group words ({sizes} words)"
 
     def score(self, emb, unit, ctx):
-        groups = group_word_sets(ctx)
+        groups = group_sets(ctx.attribute_or_default())
         name_a, name_b = unit.split(" vs ")
         words = neutral_word_set(ctx, ctx.opts(self.name)["neutral_words"])
         r = wefat(emb, words, {name_a: groups[name_a], name_b: groups[name_b]}, **ctx.common)
