@@ -76,6 +76,7 @@ import numpy as np
 from .. import wordlists
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
+from ._query import QueryResult
 from ._base import N_SCORED, Metric, Option, p_value_evidence, positive_int, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, bootstrap_interval, counts, resample_rng
@@ -86,7 +87,7 @@ _BLOCK_ELEMENTS = 2_000_000
 
 
 @dataclass
-class WeatResult(MetricResult):
+class WeatResult(QueryResult, MetricResult):
     """Result of :func:`weat`.
 
     Attributes
@@ -141,15 +142,6 @@ class WeatResult(MetricResult):
     effect_size_kind: str = "overall"
 
     value_field = "effect_size"
-
-    @property
-    def n_scored(self) -> int:
-        """Target and attribute words scored (all four sets)."""
-        return sum(len(v) for v in self.words.values())
-
-    @property
-    def n_missing(self) -> int:
-        return sum(len(v) for v in self.missing.values())
 
 
 def _as_wordset(obj, default_name: str) -> WordSet:
