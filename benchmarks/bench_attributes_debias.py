@@ -25,8 +25,8 @@ accuracy of a fresh linear SVM telling the three groups' words apart (the labels
 test split of :func:`embdebias.debias._labels.attribute_labels`, chance 1/3), and the
 mean absolute cosine of the attribute's neutral words with the attribute's subspace
 (its first component and the norm of their part in all ``k - 1``). WEFE runs in a scratch venv (``--wefe-python``,
-default ``/tmp/wefe/bin/python`` with ``wefe==1.0.1``), through this file's own
-``--wefe-worker`` mode, which imports WEFE and numpy only.
+default ``/tmp/wefe/bin/python`` with ``wefe==1.0.1``), through ``wefe_runner.py``, which
+imports WEFE and numpy only.
 
 Usage::
 
@@ -36,15 +36,13 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # bench_debiasers (its run_wefe), when imported from elsewhere (the tests)
 ATTRIBUTES = ("race", "religion")
 MODES = ("all", "neutral")
 #: The debiasers of the second table (those that handle k groups).
@@ -53,44 +51,17 @@ LEAKAGE_METHODS = ("hard", "soft", "inlp", "rlace")
 WEFE_DEFAULT_COMPONENTS = 10
 
 
-def wefe_worker(directory: str) -> None:
-    """Run WEFE's ``MulticlassHardDebias`` on ``DIR/vectors.npy`` with ``DIR/args.json`` (in WEFE's venv)."""
-    import numpy as np
-    from gensim.models import KeyedVectors
-    from wefe.debias.multiclass_hard_debias import MulticlassHardDebias
-    from wefe.word_embedding_model import WordEmbeddingModel
-
-    d = Path(directory)
-    vectors = np.load(d / "vectors.npy")
-    words = (d / "words.txt").read_text(encoding="utf-8").split("\n")
-    args = json.loads((d / "args.json").read_text(encoding="utf-8"))
-    kv = KeyedVectors(vectors.shape[1])
-    kv.add_vectors(words, vectors)
-    model = WordEmbeddingModel(kv, "glove")
-    t0 = time.perf_counter()
-    est = MulticlassHardDebias(pca_args={"n_components": args["n_components"]})
-    est.fit(model, definitional_sets=args["definitional_sets"], equalize_sets=args["equalize_sets"])
-    out = est.transform(model, target=args["target"], ignore=args["ignore"], copy=False)
-    seconds = time.perf_counter() - t0
-    np.save(d / "out.npy", np.stack([out.wv[w] for w in words]).astype(np.float32))
-    np.save(d / "components.npy", np.asarray(est.bias_subspace_, dtype=np.float64))
-    (d / "out.json").write_text(json.dumps({"seconds": seconds}), encoding="utf-8")
-
-
 def run_wefe(python: str, emb, args: dict):
-    """``(vectors, components, seconds)`` of WEFE on ``emb``, or None without the scratch venv."""
+    """``(vectors, components, seconds)`` of WEFE's ``MulticlassHardDebias`` on ``emb`` (through
+    ``wefe_runner.py`` in the scratch venv, as ``bench_debiasers.py`` runs WEFE), or None without it."""
     import numpy as np
+    from bench_debiasers import run_wefe as run_wefe_method
 
-    if not Path(python).exists():
+    got = run_wefe_method(python, "multiclass-hard", emb, args)
+    if got is None:
         return None
-    with tempfile.TemporaryDirectory(prefix="wefe_mhd_") as tmp:
-        np.save(Path(tmp) / "vectors.npy", np.asarray(emb.vectors, dtype=np.float32))
-        Path(tmp, "words.txt").write_text("\n".join(emb.words), encoding="utf-8")
-        Path(tmp, "args.json").write_text(json.dumps(args), encoding="utf-8")
-        subprocess.run([python, str(Path(__file__).resolve()), "--wefe-worker", tmp], check=True,
-                       stdout=subprocess.DEVNULL)
-        seconds = json.loads(Path(tmp, "out.json").read_text(encoding="utf-8"))["seconds"]
-        return np.load(Path(tmp) / "out.npy"), np.load(Path(tmp) / "components.npy"), seconds
+    vectors, info = got
+    return vectors, np.asarray(info["components"]), info["seconds"]
 
 
 def unit(x):
@@ -206,11 +177,7 @@ def main(argv=None) -> int:
     ap.add_argument("--wefe-python", default="/tmp/wefe/bin/python")
     ap.add_argument("--limit", type=int, default=None, help="first N words only (a smoke run)")
     ap.add_argument("--no-leakage", action="store_true", help="skip the table of the k-group debiasers")
-    ap.add_argument("--wefe-worker", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.wefe_worker:
-        wefe_worker(args.wefe_worker)
-        return 0
     sys.path.insert(0, str(HERE.parent))
     import embdebias
 

@@ -40,6 +40,12 @@ def main(method: str, directory: str) -> None:
         est = DoubleHardDebias(n_words=args.get("n_words", 1000), n_components=args.get("n_components", 4))
         est.fit(model, definitional_pairs=args["definitional_pairs"], bias_representation=["he", "she"])
         out = est.transform(model, ignore=args.get("ignore", []), copy=True)
+    elif method == "multiclass-hard":
+        from wefe.debias.multiclass_hard_debias import MulticlassHardDebias
+
+        est = MulticlassHardDebias(pca_args={"n_components": args["n_components"]})
+        est.fit(model, definitional_sets=args["definitional_sets"], equalize_sets=args["equalize_sets"])
+        out = est.transform(model, target=args["target"], ignore=args["ignore"], copy=False)
     elif method == "ran":
         from wefe.debias.repulsion_attraction_neutralization import RepulsionAttractionNeutralization
 
@@ -53,6 +59,8 @@ def main(method: str, directory: str) -> None:
     info = {"seconds": seconds}
     if method == "double-hard":
         info["targets"] = sorted(getattr(est, "target_words", None) or [])
+    if method == "multiclass-hard":
+        info["components"] = np.asarray(est.bias_subspace_, dtype=np.float64).tolist()
     (d / "out.json").write_text(json.dumps(info), encoding="utf-8")
 
 
