@@ -110,8 +110,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     native = native_input()
     work = CACHE / "transform-out"
-    machine = measure_machine(native / "vectors.f32" if (native / "vectors.f32").exists()
-                              else next(p for p in native.iterdir() if p.stat().st_size > 1 << 30), CACHE)
+    machine = measure_machine(native / "vectors.npy", CACHE)  # the matrix file of the native format
     results = {}
     for method in args.methods.split(","):
         t0 = time.perf_counter()

@@ -1,10 +1,7 @@
 """Issue 23, item 5: the main job per attribute. ``--attribute NAME|FILE`` on run, score, debias,
 plot and sweep, ``attribute=`` in evaluate and run_pipeline, a report naming the attribute, one
-section and verdict line per attribute and method, and figures for k groups.
-
-The two-group paths run today (gender, and a user's two-group attribute on today's
-BiasSubspace). The k > 2 subspace comes from branch i23-debias: the tests that need it skip
-until BiasSubspace takes sets of three words (``needs_k_groups``).
+section and verdict line per attribute and method, and figures for k groups (gender, a user's
+two-group attribute, and a user's three-group one).
 """
 
 from __future__ import annotations
@@ -22,18 +19,6 @@ from embdebias.errors import EmbdebiasError
 from embdebias.evaluate import evaluate
 
 OPTS = {"weat": {"n_permutations": 100}}
-
-
-def _k_groups_subspace() -> bool:
-    import inspect
-
-    from embdebias.subspace import BiasSubspace
-
-    return "attribute" in inspect.signature(BiasSubspace).parameters
-
-
-needs_k_groups = pytest.mark.skipif(not _k_groups_subspace(),
-                                    reason="the k-group BiasSubspace comes from branch i23-debias")
 
 
 @pytest.fixture(scope="module")
@@ -224,7 +209,6 @@ def test_sweep_takes_bundled_and_users_attributes(sex, tmp_path):
         with_attributes(cfg, "nosuch")
 
 
-@needs_k_groups
 def test_evaluate_and_run_a_three_group_attribute(emb, small, colour, tmp_path):
     r = evaluate({"original": emb}, attribute=str(colour), bootstrap=20, options=OPTS)
     assert r.params["attribute"] == "colour" and r.params["groups"] == ["red", "green", "blue"]
