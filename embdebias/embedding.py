@@ -618,6 +618,102 @@ class Embedding(WordLookup):
         return provided("save embedding")(self, path, format=format, **kwargs)
 
 
+class RowMapEmbedding(Embedding):
+    """An embedding whose rows are a row-wise map of another's, computed when they are read.
+
+    Nothing is stored: reading ``k`` rows (:meth:`take`, indexing, :meth:`iter_chunks`)
+    reads those ``k`` rows of ``source`` and maps them with ``func``, so whatever reads only
+    some rows (an evaluation's word sets, the first 50,000 words) costs only those rows.
+    A debiaser's :meth:`~embdebias.debias._base.Debiaser.lazy_transform` returns one.
+
+    Parameters
+    ----------
+    source : Embedding
+        The input rows; it must stay unchanged while this embedding is used.
+    func : callable
+        ``func(rows, block, out)`` writes the mapped rows into the float32 ``out`` from
+        ``block``, the rows ``rows`` of ``source`` (a slice or an index array, any order).
+        An output row may depend on its input row and its row number, on nothing else.
+    name : str, optional
+        A label (default: the source's).
+
+    Notes
+    -----
+    :attr:`vectors`, ``np.asarray(emb)`` and :meth:`to_gensim` need the whole matrix: they
+    map every row once into memory (``n x d`` float32) and keep it. A slice (``emb[a:b]``,
+    :meth:`head`) is lazy too.
+    """
+
+    def __init__(self, source: Embedding, func, *, name: str | None = None, _first: int = 0,
+                 _last: int | None = None):
+        self._source, self._func = source, func
+        self._first = _first
+        self._last = len(source) if _last is None else _last
+        whole = _first == 0 and self._last == len(source)
+        self._vocab = source.words if whole else Vocabulary._from_unique(source.words[_first:self._last])
+        self._frozen = source._frozen
+        self._finite = True  # every row read is read through source, which checks it
+        self._norms = None
+        self._matrix: np.ndarray | None = None
+        self.path = None
+        self.name = name or source.name
+
+    @property
+    def _vectors(self) -> np.ndarray:
+        """The whole mapped matrix (computed once, on first use, chunk by chunk)."""
+        if self._matrix is None:
+            out = np.empty(self.shape, dtype=np.float32)
+            for start, stop, block in self.iter_chunks():
+                out[start:stop] = block
+            self._matrix = _read_only_view(owned(out))
+        return self._matrix
+
+    @property
+    def dim(self) -> int:
+        return self._source.dim
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self), self._source.dim)
+
+    def __len__(self) -> int:
+        return self._last - self._first
+
+    def __repr__(self) -> str:
+        return f"RowMapEmbedding(name={self.name!r}, n={len(self)}, dim={self.dim})"
+
+    def __getitem__(self, key):
+        if isinstance(key, slice) and key.step in (None, 1):
+            start, stop, _ = key.indices(len(self))
+            return RowMapEmbedding(self._source, self._func, name=self.name, _first=self._first + start,
+                                   _last=self._first + max(start, stop))
+        return super().__getitem__(key)
+
+    def take(self, rows, dtype=np.float32) -> np.ndarray:
+        """The mapped rows (indices or a slice) as ``dtype``."""
+        if isinstance(rows, slice):
+            start, stop, step = rows.indices(len(self))
+            if step != 1:
+                return self.take(np.arange(start, stop, step), dtype)
+            where = slice(self._first + start, self._first + max(start, stop))
+        else:
+            at = np.asarray(rows, dtype=np.int64)
+            if at.size and (at.min() < -len(self) or at.max() >= len(self)):
+                raise IndexError(f"row out of range for {len(self)} words")
+            where = np.where(at < 0, at + len(self), at) + self._first
+        block = self._source.take(where)
+        out = np.empty(block.shape, dtype=np.float32)
+        if len(out):
+            self._func(where, block, out)
+        return out if np.dtype(dtype) == np.float32 else out.astype(dtype)
+
+    def _chunks(self, first: int, last: int, chunk_rows: int):
+        for start, stop, block in self._source._chunks(self._first + first, self._first + last, chunk_rows):
+            out = np.empty(block.shape, dtype=np.float32)
+            self._func(slice(start, stop), block, out)
+            yield start - self._first, stop - self._first, out
+
+
 def _release_mapped_pages(vectors: np.ndarray) -> None:
     """Unmap the file pages a scattered read of a memory-mapped matrix brought in.
 

@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._rows import unit_rows  # noqa: F401  (the debiasers' import point)
-from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding, owned
+from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, RowMapEmbedding, as_embedding, owned
 from ..errors import DimensionError
 
 
@@ -38,9 +38,12 @@ class Debiaser(TransformerMixin, BaseEstimator):
 
     ``fit(embedding)`` learns; ``transform(embedding, out=None, *, progress=False,
     name=None)`` returns a new :class:`~embdebias.embedding.Embedding` (see
-    :func:`map_chunks` for ``out``); using it before ``fit`` raises
+    :func:`map_chunks` for ``out``), and :meth:`lazy_transform` the same embedding computed
+    row by row when read, with nothing written; using either before ``fit`` raises
     :class:`sklearn.exceptions.NotFittedError`. Subclasses implement ``fit`` and
-    ``_apply_chunk`` (and optionally ``_finish`` and ``_prepare``).
+    ``_prepare``, which returns the fitted map as ``apply(rows, block, out)``: every
+    debiaser here is a row-wise map (an output row depends only on its input row and its
+    index), which is what lets an evaluation read only the rows its metrics need.
     """
 
     _suffix = "debiased"
@@ -71,9 +74,34 @@ class Debiaser(TransformerMixin, BaseEstimator):
         check_dim(emb, self.n_features_in_, type(self).__name__)
         if isinstance(out, np.ndarray) and out.dtype != np.float32:
             raise DimensionError(f"out must be float32, got {out.dtype}")
-        apply, finish = self._prepare(emb)
-        return map_chunks(emb, apply, out=out, chunk_rows=int(self.chunk_rows), finish=finish,
-                          progress=progress, name=name or f"{emb.name} ({self._suffix})", also=also)
+        return map_chunks(emb, self._prepare(emb), out=out, chunk_rows=int(self.chunk_rows), progress=progress,
+                          name=name or f"{emb.name} ({self._suffix})", also=also)
+
+    def lazy_transform(self, embedding, *, name: str | None = None) -> RowMapEmbedding:
+        """The debiased embedding, computed from ``embedding``'s rows when they are read.
+
+        Nothing is computed or written up front: reading ``k`` rows reads ``k`` rows of the
+        input and maps them, so an evaluation that reads 50,000 rows of a 3,000,000-word
+        embedding costs 50,000 rows, not a pass over the matrix and a written copy. Its
+        rows equal :meth:`transform`'s up to float32 rounding (a product of a few rows and
+        one of a whole chunk may round their last bit differently).
+
+        Parameters
+        ----------
+        embedding : Embedding or gensim KeyedVectors
+            Same dimension as the fitted one (usually the same embedding); it must stay
+            unchanged while the result is used.
+        name : str, optional
+            Name of the result (default: the input's name and the method).
+
+        Returns
+        -------
+        RowMapEmbedding
+        """
+        check_is_fitted(self)
+        emb = as_embedding(embedding)
+        check_dim(emb, self.n_features_in_, type(self).__name__)
+        return RowMapEmbedding(emb, self._prepare(emb), name=name or f"{emb.name} ({self._suffix})")
 
     def fit_transform(self, embedding, y=None, *, out=None, progress: bool = False,
                       name: str | None = None) -> Embedding:
@@ -93,7 +121,10 @@ class Debiaser(TransformerMixin, BaseEstimator):
         return [f"- {cls._suffix} debias: " + ", ".join(f"{k} = {format_scalar(v)}" for k, v in shown.items())]
 
     def _prepare(self, emb: Embedding):
-        """``(apply(start, stop, block, out), finish(dest) or None)`` for :func:`map_chunks`."""
+        """The fitted map of ``emb``'s rows, ``apply(rows, block, out)``: it writes the new rows
+        into ``out`` from ``block``, the input rows ``rows`` (a slice or an index array, in
+        any order) of ``emb``. Anything it needs of other rows (equalized pairs) is computed
+        here, before any block is mapped."""
         raise NotImplementedError
 
     def _validate(self) -> None:
@@ -151,29 +182,40 @@ class Debiaser(TransformerMixin, BaseEstimator):
                 raise ParamsFileError(f"{path}: {name} holds non-finite values")
 
 
-def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.ndarray], None], *,
-               out=None, chunk_rows: int = DEFAULT_CHUNK_ROWS, name: str | None = None,
-               finish: Callable[[np.ndarray], None] | None = None, progress: bool = False,
+def place_rows(out: np.ndarray, rows, fixed_rows: np.ndarray, fixed: np.ndarray) -> None:
+    """Put ``fixed`` (the final vectors of the sorted rows ``fixed_rows``) where the rows ``rows``
+    of a block (a slice or an index array, any order) meet them; ``out`` holds the block's rows."""
+    if isinstance(rows, slice):
+        lo, hi = np.searchsorted(fixed_rows, (rows.start, rows.stop))
+        out[fixed_rows[lo:hi] - rows.start] = fixed[lo:hi]
+        return
+    if not len(fixed_rows):
+        return
+    rows = np.asarray(rows)
+    at = np.minimum(np.searchsorted(fixed_rows, rows), len(fixed_rows) - 1)
+    hit = fixed_rows[at] == rows
+    out[hit] = fixed[at[hit]]
+
+
+def map_chunks(embedding: Embedding, func: Callable[[slice, np.ndarray, np.ndarray], None], *,
+               out=None, chunk_rows: int = DEFAULT_CHUNK_ROWS, name: str | None = None, progress: bool = False,
                also: Callable[[int, np.ndarray], None] | None = None) -> Embedding:
-    """Apply ``func(start, stop, block, out)`` over the rows into a new embedding.
+    """Apply the row-wise map ``func(rows, block, out)`` over the rows into a new embedding.
 
     Parameters
     ----------
     embedding : Embedding
         The input; it is only read.
     func : callable
-        Writes the new rows ``start:stop`` into ``out`` (the destination's float32
-        ``(m, d)`` slice) from ``block`` (the input rows, possibly read-only). Working
-        in the destination itself avoids chunk-sized temporaries, whose page faults
-        cost more than the arithmetic on large inputs.
+        Writes the new rows ``rows`` (here a ``slice(start, stop)``) into ``out`` (the
+        destination's float32 ``(m, d)`` slice) from ``block`` (the input rows, possibly
+        read-only). Working in the destination itself avoids chunk-sized temporaries,
+        whose page faults cost more than the arithmetic on large inputs.
     out : None, ndarray or path
         None: the result lives in memory. An ndarray: a ``(n, d)`` float32 destination
         (e.g. a writable memory map). A path: a native-format directory written chunk by
         chunk and renamed into place at the end (memory stays bounded by a chunk), then
         opened memory-mapped.
-    finish : callable, optional
-        Called with the whole destination array after all chunks (for the few rows that
-        need a second look, such as equalize pairs), before the file is committed.
     progress : bool
         Show a tqdm progress bar.
     also : callable, optional
@@ -200,16 +242,14 @@ def map_chunks(embedding: Embedding, func: Callable[[int, int, np.ndarray, np.nd
         elif out.shape != embedding.shape:
             raise DimensionError(f"out has shape {out.shape}, expected {embedding.shape}")
         for start, stop, block in chunks():
-            func(start, stop, block, out[start:stop])
-        if finish is not None:
-            finish(out)
+            func(slice(start, stop), block, out[start:stop])
         # A fresh array becomes the result's own; a given one is shared (a live view).
         return Embedding(embedding.words, owned(out) if fresh else out, name=name, copy=False)
 
-    return _map_to_native(embedding, func, out, chunks(), chunk_rows, finish, name)
+    return _map_to_native(embedding, func, out, chunks(), chunk_rows, name)
 
 
-def _map_to_native(embedding: Embedding, func, out, chunks, chunk_rows: int, finish, name: str) -> Embedding:
+def _map_to_native(embedding: Embedding, func, out, chunks, chunk_rows: int, name: str) -> Embedding:
     """:func:`map_chunks` into a native-format directory ``out``, appended chunk by chunk."""
     from ..io.native import NativeWriter
 
@@ -219,9 +259,7 @@ def _map_to_native(embedding: Embedding, func, out, chunks, chunk_rows: int, fin
         # the whole output would count in resident memory until the end.
         buffer = np.empty((min(chunk_rows, len(embedding)), embedding.dim), dtype=np.float32)
         for start, stop, block in chunks:
-            func(start, stop, block, buffer[:stop - start])
+            func(slice(start, stop), block, buffer[:stop - start])
             writer.append(buffer[:stop - start])
-        if finish is not None:
-            finish(writer.vectors)  # the few rows it changes are the only pages mapped
     return writer.open(name=name)
 

@@ -31,15 +31,15 @@ class LinearDebiaser(Debiaser):
         kept = self._kept_mask(emb)
         any_kept = bool(kept.any())
 
-        def apply(start, stop, block, out):
+        def apply(rows, block, out):
             np.matmul(block, matrix, out=out)
             if any_kept:
-                here = kept[start:stop]
+                here = kept[rows]
                 if here.any():
                     out[here] = block[here]
             unit_rows(out)
 
-        return apply, None
+        return apply
 
     def transform_vectors(self, vectors: np.ndarray) -> np.ndarray:
         """``x @ map_`` of raw rows (float64, not normalized, no kept words): the map itself."""

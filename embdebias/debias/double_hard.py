@@ -15,7 +15,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import MissingWordsError
 from ..subspace import BiasSubspace
 from . import _labels
-from ._base import Debiaser
+from ._base import Debiaser, place_rows
 from .hard import HardDebias, equalize_forms, neutralize_rows
 from .hsr import definition_words
 
@@ -233,14 +233,13 @@ class DoubleHardDebias(Debiaser):
         specific[rows[rows >= 0]] = True
         fixed_rows, fixed = self._equalized(emb, specific, basis)
 
-        def apply(start, stop, block, out):
+        def apply(rows, block, out):
             np.matmul(block, A, out=out)
             out -= mean
-            neutralize_rows(out, out, specific[start:stop], basis)
-            lo, hi = np.searchsorted(fixed_rows, (start, stop))
-            out[fixed_rows[lo:hi] - start] = fixed[lo:hi]
+            neutralize_rows(out, out, specific[rows], basis)
+            place_rows(out, rows, fixed_rows, fixed)
 
-        return apply, None
+        return apply
 
     def _equalized(self, emb: Embedding, specific: np.ndarray, basis: np.ndarray):
         """``(rows, vectors)`` of the equalize pairs' final vectors in ``emb`` (rows sorted)."""

@@ -12,7 +12,7 @@ from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
 from ..subspace import MissingWordsWarning, resolve_sets, resolve_subspace
-from ._base import Debiaser, case_variants, unit_rows
+from ._base import Debiaser, case_variants, place_rows, unit_rows
 
 #: Below this norm a pair's gender part counts as absent (both words neutralized).
 EQUALIZE_TOL = 1e-5
@@ -365,12 +365,11 @@ class HardDebias(Debiaser):
         keep, set_rows = self._rows(emb)
         fixed_rows, fixed = self._equalized_rows(emb, basis, keep, set_rows)
 
-        def neutralize(start, stop, block, out):
-            neutralize_rows(block, out, keep[start:stop], basis)
-            lo, hi = np.searchsorted(fixed_rows, (start, stop))
-            out[fixed_rows[lo:hi] - start] = fixed[lo:hi]
+        def neutralize(rows, block, out):
+            neutralize_rows(block, out, keep[rows], basis)
+            place_rows(out, rows, fixed_rows, fixed)
 
-        return neutralize, None
+        return neutralize
 
     def _equalized_rows(self, emb: Embedding, basis, keep, set_rows):
         """``(rows, vectors)``: the final vectors of the equalize sets' rows (rows sorted).

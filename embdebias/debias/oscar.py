@@ -130,11 +130,11 @@ class OSCaR(Debiaser):
     def _prepare(self, emb: Embedding):
         v1, v2 = self.gender_direction_, self.occupation_direction_
 
-        def apply(start, stop, block, out):
+        def apply(rows, block, out):
             out[:] = rectify(np.asarray(block, dtype=np.float64), v1, v2)
             unit_rows(out)
 
-        return apply, None
+        return apply
 
     def run_info(self, embedding: Embedding) -> dict:
         return {"angle_before_degrees": float(np.degrees(self.theta_))}

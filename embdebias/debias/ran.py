@@ -12,7 +12,7 @@ from ..data import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError
 from ..subspace import BiasSubspace
-from ._base import Debiaser, unit_rows
+from ._base import Debiaser, place_rows, unit_rows
 from .double_hard import most_biased_rows
 from .hsr import check_missing, definition_words
 
@@ -211,12 +211,11 @@ class RANDebias(Debiaser):
         order = np.argsort(rows)
         fixed_rows, fixed = rows[order], np.asarray(self.vectors_, dtype=np.float32)[order]
 
-        def apply(start, stop, block, out):
+        def apply(rows, block, out):
             unit_rows(block, out=out)
-            lo, hi = np.searchsorted(fixed_rows, (start, stop))
-            out[fixed_rows[lo:hi] - start] = fixed[lo:hi]
+            place_rows(out, rows, fixed_rows, fixed)
 
-        return apply, None
+        return apply
 
     def run_info(self, embedding: Embedding) -> dict:
         return {"debias_words": len(self.debias_words_),

@@ -308,11 +308,11 @@ class SoftDebias(Debiaser):
     def _prepare(self, emb: Embedding):
         T = self.transform_matrix_.astype(np.float32)
 
-        def apply(start, stop, block, out):
+        def apply(rows, block, out):
             np.matmul(block, T, out=out)     # T is symmetric: each row x becomes T x
             unit_rows(out)
 
-        return apply, None
+        return apply
 
     @classmethod
     def pass_accumulator(cls, embedding: Embedding) -> "GramAccumulator":
