@@ -27,9 +27,16 @@ def add_parser(sub, parents) -> None:
     p = sub.add_parser("debias", parents=parents, help=f"debias a vector file ({', '.join(DEBIASERS)})",
                        description="Debias an embedding and write the result atomically.")
     p.add_argument("input", nargs="?", default=DEFAULT, help=f"vector file or '{DEFAULT}' (default)")
-    p.add_argument("--method", choices=list(DEBIASERS), default=DEFAULT_METHOD,
+    p.add_argument("--method", choices=list(DEBIASERS), default=None,
                    help="; ".join(f"{name}: {spec.description}" for name, spec in DEBIASERS.items())
-                   + f" (default {DEFAULT_METHOD})")
+                   + f" (default {DEFAULT_METHOD}, or the method of --params)")
+    p.add_argument("--params", default=None, metavar="FILE",
+                   help="apply the fitted parameters of FILE (NAME.params.npz of 'embdebias run', or of "
+                        "--save-params) instead of fitting: the method is the file's, and the options that "
+                        "shape a fit do not apply")
+    p.add_argument("--save-params", default=None, metavar="FILE",
+                   help="also write the fitted parameters to FILE (.npz, no pickle), to apply them later "
+                        "with --params")
     p.add_argument("--out", required=True, help="output path (a native-format directory unless --format "
                                                 "or the extension says otherwise)")
     p.add_argument("--format", default=None, metavar="FMT", help=f"output format: {FORMATS_TEXT}")
@@ -59,13 +66,43 @@ def _applies(spec, flag: str) -> bool:
     return any(p.flag == flag and spec.param(p.name) is not None for p in method_params().values())
 
 
+def _fit_options(args) -> dict:
+    """``{flag: value}`` of the options that shape a fit."""
+    from ..pipeline.options import method_params
+
+    return {"--definitional": args.definitional, "--equalize": args.equalize, "--specific": args.gender_specific,
+            "--expand": args.expand, "--seeds": args.seeds, "--components": args.components,
+            "--attribute": args.attribute, **{p.flag: getattr(args, p.name) for p in method_params().values()},
+            "--seed": args.seed}
+
+
+def _method_options(args) -> dict:
+    """``{flag: value}`` of the fit's options that only some methods take (the shared ones, such as
+    ``--components``, are checked where they are used)."""
+    shared = ("--definitional", "--specific", "--components", "--attribute")
+    return {flag: value for flag, value in _fit_options(args).items() if flag not in shared}
+
+
+def _check_params_file(args):
+    """With ``--params``: its method (a different ``--method`` is an error), and no option that
+    shapes a fit, since none happens; the file is read (a damaged one refused) before any work."""
+    from ..debias._table import load_fitted
+
+    given = [flag for flag, value in _fit_options(args).items() if value not in (None, False)]
+    if given:
+        raise EmbdebiasError(f"{', '.join(given)} shape{'s' if len(given) == 1 else ''} a fit; with --params "
+                             f"{args.params} nothing is fitted")
+    method, _ = load_fitted(args.params)
+    if args.method not in (None, method):
+        raise EmbdebiasError(f"{args.params}: parameters of method {method}, not of --method {args.method}")
+    return method
+
+
 def _check_method_options(args, spec) -> None:
     """Method-specific options given to a method they do not apply to: one error naming both."""
     from ..debias._table import DEBIASERS
-    from ..pipeline.options import method_params
 
-    given = {"--equalize": args.equalize, "--expand": args.expand, "--seeds": args.seeds,
-             **{p.flag: getattr(args, p.name) for p in method_params().values()}, "--seed": args.seed}
+    given = _method_options(args)
     wrong = [flag for flag, value in given.items() if value not in (None, False) and not _applies(spec, flag)]
     if wrong:
         takers = [name for name, other in DEBIASERS.items() if all(_applies(other, f) for f in wrong)]
@@ -135,11 +172,18 @@ def _params(args, spec) -> dict:
 
 def run_debias(args, say) -> int:
     from .._lock import output_lock
-    from ..debias._table import get_debiaser
+    from ..debias._table import DEFAULT_METHOD, get_debiaser
     from ..debias.api import debias_file
 
+    if args.params is not None:
+        args.method = _check_params_file(args)
+    args.method = args.method or DEFAULT_METHOD
     spec = get_debiaser(args.method)
     _check_method_options(args, spec)
+    if args.save_params is not None:
+        from .._atomic import check_output
+
+        check_output(args.save_params, (args.input, args.out))
     # Checked before the lock (which needs the output's directory), and again under it:
     # another command cannot write the output in between.
     prepare_output(args, args.out, say, vectors=True, inputs=(args.input,))
@@ -149,7 +193,10 @@ def run_debias(args, say) -> int:
         result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
                                        input_format=args.input_format, limit=args.limit,
                                        unicode_errors=args.unicode_errors, trust_pickle=args.trust_pickle,
-                                       progress=not args.quiet, **_params(args, spec))
+                                       progress=not args.quiet, fitted=args.params,
+                                       **({} if args.params else _params(args, spec)))
+        if args.save_params is not None:
+            debiaser.save_params(args.save_params)
     sub = getattr(debiaser, "subspace_", None)
     if hasattr(sub, "pairs_used_"):
         k = sub.components_.shape[0]
@@ -160,5 +207,6 @@ def run_debias(args, say) -> int:
     if hasattr(debiaser, "report"):  # soft: solver, status, objective terms, expansion
         say(debiaser.report())
     say(f"{args.method}-debiased {len(result)} x {result.dim} -> {args.out} "
-        f"({time.perf_counter() - t0:.1f} s)")
+        f"({time.perf_counter() - t0:.1f} s{f', with the parameters of {args.params}' if args.params else ''})"
+        + (f"; fitted parameters -> {args.save_params}" if args.save_params else ""))
     return 0

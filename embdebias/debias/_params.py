@@ -11,12 +11,12 @@ A fitted :class:`~embdebias.subspace.BiasSubspace` attribute is stored as its
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from .._atomic import atomic_file
 from ..errors import DimensionError, ParamsFileError
 
 FORMAT = "embdebias-debiaser-params"
@@ -78,15 +78,18 @@ def save_params(est, path) -> str:
     meta = {"format": FORMAT, "version": VERSION, "estimator": _class_path(est),
             "n_features_in": int(est.n_features_in_), "params": params, "attributes": values, "kinds": kinds}
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
+    # atomic, through a temporary of its own: two writers of one file never mix their parts
+    with atomic_file(path) as tmp, open(tmp, "wb") as fh:
         np.savez(fh, **arrays, **{META: np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)})
-    os.replace(tmp, path)
     return str(path)
 
 
 def _read(path) -> tuple[dict, dict]:
     """``(meta, arrays)`` of a parameter file; a damaged one raises :class:`ParamsFileError`."""
+    if not Path(path).is_file():
+        raise ParamsFileError(f"{path}: no such parameter file")
+    if not zipfile.is_zipfile(path):  # np.load would take it for a pickle
+        raise ParamsFileError(f"{path}: not a parameter file (expected the .npz archive save_params writes)")
     try:
         with np.load(path, allow_pickle=False) as npz:
             if META not in npz.files:

@@ -230,6 +230,26 @@ def make_debiaser(method: str = DEFAULT_METHOD, **params):
     return get_debiaser(method).build(**params)
 
 
+def load_fitted(path, *, dim: int | None = None) -> tuple[str, object]:
+    """``(method, fitted debiaser)`` from a parameter file of
+    :meth:`~embdebias.debias._base.Debiaser.save_params` (``embdebias run`` writes one per
+    method, ``NAME.params.npz``); the file says which method it is.
+
+    Raises :class:`~embdebias.errors.ParamsFileError` for a damaged file or one of no
+    registered method, :class:`~embdebias.errors.DimensionError` for one fitted on another
+    dimension than ``dim``.
+    """
+    from ..errors import ParamsFileError
+    from ._params import describe
+
+    estimator = describe(path).get("estimator")
+    name = next((n for n, spec in DEBIASERS.items() if spec.estimator == estimator), None)
+    if name is None:
+        raise ParamsFileError(f"{path}: parameters of {estimator!r}, which is no registered debias method "
+                              f"({', '.join(DEBIASERS)})")
+    return name, DEBIASERS[name].estimator_class()().load_params(path, dim=dim)
+
+
 def parse_methods(text) -> tuple[str, ...]:
     """``"hard,soft"`` (or a sequence of names) as a tuple of known method names, each once; ``"all"``: every one."""
     if isinstance(text, str) and text.strip() == "all":

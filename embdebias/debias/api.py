@@ -12,7 +12,8 @@ from ._table import make_debiaser  # noqa: F401  (this module's API since 0.1)
 
 def debias_file(source=None, out=None, *, method: str = "hard", format: str | None = None,
                 input_format: str = "auto", limit: int | None = None, unicode_errors: str = "strict",
-                trust_pickle: bool = False, progress: bool = False, **params) -> tuple[Embedding, object]:
+                trust_pickle: bool = False, progress: bool = False, fitted=None,
+                **params) -> tuple[Embedding, object]:
     """Load ``source``, debias it with ``method`` and write the result to ``out``.
 
     Parameters
@@ -30,6 +31,10 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
         Output format (default: guessed from ``out``'s extension, else native).
     input_format, limit, unicode_errors, trust_pickle
         How ``source`` is read (:func:`embdebias.io.load`).
+    fitted : path, optional
+        A parameter file of ``save_params`` (``embdebias run`` writes ``NAME.params.npz``):
+        its fitted debiaser is applied without fitting, and ``method`` and ``params`` are
+        not used.
     **params
         Passed to :func:`make_debiaser`.
 
@@ -48,10 +53,17 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
         if fmt not in io.FORMATS:
             raise EmbdebiasError(f"unknown output format {fmt!r}; choose one of {', '.join(io.FORMATS)}")
         check_output(out, inputs=(source,))
-    debiaser = make_debiaser(method, **params)
+    from ._table import load_fitted
+
+    debiaser = make_debiaser(method, **params) if fitted is None else load_fitted(fitted)[1]
     emb = io.load(source, format=input_format, limit=limit, unicode_errors=unicode_errors,
                   trust_pickle=trust_pickle)
-    debiaser.fit(emb)
+    if fitted is None:
+        debiaser.fit(emb)
+    else:  # fitted on vectors of another dimension: refused before anything is written
+        from ._base import check_dim
+
+        check_dim(emb, debiaser.n_features_in_, f"{fitted}: {type(debiaser).__name__}")
     if out is None:
         return debiaser.transform(emb, progress=progress), debiaser
     return transform_to_file(debiaser, emb, out, fmt, progress=progress), debiaser

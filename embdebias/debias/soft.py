@@ -351,7 +351,7 @@ class SoftDebias(Debiaser):
             f"objective after:  inner products {a['inner_products']:.6g}, bias {a['bias']:.6g}, "
             f"total {a['total']:.6g}",
         ]
-        if self.expansion_ is not None:
+        if getattr(self, "expansion_", None) is not None:  # not kept by save_params (transient)
             lines.append(self.expansion_.summary())
         return "\n".join(lines)
 

@@ -119,6 +119,10 @@ class RunOptions:
     methods: tuple = option("--methods", "debiasing methods, comma-separated, each giving an output, a report "
                             "column and a plot panel (default hard,soft; known: {known})", metavar="M,M",
                             report="methods", parse=_validation.argtype(parse_methods), default=DEFAULT_METHODS)
+    save: tuple = option("--save", "which methods' debiased vectors are written: all (default), none, or M,M of the "
+                         "run's methods; the others are evaluated row by row as the metrics read them and never "
+                         "written (every method's fitted parameters are: NAME.params.npz)", metavar="all|none|M,M",
+                         report="save", parse=_validation.argtype(lambda text: parse_save(text)), default=("all",))
     random_state: int = option("--seed", "seed of every random step (default 0)", rule=_validation.SEED,
                                metavar="SEED", reproduce="always", default=0)
     definitional: object = option("--definitional", LIST_FILES[0][3], metavar="FILE", reproduce=None, default=None)
@@ -135,6 +139,7 @@ class RunOptions:
 
     def __post_init__(self):
         object.__setattr__(self, "methods", parse_methods(self.methods))  # "hard,soft" or a sequence
+        object.__setattr__(self, "save", parse_save(self.save))
         if self.tests is not None:
             object.__setattr__(self, "tests", parse_tests(self.tests))
         if self.attribute is not None:
@@ -157,6 +162,7 @@ class RunOptions:
         return cls(**options, params=params)
 
     def _check(self) -> None:
+        self._check_save()
         if self.tests is not None and {"suite", "tests"} & set(self.evaluate):
             raise EmbdebiasError("give the tests either as tests= or inside evaluate=, not both")
         if self.attribute is not None:
@@ -176,6 +182,12 @@ class RunOptions:
                 raise EmbdebiasError(f"{name} ({param.flag}) applies to method {' or '.join(takers)}, which this "
                                      f"run does not use (methods: {','.join(self.methods)})")
             param.check(value)
+
+    def _check_save(self) -> None:
+        unrun = [m for m in self.save if m not in ("all", "none") and m not in self.methods]
+        if unrun:
+            raise EmbdebiasError(f"save names {', '.join(unrun)}, which this run does not use (methods: "
+                                 f"{','.join(self.methods)}); save all, none or some of the methods run")
 
     def _check_attributes(self) -> None:
         """Every attribute readable; gender's list options only in a run of gender alone."""
@@ -204,9 +216,17 @@ class RunOptions:
         return tuple(m for m in self.methods if DEBIASERS[m].handles(attr.k))
 
     def narrowed_to(self, attr) -> "RunOptions":
-        """These options with :meth:`methods_for` ``attr`` as the methods."""
+        """These options with :meth:`methods_for` ``attr`` as the methods (and those saved among them)."""
         methods = self.methods_for(attr)
-        return self if methods == self.methods else dataclasses.replace(self, methods=methods)
+        if methods == self.methods:
+            return self
+        save = self.save if self.save in (("all",), ("none",)) else (
+            tuple(m for m in self.save if m in methods) or ("none",))
+        return dataclasses.replace(self, methods=methods, save=save)
+
+    def saved(self, method: str) -> bool:
+        """Whether ``method``'s debiased vectors are written (``--save``)."""
+        return self.save == ("all",) or method in self.save
 
     def attributes(self) -> list:
         """The run's :class:`~embdebias.data.attributes.Attribute` objects (gender when none is given),
@@ -256,6 +276,17 @@ def parse_attributes(value) -> tuple[str, ...]:
         raise EmbdebiasError(f"attribute must name at least one attribute (gender, race, religion or a JSON "
                              f"file), got {value!r}")
     return tuple(names)
+
+
+def parse_save(text) -> tuple[str, ...]:
+    """``--save``'s value as a tuple: ``("all",)``, ``("none",)`` or known method names, each once
+    (``"all"``, ``"none"``, ``"hard,inlp"`` or a sequence of names)."""
+    names = [n.strip() for n in text.split(",")] if isinstance(text, str) else [str(n).strip() for n in text]
+    if len(names) == 1 and names[0] in ("all", "none"):
+        return tuple(names)
+    if "all" in names or "none" in names:
+        raise EmbdebiasError(f"save takes all, none or method names, not a mix: {text!r}")
+    return parse_methods(names)
 
 
 def parse_tests(text) -> tuple[str, ...]:

@@ -55,8 +55,13 @@ def method_output(method: str, format: str) -> str:
     return _output_name(DEBIASERS[method].output_stem, format)
 
 
+def params_output(method: str) -> str:
+    """The file name of ``method``'s fitted parameters (:meth:`~embdebias.debias._base.Debiaser.save_params`)."""
+    return f"{DEBIASERS[method].output_stem}.params.npz"
+
+
 def planned_outputs(format: str = "native", *, methods=None, expand: bool = False,
-                    strict: bool = False) -> dict[str, bool]:
+                    strict: bool = False, saved=None) -> dict[str, bool]:
     """Every name a run may write in its output directory, each with whether it is a directory.
 
     Parameters
@@ -67,6 +72,9 @@ def planned_outputs(format: str = "native", *, methods=None, expand: bool = Fals
         The run's debiasing methods (default: today's default, hard and soft).
     expand, strict : bool
         The run's ``expand`` and ``strict``, which add an output each.
+    saved : callable, optional
+        ``saved(method)``: whether the method's vectors are written (default: every one's);
+        every method's fitted parameters are.
 
     Returns
     -------
@@ -74,6 +82,9 @@ def planned_outputs(format: str = "native", *, methods=None, expand: bool = Fals
     """
     plan = {}
     for method in DEFAULT_METHODS if methods is None else methods:
+        plan[params_output(method)] = False
+        if saved is not None and not saved(method):
+            continue
         name = method_output(method, format)
         plan[name] = format == "native"
         plan.update(dict.fromkeys(companions(name, format), False))
@@ -196,7 +207,8 @@ def check_plan(out_dir, source, options, *, log) -> tuple:
     inputs = input_paths(source, options.definitional, options.equalize, options.gender_specific,
                          options.seeds, options.sembias, *test_files(options.tests or ()),
                          *(a for a in options.attribute or () if not _bundled_attribute(a)))
-    plan = planned_outputs(options.format, methods=options.methods, expand=options.expand, strict=options.strict)
+    plan = planned_outputs(options.format, methods=options.methods, expand=options.expand, strict=options.strict,
+                           saved=options.saved)
     if holds_attributes(out_dir) and not options.force:
         raise EmbdebiasError(f"{out_dir}: holds a run of several attributes (one subdirectory each); choose another "
                              f"--out-dir for a run of one, or use --force to write beside them")

@@ -42,6 +42,7 @@ from .outputs import (
     check_plan,
     companions,
     method_output,
+    params_output,
 )
 from .state import Steps, adopt, key, write_json, write_text
 
@@ -320,11 +321,18 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
     computed = _computed(out_dir, o, inputs, plan)
     fitted = {}
     for spec, _, _, debiaser in plan:
-        if spec.name in computed and spec.rides_on not in computed:
+        if spec.name in computed and spec.rides_on not in _passes(computed, o):
             t0 = time.perf_counter()
             shortfalls = _fit(debiaser, emb, expected and not _user_lists(spec, lists_used))
             fitted[spec.name] = (time.perf_counter() - t0, shortfalls)
     return {"subspace": subspace, "base_key": base_key, "plan": plan, "fitted": fitted, "attribute": attr}
+
+
+def _passes(computed: set, o: RunOptions) -> set:
+    """The methods whose step makes a pass over every row: those computed whose vectors are
+    written (another method may ride on that pass); a method not saved reads only the rows
+    the evaluation asks for."""
+    return {name for name in computed if o.saved(name)}
 
 
 def _computed(out_dir: Path, o: RunOptions, inputs, plan: list) -> set:
@@ -398,7 +406,7 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     # 5. one step per method, in run order (a method riding on another's pass after it)
     plan = _method_plan(o, base_key, exp_key, lists_used, subspace, expanded, prepared=prepared["plan"], attr=attr)
     expected = {spec.name: _expected_shortfalls(ident) and not _user_lists(spec, lists_used) for spec, *_ in plan}
-    debiased = _debias_steps(steps, emb, o.format, progress, plan, prepared["fitted"], expected)
+    debiased = _debias_steps(steps, emb, o, progress, plan, prepared["fitted"], expected)
 
     # 6. evaluation of the original and every method together: the debiased columns are
     #    compared with the original, item by item (paired bootstrap)
@@ -461,6 +469,8 @@ def _meta(steps, emb, ident: dict, o: RunOptions, lists_used: dict, subspace, ex
         "plot_error": plot_error,
         "figures": figures,
         "outputs": {**{spec.name: file for spec, _, file, _ in plan},
+                    "params": {spec.name: params_output(spec.name) for spec, *_ in plan
+                               if params_output(spec.name) in steps.entry(spec.name).get("outputs", ())},
                     "plot": None if plot_error else PLOT_FILE,
                     **({"gender_specific": EXPANDED_FILE} if o.expand else {})},
     }
@@ -489,6 +499,7 @@ def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, s
                  only=None, prepared=(), attr=None) -> list:
     """``[(spec, key, output file, unfitted estimator)]`` of the run's methods (those in ``only``,
     default all), in run order; an entry of ``prepared`` with the same key is kept (fitted or not).
+    The output file is None for a method whose vectors are not written (``--save``).
 
     A method's key holds its parameters, seed, format and the lists it uses; an
     expandable method's hangs from the expansion's key (which holds the gender-specific list).
@@ -503,15 +514,16 @@ def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, s
         spec = DEBIASERS[name]
         params = {**o.method_params(name), **_shared_params(spec, o)}
         method_key = _method_key(spec, o, params, base_key, exp_key, lists_used)
+        file = method_output(name, o.format) if o.saved(name) else None
         if earlier.get(name, (None,))[0] == method_key:
-            plan.append((spec, method_key, method_output(name, o.format), earlier[name][1]))
+            plan.append((spec, method_key, file, earlier[name][1]))
             continue
         given = {"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
         keywords = {"subspace": subspace, "lists": o.lists, **params,
                     **({kw: given[role] for role, kw in _list_keywords(spec).items()} if attr is None
                        else {"attribute": attr}),
                     **({"random_state": o.random_state} if spec.seeded else {})}
-        plan.append((spec, method_key, method_output(name, o.format), spec.build(**keywords)))
+        plan.append((spec, method_key, file, spec.build(**keywords)))
     return plan
 
 
@@ -520,7 +532,8 @@ def _method_key(spec, o: RunOptions, params: dict, base_key: str, exp_key: str, 
     method's hangs from the expansion's key, which holds the gender-specific list)."""
     roles = [r for r in spec.lists if r != "definitional_pairs" and not (spec.expandable and r == "gender_specific")]
     return key(exp_key if spec.expandable else base_key, spec.name, o.n_components, *params.values(),
-               *([o.random_state] if spec.seeded else []), o.format, *(lists_used[r] for r in roles))
+               *([o.random_state] if spec.seeded else []), o.format, *(lists_used[r] for r in roles),
+               *([] if o.saved(spec.name) else ["not saved"]))
 
 
 def _shared_params(spec, o: RunOptions) -> dict:
@@ -553,24 +566,25 @@ def _evaluate_step(steps, name: str, step_key: str, embeddings: dict, eval_kwarg
     steps.record(name, step_key, [file] + [bulk.name] * bulk.exists(), time.perf_counter() - t0)
 
 
-def _debias_steps(steps, emb, format: str, progress: bool, plan: list, fitted: dict, expected: dict) -> dict:
+def _debias_steps(steps, emb, o: RunOptions, progress: bool, plan: list, fitted: dict, expected: dict) -> dict:
     """The output of every ``(spec, key, file, debiaser)`` of ``plan``, computed or reused, by method.
 
     A method that rides on another's pass (``DebiaserSpec.rides_on``) gets what its
-    estimator's ``pass_accumulator`` gathered during that pass when both are computed:
-    soft debias's moments are accumulated while hard debias writes
-    (:class:`~embdebias.debias.soft.GramAccumulator`), so the rows are read twice in
-    all, not three times. ``fitted``: ``{name: (seconds, shortfalls)}`` of the estimators
-    already fitted (:func:`_prepare`); ``expected``: by method, whether its lists' shortfalls
-    are expected (not warned of again).
+    estimator's ``pass_accumulator`` gathered during that pass when both are computed and
+    the host's vectors are written: soft debias's moments are accumulated while hard
+    debias writes (:class:`~embdebias.debias.soft.GramAccumulator`), so the rows are read
+    twice in all, not three times. ``fitted``: ``{name: (seconds, shortfalls)}`` of the
+    estimators already fitted (:func:`_prepare`); ``expected``: by method, whether its
+    lists' shortfalls are expected (not warned of again).
     """
     computed = {spec.name for spec, step_key, _, _ in plan if not steps.reusable(spec.name, step_key)}
+    passes = _passes(computed, o)
     riding = {spec.name: type(debiaser).pass_accumulator(emb) for spec, _, _, debiaser in plan
-              if spec.name in computed and spec.rides_on in computed}
+              if spec.name in computed and spec.rides_on in passes}
     out = {}
     for spec, step_key, file, debiaser in plan:
         riders = [riding[name].add for name in riding if DEBIASERS[name].rides_on == spec.name]
-        out[spec.name] = _debias_step(steps, spec.name, step_key, debiaser, emb, file, format, progress,
+        out[spec.name] = _debias_step(steps, spec.name, step_key, debiaser, emb, file, o.format, progress,
                                       also=_together(riders), fitted=fitted.get(spec.name),
                                       expected=expected.get(spec.name, False),
                                       fit_params=riding[spec.name].fit_params() if spec.name in riding else None)
@@ -593,27 +607,37 @@ def _together(calls: list):
 
 def _debias_step(steps, name: str, step_key: str, debiaser, emb, file: str, format: str, progress: bool,
                  *, also=None, fit_params=None, fitted=None, expected: bool = False):
-    """Fit ``debiaser`` (unless ``fitted``: its ``(seconds, shortfalls)``) and write its output as
-    ``file`` (reused when unchanged); open the result.
+    """Fit ``debiaser`` (unless ``fitted``: its ``(seconds, shortfalls)``), save its fitted
+    parameters and write its output as ``file`` (all reused when unchanged); open the result.
 
-    ``also`` shares the transform's pass over ``emb`` (``Debiaser.transform``);
-    ``fit_params`` go to ``fit``. A result written here keeps ``emb``'s vocabulary
-    object (the same words, already indexed) instead of decoding its own copy.
+    With ``file`` None (``--save`` leaves the method out) nothing but the parameters is
+    written, and the result is :meth:`~embdebias.debias._base.Debiaser.lazy_transform`'s:
+    the rows the evaluation reads are mapped as it reads them. ``also`` shares the
+    transform's pass over ``emb`` (``Debiaser.transform``); ``fit_params`` go to ``fit``.
+    A result written here keeps ``emb``'s vocabulary object (the same words, already
+    indexed) instead of decoding its own copy.
     """
     from .. import io
     from ..debias.api import transform_to_file
 
+    params = params_output(name)
     if steps.done(name, step_key):
+        if file is None:
+            return debiaser.load_params(steps.path(name, params), dim=emb.dim).lazy_transform(emb, name=name)
         return io.load(steps.path(name, file), format=format, name=name)
     t0 = time.perf_counter()
     if fitted is None:
         fitted = (0.0, _fit(debiaser, emb, expected, **(fit_params or {})))
     seconds, shortfalls = fitted
-    written = transform_to_file(debiaser, emb, steps.path(name, file), format, progress=progress, also=also)
-    steps.record(name, step_key, [file, *companions(file, format)], time.perf_counter() - t0 + seconds,
+    debiaser.save_params(steps.path(name, params))
+    if file is None:
+        result, outputs = debiaser.lazy_transform(emb, name=name), [params]
+    else:
+        written = transform_to_file(debiaser, emb, steps.path(name, file), format, progress=progress, also=also)
+        result, outputs = emb.with_vectors(written.vectors, name=name), [file, *companions(file, format), params]
+        result.path = written.path
+    steps.record(name, step_key, outputs, time.perf_counter() - t0 + seconds,
                  {"info": _jsonable(debiaser.run_info(emb)), **({"shortfalls": shortfalls} if shortfalls else {})})
-    result = emb.with_vectors(written.vectors, name=name)
-    result.path = written.path
     return result
 
 

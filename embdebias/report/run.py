@@ -136,12 +136,28 @@ def _run_lines(meta: dict) -> list[str]:
     for name in run_order(_methods(meta)):
         spec = DEBIASERS[name]
         lines += spec.estimator_class().report_lines(meta.get(spec.info_key) or {})
-    lines += _shortfall_lines(meta)
+    lines += _shortfall_lines(meta) + _output_lines(meta)
     t = meta["timings_s"]
     lines.append("- timings (s): " + ", ".join(f"{k2} {v:.1f}" for k2, v in t.items())
                  + (f" (reused: {', '.join(meta['reused_steps'])})" if meta["reused_steps"] else ""))
     lines.append("- versions: " + ", ".join(f"{k2} {v}" for k2, v in meta["versions"].items()))
     return lines
+
+
+def _output_lines(meta: dict) -> list[str]:
+    """Which methods' vectors were written, and which were evaluated row by row without being
+    written (``--save``), with the files of their fitted parameters."""
+    outputs = meta.get("outputs") or {}
+    methods = _methods(meta)
+    written = [f"`{outputs[m]}`" for m in methods if outputs.get(m)]
+    lazy = [m for m in methods if m in outputs and not outputs[m]]
+    params = outputs.get("params") or {}
+    if not lazy:
+        return []
+    return [f"- debiased vectors written: {', '.join(written) or 'none'}; evaluated row by row as the metrics "
+            f"read them, not written (--save): {', '.join(lazy)}"
+            + (f"; fitted parameters: {', '.join(f'`{params[m]}`' for m in methods if m in params)} "
+               f"(`embdebias debias --params FILE` writes a method's vectors from them)" if params else "")]
 
 
 def _shortfall_lines(meta: dict) -> list[str]:
