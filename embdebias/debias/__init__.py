@@ -3,9 +3,9 @@
 Which methods exist is the table :data:`DEBIASERS` (:mod:`embdebias.debias._table`).
 """
 
-from ._table import DEBIASERS, DebiaserSpec, Param, get_debiaser, make_debiaser, register
+from ._table import DEBIASERS, DebiaserSpec, Param, get_debiaser, load_fitted, make_debiaser, register
 
-__all__ = ["DEBIASERS", "DebiaserSpec", "Param", "get_debiaser", "make_debiaser", "register",
+__all__ = ["DEBIASERS", "DebiaserSpec", "Param", "get_debiaser", "load_fitted", "make_debiaser", "register",
            "HardDebias", "SoftDebias", "expand_gender_specific", "GenderSpecificExpander"]
 
 
