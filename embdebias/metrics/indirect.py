@@ -139,7 +139,17 @@ def indirect_bias(embedding, pairs_or_words, *, subspace=None, lists: str = word
 
     Examples
     --------
-    >>> indirect_bias(emb, [("softball", "receptionist"), ("football", "receptionist")])  # doctest: +SKIP
+    With the gender direction along the first axis, softball's similarity to receptionist
+    is mostly not gender's (a fifth of it is); football's nearly vanishes, so removing
+    gender turns it far more similar and the ratio runs away (see "Undefined values"):
+
+    >>> import numpy as np
+    >>> from embdebias import Embedding
+    >>> emb = Embedding(["softball", "football", "receptionist"],
+    ...                 np.array([[0.6, 0.8, 0], [-0.6, 0.8, 0], [0.6, 0.48, 0.64]]))
+    >>> pairs = [("softball", "receptionist"), ("football", "receptionist")]
+    >>> np.round(indirect_bias(emb, pairs, subspace=np.array([[1.0, 0, 0]])).beta, 3).tolist()
+    [0.194, -24.0]
     """
     from ..subspace import resolve_subspace
 
