@@ -17,6 +17,7 @@ attribute sets its named ``attribute_sets`` and, as one more set, its ``neutral_
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
@@ -31,13 +32,9 @@ from ._common import lookup, unit_vectors
 NEUTRAL_SET = "neutral words"
 
 
-class QueryResult:
-    """What the results of the query metrics share: the words kept and lost per set.
-
-    Subclasses are dataclasses with the fields ``words`` (``{set: [words used]}``),
-    ``missing`` (``{set: [out-of-vocabulary words]}``), ``lowercased``, ``targets`` and
-    ``attributes`` (the set names in order).
-    """
+class SetWordCounts:
+    """``n_scored`` and ``n_missing`` of a result with ``words`` and ``missing`` by set
+    (``{set: [words]}``): the query metrics' and WEAT's."""
 
     @property
     def n_scored(self) -> int:
@@ -48,6 +45,26 @@ class QueryResult:
     def n_missing(self) -> int:
         """Words of the sets that are not in the vocabulary (all sets)."""
         return sum(len(v) for v in self.missing.values())
+
+
+@dataclass(kw_only=True)
+class QueryResult(SetWordCounts):
+    """What the results of the query metrics share: the interval, the set names and the words
+    kept and lost per set (keyword-only fields, after each metric's own).
+
+    Fields: ``ci`` (the bootstrap interval, None without ``bootstrap``) at ``ci_level``;
+    ``targets`` and ``attributes`` (the set names in order); ``words`` (``{set: [words
+    used]}``), ``missing`` (``{set: [out-of-vocabulary words]}``) and ``lowercased``
+    (``{set: {word: lowercase form used}}``).
+    """
+
+    ci: tuple[float, float] | None
+    targets: list[str]
+    attributes: list[str]
+    words: dict[str, list[str]]
+    missing: dict[str, list[str]]
+    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
+    ci_level: float = 0.95
 
 
 def _one_set(value, name: str, metric: str, role: str) -> tuple[str, tuple[str, ...]]:

@@ -33,7 +33,7 @@ EmbeddingBiasScores' ``GeneralizedWEAT.group_bias`` computes the same statistic.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -87,13 +87,6 @@ class GeneralizedWeatResult(QueryResult, MetricResult):
     p_value_se: float
     exact: bool
     n_permutations: int
-    ci: tuple[float, float] | None
-    targets: list[str]
-    attributes: list[str]
-    words: dict[str, list[str]]
-    missing: dict[str, list[str]]
-    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
-    ci_level: float = 0.95
     random_state: int | None = 0
 
     value_field = "statistic"

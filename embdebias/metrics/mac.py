@@ -32,7 +32,7 @@ Conventions, against the other tools:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -78,13 +78,6 @@ class MacResult(QueryResult, MetricResult):
     mac: float
     by_target: dict
     distances: dict
-    ci: tuple[float, float] | None
-    targets: list[str]
-    attributes: list[str]
-    words: dict[str, list[str]]
-    missing: dict[str, list[str]]
-    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
-    ci_level: float = 0.95
 
     value_field = "mac"
 

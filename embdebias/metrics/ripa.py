@@ -36,7 +36,7 @@ direction is refitted on every resample of the pairs).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -93,13 +93,6 @@ class RipaResult(QueryResult, MetricResult):
     by_word_std: dict
     pairs: list
     relation: str
-    ci: tuple[float, float] | None
-    targets: list[str]
-    attributes: list[str]
-    words: dict[str, list[str]]
-    missing: dict[str, list[str]]
-    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
-    ci_level: float = 0.95
 
     value_field = "ripa"
 

@@ -35,7 +35,7 @@ The interval is a bootstrap over the words of both groups and the attribute word
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -89,16 +89,9 @@ class RndResult(QueryResult, MetricResult):
     rnd: float
     by_word: dict
     by_set: dict
-    ci: tuple[float, float] | None
     normalize: bool
     distance: str
     aggregate: str
-    targets: list[str]
-    attributes: list[str]
-    words: dict[str, list[str]]
-    missing: dict[str, list[str]]
-    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
-    ci_level: float = 0.95
 
     value_field = "rnd"
 

@@ -37,7 +37,7 @@ words of every group and the scored words.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
@@ -86,13 +86,6 @@ class SameResult(QueryResult, MetricResult):
     by_word: dict
     skew: dict
     stereotype: dict
-    ci: tuple[float, float] | None
-    targets: list[str]
-    attributes: list[str]
-    words: dict[str, list[str]]
-    missing: dict[str, list[str]]
-    lowercased: dict[str, dict[str, str]] = field(default_factory=dict)
-    ci_level: float = 0.95
 
     value_field = "same"
 

@@ -76,7 +76,7 @@ import numpy as np
 from .. import wordlists
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
-from ._query import QueryResult
+from ._query import SetWordCounts
 from ._base import N_SCORED, Metric, Option, p_value_evidence, positive_int, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, bootstrap_interval, counts, resample_rng
@@ -87,7 +87,7 @@ _BLOCK_ELEMENTS = 2_000_000
 
 
 @dataclass
-class WeatResult(QueryResult, MetricResult):
+class WeatResult(SetWordCounts, MetricResult):
     """Result of :func:`weat`.
 
     Attributes
