@@ -117,8 +117,8 @@ def _debiased(point, emb, subspace, attr=None):
     if spec.seeded:
         keywords["random_state"] = point.seed
     debiaser = spec.build(**keywords).fit(emb)
-    if point.save_dir is None:
-        return debiaser.transform(emb, name=point.method)
+    if point.save_dir is None:  # evaluated on the rows its metrics read, mapped as they are read
+        return debiaser.lazy_transform(emb, name=point.method)
     from ..debias.api import transform_to_file
 
     out = os.path.join(point.save_dir, point.key)
