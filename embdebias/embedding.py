@@ -660,13 +660,16 @@ class RowMapEmbedding(Embedding):
 
     @property
     def _vectors(self) -> np.ndarray:
-        """The whole mapped matrix (computed once, on first use, chunk by chunk)."""
-        if self._matrix is None:
-            out = np.empty(self.shape, dtype=np.float32)
-            for start, stop, block in self.iter_chunks():
-                out[start:stop] = block
-            self._matrix = _read_only_view(owned(out))
-        return self._matrix
+        """The whole mapped matrix (computed chunk by chunk; kept unless the source is live)."""
+        if self._matrix is not None:
+            return self._matrix
+        out = np.empty(self.shape, dtype=np.float32)
+        for start, stop, block in self.iter_chunks():
+            out[start:stop] = block
+        matrix = _read_only_view(owned(out))
+        if self._frozen:
+            self._matrix = matrix
+        return matrix
 
     @property
     def dim(self) -> int:
@@ -683,29 +686,44 @@ class RowMapEmbedding(Embedding):
         return f"RowMapEmbedding(name={self.name!r}, n={len(self)}, dim={self.dim})"
 
     def __getitem__(self, key):
-        if isinstance(key, slice) and key.step in (None, 1):
-            start, stop, _ = key.indices(len(self))
-            return RowMapEmbedding(self._source, self._func, name=self.name, _first=self._first + start,
-                                   _last=self._first + max(start, stop))
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(self))
+            if step == 1:
+                return RowMapEmbedding(self._source, self._func, name=self.name, _first=self._first + start,
+                                       _last=self._first + max(start, stop))
+            rows = np.arange(start, stop, step)  # those rows only, never the whole matrix
+            return Embedding(Vocabulary._from_unique(self._vocab[key]), owned(self.take(rows)), name=self.name,
+                             copy=False)
         return super().__getitem__(key)
 
     def take(self, rows, dtype=np.float32) -> np.ndarray:
-        """The mapped rows (indices or a slice) as ``dtype``."""
+        """The mapped rows (indices, a boolean mask or a slice) as ``dtype``."""
         if isinstance(rows, slice):
             start, stop, step = rows.indices(len(self))
             if step != 1:
                 return self.take(np.arange(start, stop, step), dtype)
             where = slice(self._first + start, self._first + max(start, stop))
         else:
-            at = np.asarray(rows, dtype=np.int64)
-            if at.size and (at.min() < -len(self) or at.max() >= len(self)):
-                raise IndexError(f"row out of range for {len(self)} words")
-            where = np.where(at < 0, at + len(self), at) + self._first
+            where = self._absolute_rows(rows)
         block = self._source.take(where)
         out = np.empty(block.shape, dtype=np.float32)
         if len(out):
             self._func(where, block, out)
         return out if np.dtype(dtype) == np.float32 else out.astype(dtype)
+
+    def _absolute_rows(self, rows) -> np.ndarray:
+        """The source's row numbers of ``rows`` (row numbers, negative from the end, or a mask)."""
+        rows = np.asarray(rows)
+        if rows.dtype == bool:
+            if rows.shape != (len(self),):
+                raise IndexError(f"a boolean mask of shape {rows.shape} for {len(self)} words")
+            rows = np.flatnonzero(rows)
+        at = rows.astype(np.int64, copy=False)
+        if at.ndim != 1:
+            raise IndexError(f"rows must be one-dimensional, got shape {at.shape}")
+        if at.size and (at.min() < -len(self) or at.max() >= len(self)):
+            raise IndexError(f"row out of range for {len(self)} words")
+        return np.where(at < 0, at + len(self), at) + self._first
 
     def _chunks(self, first: int, last: int, chunk_rows: int):
         for start, stop, block in self._source._chunks(self._first + first, self._first + last, chunk_rows):

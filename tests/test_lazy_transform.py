@@ -102,3 +102,18 @@ def test_place_rows_slices_and_scattered_rows():
     place_rows(out, np.array([9, 0, 5, 10, 9]), fixed_rows, fixed)
     assert out[:, 0].tolist() == [9, 0, 5, 0, 9]
     place_rows(out, np.array([1]), fixed_rows[:0], fixed[:0])  # nothing fixed: nothing placed
+
+
+def test_masks_and_stepped_slices_read_only_their_rows(emb, fitted):
+    est = fitted["soft"]
+    full, lazy = np.asarray(est.transform(emb)), est.lazy_transform(emb)
+    part = lazy[100:200]
+    mask = np.zeros(100, dtype=bool)
+    mask[[3, 70]] = True
+    np.testing.assert_allclose(part.take(mask), full[[103, 170]], atol=ROUNDING, rtol=0)
+    with pytest.raises(IndexError):
+        part.take(mask[:50])
+    stepped = lazy[10:40:3]
+    assert not isinstance(stepped, RowMapEmbedding) and list(stepped.words) == list(emb.words[10:40:3])
+    np.testing.assert_allclose(np.asarray(stepped), full[10:40:3], atol=ROUNDING, rtol=0)
+    assert lazy._matrix is None  # nothing above mapped the whole matrix

@@ -143,3 +143,75 @@ def test_debias_save_params_round_trip(small, tmp_path):
     again = tmp_path / "b.embd"
     assert main(["debias", str(small), "--params", str(params), "--out", str(again), "-q"]) == 0
     np.testing.assert_array_equal(np.asarray(io.load(first)), np.asarray(io.load(again)))
+
+
+def test_debias_params_applies_every_methods_file(tmp_path, capsys):
+    """Each registered method's fitted parameters, saved and applied by the command line, give
+    the vectors of the fitted estimator (and every line the command prints works without
+    the fit's transient attributes)."""
+    from debiaser_data import gendered_embedding
+
+    from embdebias.debias import DEBIASERS, make_debiaser
+
+    fast = {"rlace": {"max_iter": 3000}, "ran": {"n_epochs": 30}, "double-hard": {"n_words": 100, "n_candidates": 3}}
+    source = tmp_path / "g.txt"
+    write_word2vec_text(gendered_embedding(), source)
+    emb = io.load(source)
+    for name in DEBIASERS:
+        est = make_debiaser(name, **fast.get(name, {})).fit(emb)
+        params, out = est.save_params(tmp_path / f"{name}.npz"), tmp_path / f"{name}.embd"
+        assert main(["debias", str(source), "--params", params, "--out", str(out), "-q"]) == 0, name
+        np.testing.assert_array_equal(np.asarray(io.load(out)), np.asarray(est.transform(emb)), err_msg=name)
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_debias_never_writes_over_its_parameter_files(small, tmp_path, capsys):
+    params = tmp_path / "soft.npz"
+    assert main(["debias", str(small), "--method", "soft", "--out", str(tmp_path / "a.embd"), "--save-params",
+                 str(params), "-q"]) == 0
+    kept = params.read_bytes()
+    other = tmp_path / "other.npz"
+    other.write_bytes(b"mine")
+    refused = [
+        (["--method", "soft", "--out", str(tmp_path / "b.bin"), "--save-params", str(tmp_path / "b.bin")], "same file"),
+        (["--method", "soft", "--out", str(tmp_path / "c.embd"), "--save-params", str(tmp_path / "c.embd" / "p.npz")],
+         "inside it"),
+        (["--params", str(params), "--out", str(tmp_path / "d.embd"), "--save-params", str(params)], "same file"),
+        (["--params", str(params), "--out", str(tmp_path / "e.embd"), "--save-params", str(other)], "exists"),
+        (["--params", str(params), "--out", str(params), "--format", "word2vec-bin", "--force"], str(params)),
+        (["--params", str(params), "--lists", "curated", "--out", str(tmp_path / "f.embd")], "--lists shapes a fit"),
+    ]
+    for args, says in refused:
+        assert main(["debias", str(small), *args]) == 2, args
+        assert says in capsys.readouterr().err, args
+    assert params.read_bytes() == kept and other.read_bytes() == b"mine"
+    assert not any((tmp_path / n).exists() for n in ("b.bin", "c.embd", "d.embd", "e.embd", "f.embd"))
+
+
+def test_debias_file_refuses_a_fit_option_or_another_method_with_fitted_parameters(small, tmp_path):
+    from embdebias.debias.api import debias_file
+    from embdebias.errors import EmbdebiasError
+
+    _, est = debias_file(small, method="soft")
+    params = est.save_params(tmp_path / "soft.npz")
+    with pytest.raises(EmbdebiasError, match="not of hard"):
+        debias_file(small, method="hard", fitted=params)
+    with pytest.raises(EmbdebiasError, match="lam: shape a fit"):
+        debias_file(small, fitted=params, lam=0.9)
+    result, loaded = debias_file(small, fitted=params)
+    np.testing.assert_array_equal(np.asarray(result), np.asarray(est.transform(io.load(small))))
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_vectors_no_longer_saved_leave_the_directory(small, tmp_path, capsys, force):
+    """A method saved by an earlier run into the same directory and not by this one: its old
+    vectors go (they would contradict the report); the saved method's stay."""
+    out = tmp_path / "out"
+    assert main(["run", str(small), "--out-dir", str(out), "--tests", "direct_bias", "-q"]) == 0
+    assert (out / "soft.embd").is_dir()
+    assert main(["run", str(small), "--out-dir", str(out), "--tests", "direct_bias", "--save", "hard",
+                 "--lambda", "0.5", *(["--force"] if force else [])]) == 0
+    assert "[soft] removed soft.embd" in "".join(capsys.readouterr())
+    assert not (out / "soft.embd").exists() and (out / "hard.embd").is_dir() and (out / "soft.params.npz").is_file()
+    state = json.loads((out / "run_state.json").read_text(encoding="utf-8"))["steps"]
+    assert state["soft"]["outputs"] == ["soft.params.npz"]

@@ -70,16 +70,18 @@ def _fit_options(args) -> dict:
     """``{flag: value}`` of the options that shape a fit."""
     from ..pipeline.options import method_params
 
+    from ..data.wordlists import DEFAULT_LISTS
+
     return {"--definitional": args.definitional, "--equalize": args.equalize, "--specific": args.gender_specific,
             "--expand": args.expand, "--seeds": args.seeds, "--components": args.components,
             "--attribute": args.attribute, **{p.flag: getattr(args, p.name) for p in method_params().values()},
-            "--seed": args.seed}
+            "--seed": args.seed, "--lists": None if args.lists == DEFAULT_LISTS else args.lists}
 
 
 def _method_options(args) -> dict:
     """``{flag: value}`` of the fit's options that only some methods take (the shared ones, such as
     ``--components``, are checked where they are used)."""
-    shared = ("--definitional", "--specific", "--components", "--attribute")
+    shared = ("--definitional", "--specific", "--components", "--attribute", "--lists")
     return {flag: value for flag, value in _fit_options(args).items() if flag not in shared}
 
 
@@ -96,6 +98,21 @@ def _check_params_file(args):
     if args.method not in (None, method):
         raise EmbdebiasError(f"{args.params}: parameters of method {method}, not of --method {args.method}")
     return method
+
+
+def _check_save_params(args, say) -> None:
+    """``--save-params FILE``: a file of its own (not the input, ``--params`` or ``--out``, nor inside
+    ``--out``), replaced only with ``--force``; checked before anything is written."""
+    from pathlib import Path
+
+    from .._atomic import prepare_output as check
+
+    target = Path(args.save_params).resolve()
+    for role, path in (("--out", args.out), ("the input", args.input), ("--params", args.params)):
+        if path is not None and (target == Path(path).resolve() or Path(path).resolve() in target.parents):
+            raise EmbdebiasError(f"--save-params {args.save_params}: the same file as {role}, or inside it; "
+                                 f"give the parameters a file of their own")
+    check(args.save_params, force=args.force, inputs=(args.input, args.params), log=say)
 
 
 def _check_method_options(args, spec) -> None:
@@ -181,14 +198,13 @@ def run_debias(args, say) -> int:
     spec = get_debiaser(args.method)
     _check_method_options(args, spec)
     if args.save_params is not None:
-        from .._atomic import check_output
-
-        check_output(args.save_params, (args.input, args.out))
+        _check_save_params(args, say)
+    inputs = (args.input, args.params)  # a parameter file is read: never written over
     # Checked before the lock (which needs the output's directory), and again under it:
     # another command cannot write the output in between.
-    prepare_output(args, args.out, say, vectors=True, inputs=(args.input,))
+    prepare_output(args, args.out, say, vectors=True, inputs=inputs)
     with output_lock(args.out, purpose="debias"):
-        prepare_output(args, args.out, say, vectors=True, inputs=(args.input,))
+        prepare_output(args, args.out, say, vectors=True, inputs=inputs)
         t0 = time.perf_counter()
         result, debiaser = debias_file(args.input, args.out, method=args.method, format=args.format,
                                        input_format=args.input_format, limit=args.limit,
@@ -198,7 +214,7 @@ def run_debias(args, say) -> int:
         if args.save_params is not None:
             debiaser.save_params(args.save_params)
     sub = getattr(debiaser, "subspace_", None)
-    if hasattr(sub, "pairs_used_"):
+    if hasattr(sub, "pairs_used_") and args.params is None:  # a loaded subspace has its components only
         k = sub.components_.shape[0]
         say(f"bias subspace: {len(sub.pairs_used_)} defining sets, k={k}, "
             f"explained variance {', '.join(f'{r:.3f}' for r in sub.explained_variance_ratio_[:k])}")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from ..embedding import Embedding
 from ..errors import EmbdebiasError
-from ._table import make_debiaser  # noqa: F401  (this module's API since 0.1)
+from ._table import DEFAULT_METHOD, make_debiaser  # noqa: F401  (make_debiaser: this module's API since 0.1)
 
 
-def debias_file(source=None, out=None, *, method: str = "hard", format: str | None = None,
+def debias_file(source=None, out=None, *, method: str | None = None, format: str | None = None,
                 input_format: str = "auto", limit: int | None = None, unicode_errors: str = "strict",
                 trust_pickle: bool = False, progress: bool = False, fitted=None,
                 **params) -> tuple[Embedding, object]:
@@ -25,16 +25,16 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
         chunk by chunk into a native-format directory, so memory stays bounded for
         huge vocabularies; for another ``format`` that directory is a temporary one
         next to ``out``, converted and then removed.
-    method : str
-        A method of :data:`~embdebias.debias.DEBIASERS`.
+    method : str, optional
+        A method of :data:`~embdebias.debias.DEBIASERS` (default hard debias, or ``fitted``'s).
     format : str, optional
         Output format (default: guessed from ``out``'s extension, else native).
     input_format, limit, unicode_errors, trust_pickle
         How ``source`` is read (:func:`embdebias.io.load`).
     fitted : path, optional
         A parameter file of ``save_params`` (``embdebias run`` writes ``NAME.params.npz``):
-        its fitted debiaser is applied without fitting, and ``method`` and ``params`` are
-        not used.
+        its fitted debiaser is applied without fitting. Another ``method`` than the
+        file's, or ``params`` (which shape a fit), are an error.
     **params
         Passed to :func:`make_debiaser`.
 
@@ -52,10 +52,8 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
         fmt = format or io.guess_format_from_path(out)
         if fmt not in io.FORMATS:
             raise EmbdebiasError(f"unknown output format {fmt!r}; choose one of {', '.join(io.FORMATS)}")
-        check_output(out, inputs=(source,))
-    from ._table import load_fitted
-
-    debiaser = make_debiaser(method, **params) if fitted is None else load_fitted(fitted)[1]
+        check_output(out, inputs=(source, fitted))
+    debiaser = make_debiaser(method or DEFAULT_METHOD, **params) if fitted is None else _fitted(fitted, method, params)
     emb = io.load(source, format=input_format, limit=limit, unicode_errors=unicode_errors,
                   trust_pickle=trust_pickle)
     if fitted is None:
@@ -67,6 +65,20 @@ def debias_file(source=None, out=None, *, method: str = "hard", format: str | No
     if out is None:
         return debiaser.transform(emb, progress=progress), debiaser
     return transform_to_file(debiaser, emb, out, fmt, progress=progress), debiaser
+
+
+def _fitted(path, method: str | None, params: dict):
+    """The fitted debiaser of parameter file ``path``; ``method`` must be its method, and no
+    ``params`` are taken (nothing is fitted)."""
+    from ._table import load_fitted
+
+    name, debiaser = load_fitted(path)
+    if method not in (None, name):
+        raise EmbdebiasError(f"{path}: parameters of method {name}, not of {method}")
+    if params:
+        raise EmbdebiasError(f"{', '.join(sorted(params))}: shape a fit; with the fitted parameters of {path} "
+                             f"nothing is fitted")
+    return debiaser
 
 
 def transform_to_file(debiaser, embedding, out, format: str = "native", *, progress: bool = False,

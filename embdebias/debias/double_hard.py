@@ -263,6 +263,8 @@ class DoubleHardDebias(Debiaser):
         return full[order], vectors[order]
 
     def run_info(self, embedding: Embedding) -> dict:
-        return {"component": self.component_index_,
-                "clustering_accuracy": min(r["accuracy"] for r in self.components_table_),
-                "clustering_without_removal": self.baseline_accuracy_}
+        info = {"component": self.component_index_, "clustering_without_removal": self.baseline_accuracy_}
+        table = getattr(self, "components_table_", None)  # transient: parameters loaded from a file lack it
+        if table:
+            info["clustering_accuracy"] = min(r["accuracy"] for r in table)
+        return info

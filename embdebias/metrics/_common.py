@@ -183,7 +183,8 @@ def _scalar_to_builtin(obj):
     if isinstance(obj, (float, np.floating)):
         return to_builtin(float(obj))
     if is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_builtin(getattr(obj, f.name)) for f in fields(obj)}
+        # a result's own fields first, then the keyword-only ones it shares (QueryResult's)
+        return {f.name: to_builtin(getattr(obj, f.name)) for f in sorted(fields(obj), key=lambda f: f.kw_only)}
     return obj
 
 

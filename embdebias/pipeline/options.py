@@ -286,6 +286,8 @@ def parse_save(text) -> tuple[str, ...]:
         return tuple(names)
     if "all" in names or "none" in names:
         raise EmbdebiasError(f"save takes all, none or method names, not a mix: {text!r}")
+    if not names or not all(names):
+        raise EmbdebiasError(f"save takes all, none or method names, got {text!r}")
     return parse_methods(names)
 
 

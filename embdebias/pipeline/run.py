@@ -531,9 +531,10 @@ def _method_key(spec, o: RunOptions, params: dict, base_key: str, exp_key: str, 
     """A method's resume key: its parameters, seed, format and the lists it uses (an expandable
     method's hangs from the expansion's key, which holds the gender-specific list)."""
     roles = [r for r in spec.lists if r != "definitional_pairs" and not (spec.expandable and r == "gender_specific")]
+    saved = o.saved(spec.name)  # the format is the written vectors'; an unsaved method writes none
     return key(exp_key if spec.expandable else base_key, spec.name, o.n_components, *params.values(),
-               *([o.random_state] if spec.seeded else []), o.format, *(lists_used[r] for r in roles),
-               *([] if o.saved(spec.name) else ["not saved"]))
+               *([o.random_state] if spec.seeded else []), *([o.format] if saved else []),
+               *(lists_used[r] for r in roles), *([] if saved else ["not saved"]))
 
 
 def _shared_params(spec, o: RunOptions) -> dict:

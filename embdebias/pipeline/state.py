@@ -174,7 +174,12 @@ class Steps:
         self.partial = out_dir / PARTIAL
         self.inputs = inputs
         self.log = log
-        self.committed = {} if force else read_state(out_dir / STATE)[0]
+        with warnings.catch_warnings():
+            if force:  # read only to find the outputs it replaces: a damaged state is no news then
+                warnings.simplefilter("ignore")
+            # the complete run's steps: what it wrote, even when --force recomputes every step
+            self.previous = read_state(out_dir / STATE)[0]
+        self.committed = {} if force else self.previous
         self.staged = {} if force else read_state(self.partial / STATE)[0]
         self.where: dict[str, Path] = {}  # step -> the directory its outputs are read from
         self.timings: dict[str, float] = {}
@@ -233,6 +238,23 @@ class Steps:
                         token=None if name in self.reused else self.token)
         moves = [o for name in new for o in self.staged[name]["outputs"]] + list(REPORT_FILES)
         final = {**self.committed, **{name: self.staged[name] for name in new}}
+        stale = self._stale_outputs(new)
         # The commit list is written first: a run killed during the moves is finished by the next one.
         write_json(self.partial / STATE, {"steps": final, "commit": moves}, self.inputs)
         finish_commit(self.out_dir, None)
+        for name, path in stale:
+            self.log(f"[{name}] removed {path.name}: an earlier run's output that this run's {name} step no "
+                     f"longer writes (--save), which the report would contradict")
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+    def _stale_outputs(self, new: list[str]) -> list[tuple[str, Path]]:
+        """``(step, path)`` of the files that an earlier run's step wrote and this run's same step
+        does not (a method whose vectors are no longer saved), unchanged since they were
+        written; a file changed by someone else since is left where it is."""
+        stale = []
+        for name in new:
+            before = self.previous.get(name)
+            gone = [o for o in (before or {}).get("outputs", ()) if o not in self.staged[name]["outputs"]]
+            if gone and stamp_problem(before.get("written"), self.out_dir) is None:
+                stale += [(name, self.out_dir / o) for o in gone if (self.out_dir / o).exists()]
+        return stale

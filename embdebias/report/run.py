@@ -155,7 +155,8 @@ def _output_lines(meta: dict) -> list[str]:
     if not lazy:
         return []
     return [f"- debiased vectors written: {', '.join(written) or 'none'}; evaluated row by row as the metrics "
-            f"read them, not written (--save): {', '.join(lazy)}"
+            f"read them, not written (--save): {', '.join(lazy)} (their rows equal the vectors a transform "
+            f"writes to float32 rounding, so a word on a classifier's boundary may fall the other way)"
             + (f"; fitted parameters: {', '.join(f'`{params[m]}`' for m in methods if m in params)} "
                f"(`embdebias debias --params FILE` writes a method's vectors from them)" if params else "")]
 
