@@ -164,8 +164,8 @@ class _DenseAdversary:
 class _FactoredAdversary:
     """The adversary as ``P = b I + V diag(c) V^T`` (``V``: ``d x r`` orthonormal), projected in ``r + 2`` dimensions.
 
-    An SGD step changes ``P`` by ``(1 - lr wd) P`` plus the symmetric rank-2 term
-    ``-lr/2 (A B^T + B A^T)`` (``A = X^T r``, ``B = theta``; ``2c`` columns for ``c``
+    An SGD step scales ``P`` by ``a = 1 - lr wd`` and adds the symmetric rank-2 term
+    ``-lr/2 (A B^T + B A^T)`` (``A = X^T r``, ``B = theta``; rank ``2c`` for ``c``
     classes), so the new matrix is ``a b I`` plus a matrix within the span of
     ``[V, A, B]``. Its eigendecomposition is that of the ``(r + 2) x (r + 2)`` matrix
     ``Q^T (P - a b I) Q`` (``Q``: an orthonormal basis of the span), and its remaining
