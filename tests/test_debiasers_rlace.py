@@ -142,3 +142,21 @@ def test_solvers_agree_on_a_fit(emb, fitted):
     assert np.allclose(dense.map_, fitted.map_, atol=1e-10)
     with pytest.raises(EmbdebiasError, match="solver"):
         RLACE(solver="eigh").fit(emb)
+
+
+def test_default_fit_eigendecomposes_d_by_d_only_at_the_start(emb, monkeypatch):
+    """The factored solver: one ``d x d`` eigh of ``P_0`` and one of the first (full-rank) step, then
+    only small ones; the dense solver pays one per iteration."""
+    sizes = []
+    eigh = np.linalg.eigh
+
+    def counting(a):
+        sizes.append(a.shape[0])
+        return eigh(a)
+
+    monkeypatch.setattr(np.linalg, "eigh", counting)
+    RLACE(max_iter=300, evaluate_every=100, fraction=FRACTION).fit(emb)
+    assert sizes.count(emb.dim) == 2 and len(sizes) == 301 and max(sizes[2:]) < emb.dim // 2
+    sizes.clear()
+    RLACE(max_iter=300, evaluate_every=100, fraction=FRACTION, solver="dense").fit(emb)
+    assert sizes.count(emb.dim) >= 300
