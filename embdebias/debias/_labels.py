@@ -82,9 +82,7 @@ def gender_labels(emb: Embedding, *, fraction: float = FRACTION, max_words: int 
     direction = emb.take(emb.words.rows([male]), np.float64)[0] - emb.take(emb.words.rows([female]), np.float64)[0]
     direction /= np.linalg.norm(direction)
     rows = kept_words([emb.words[i] for i in range(min(max_words, len(emb)))])
-    vecs = emb.take(rows, dtype=np.float64)
-    norms = np.linalg.norm(vecs, axis=1)
-    cos = vecs @ direction / np.where(norms > 0, norms, 1.0)
+    cos = row_cosines(emb, rows, direction[None, :])[:, 0]
     n = int(round(fraction * len(rows)))
     order = np.argsort(cos, kind="stable")
     fem, mas = order[:n], order[::-1][:n]
@@ -97,6 +95,18 @@ def gender_labels(emb: Embedding, *, fraction: float = FRACTION, max_words: int 
     chosen = np.concatenate([mas, fem, neutral])
     labels = np.concatenate([np.full(len(mas), MALE), np.full(len(fem), FEMALE), np.full(len(neutral), NEUTRAL)])
     return _split(rows[chosen], labels, random_state, ("female", "male"))
+
+
+def row_cosines(emb: Embedding, rows: np.ndarray, directions: np.ndarray, chunk_rows: int = 16_384) -> np.ndarray:
+    """``(len(rows), k)`` cosines of the rows ``rows`` with the unit ``directions`` (``(k, d)``), in
+    float64, read a chunk of rows at a time (150,000 rows of 300 dimensions in float64 would be
+    360 MB at once); a zero row has cosine 0."""
+    out = np.empty((len(rows), len(directions)))
+    for start in range(0, len(rows), chunk_rows):
+        vecs = emb.take(rows[start:start + chunk_rows], dtype=np.float64)
+        norms = np.linalg.norm(vecs, axis=1)
+        out[start:start + len(vecs)] = (vecs @ directions.T) / np.where(norms > 0, norms, 1.0)[:, None]
+    return out
 
 
 def _split(rows: np.ndarray, labels: np.ndarray, random_state: int, groups: tuple) -> LabelledWords:
@@ -142,9 +152,7 @@ def attribute_labels(emb: Embedding, attribute, *, fraction: float = FRACTION, m
     """The words of ``emb`` nearest each group's direction, and neutral words (see the module docstring)."""
     directions = group_directions(emb, attribute)
     rows = kept_words([emb.words[i] for i in range(min(max_words, len(emb)))])
-    vecs = emb.take(rows, dtype=np.float64)
-    norms = np.linalg.norm(vecs, axis=1)
-    cos = (vecs @ directions.T) / np.where(norms > 0, norms, 1.0)[:, None]
+    cos = row_cosines(emb, rows, directions)
     nearest = cos.argmax(axis=1)
     n = int(round(fraction * len(rows)))
     chosen, labels = [], []
