@@ -16,6 +16,7 @@ from ..errors import MissingWordsError
 from ..subspace import BiasSubspace
 from . import _labels
 from ._base import Debiaser
+from ._two_means import two_means
 from .hard import HardDebias, equalize_forms, neutralize_rows
 from .hsr import definition_words
 
@@ -48,7 +49,7 @@ def most_biased_rows(emb: Embedding, n: int, excluded, *, limit: int = 50_000, m
                                 [w for w, r in zip((male, female), rows) if r < 0])
     he, she = emb.take(rows, np.float64)
     excluded = set(excluded)
-    words = [emb.words[i] for i in range(min(limit, len(emb)))]
+    words = emb.words[:limit]
     keep = _labels.kept_words(words)
     keep = np.array([i for i in keep if words[i] == words[i].lower() and words[i] not in excluded], dtype=np.int64)
     vecs = emb.take(keep, np.float64)
@@ -58,6 +59,15 @@ def most_biased_rows(emb: Embedding, n: int, excluded, *, limit: int = 50_000, m
     return keep[order[::-1][:n]], keep[order[:n]]
 
 
+def search_map(u: np.ndarray | None, mean: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The linear part ``M`` (d, d) of the search's map of a word: ``w M - mu M`` is ``w`` without
+    ``u`` (if given) and ``mu``, then without the gender direction re-fitted on the pairs ``(a, b)``."""
+    d = len(mean)
+    remove_u = np.eye(d) if u is None else np.eye(d) - np.outer(u, u)
+    g = pair_direction(a @ remove_u - mean, b @ remove_u - mean)
+    return remove_u @ (np.eye(d) - np.outer(g, g) / (g @ g))
+
+
 def pair_direction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """First principal direction of the pair-centred vectors (the notebook's ``doPCA``, raw vectors)."""
     mu = (a + b) / 2
@@ -65,9 +75,29 @@ def pair_direction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return vt[0]
 
 
-def cluster_accuracy(vectors: np.ndarray, labels: np.ndarray, random_state: int) -> float:
-    """``max(acc, 1 - acc)`` of 2-means against the labels."""
-    pred = KMeans(n_clusters=2, n_init=10, random_state=random_state).fit_predict(vectors)
+#: How the search's 2-means runs: :func:`._two_means.two_means` (scikit-learn's algorithm
+#: and random draws, every restart of every candidate stacked) or scikit-learn's ``KMeans``.
+KMEANS = ("stacked", "sklearn")
+
+
+def cluster_accuracy(vectors: np.ndarray, labels: np.ndarray, random_state: int, *,
+                     kmeans: str = "stacked") -> float:
+    """``max(acc, 1 - acc)`` of ``KMeans(n_clusters=2, n_init=10, random_state)`` against the labels.
+
+    ``kmeans="stacked"`` runs :func:`~embdebias.debias._two_means.two_means` (the same
+    labels to rounding), ``"sklearn"`` scikit-learn itself (also the fallback when a
+    restart empties a cluster).
+    """
+    if kmeans == "stacked":
+        pred, done = two_means(vectors, random_state)
+        if done[0]:
+            return _agreement(pred[0], labels)
+    with one_thread():
+        pred = KMeans(n_clusters=2, n_init=10, random_state=random_state).fit_predict(vectors)
+    return _agreement(pred, labels)
+
+
+def _agreement(pred: np.ndarray, labels: np.ndarray) -> float:
     acc = float(np.mean(pred == labels))
     return max(acc, 1 - acc)
 
@@ -113,6 +143,11 @@ class DoubleHardDebias(Debiaser):
     definitional, equalize, gender_specific, lists :
         As :class:`~embdebias.debias.hard.HardDebias`.
     random_state : int, default 1
+    kmeans : {"stacked", "sklearn"}, default "stacked"
+        How the search's 2-means runs: scikit-learn's ``KMeans`` restarts stacked into
+        matrix products (:mod:`embdebias.debias._two_means`: the same algorithm and
+        random draws, so the same labels up to rounding; the GloVe 6B 50d table is
+        identical), or ``KMeans`` itself, one restart after the other.
     chunk_rows : int
 
     Attributes
@@ -143,12 +178,13 @@ class DoubleHardDebias(Debiaser):
         "gender_specific": "no_validation",
         "lists": [StrOptions(set(wordlists.LIST_SETS))],
         "random_state": [Interval(Integral, 0, 2**32 - 1, closed="both")],
+        "kmeans": [StrOptions(set(KMEANS))],
         "chunk_rows": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, n_words: int = 1000, n_candidates: int = 20, *, subspace=None, definitional=None,
                  equalize=None, gender_specific=None, lists: str = wordlists.DEFAULT_LISTS, random_state: int = 1,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS):
+                 kmeans: str = "stacked", chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.n_words = n_words
         self.n_candidates = n_candidates
         self.subspace = subspace
@@ -157,6 +193,7 @@ class DoubleHardDebias(Debiaser):
         self.gender_specific = gender_specific
         self.lists = lists
         self.random_state = random_state
+        self.kmeans = kmeans
         self.chunk_rows = chunk_rows
 
     def _pairs(self):
@@ -190,25 +227,26 @@ class DoubleHardDebias(Debiaser):
         return self
 
     def _search(self, emb, mean, directions, male, female, pairs):
+        """``(table, baseline accuracy)``: the 2-means accuracy of the biased words after each candidate."""
         words = emb.take(np.concatenate([male, female]), np.float64)
         labels = np.r_[np.ones(len(male)), np.zeros(len(female))]
         a = emb.take(emb.words.rows([p[0] for p in pairs]), np.float64)
         b = emb.take(emb.words.rows([p[1] for p in pairs]), np.float64)
-
-        def accuracy(u):
-            def shift(x):
-                return x - mean if u is None else x - np.outer(x @ u, u) - mean
-            g = pair_direction(shift(a), shift(b))
-            w = shift(words)
-            w = w - np.outer(w @ g, g) / (g @ g)
-            return cluster_accuracy(w, labels, int(self.random_state))
-
-        # 21 k-means fits of a 2,000-row matrix: on OpenMP threads each waits for a busy core
-        # (10.5 s against 0.5 s on one thread under load; docs/user_guide/debiasers/double_hard.md)
+        candidates = [directions[i] for i in range(min(int(self.n_candidates), emb.dim))] + [None]
+        maps = np.stack([search_map(u, mean, a, b) for u in candidates])
+        seed = int(self.random_state)
+        # 21 2-means of a 2,000-row matrix: small products, which threads only slow down
+        # (on a busy machine by 5 to 20 times; docs/user_guide/debiasers/double_hard.md)
         with one_thread():
-            table = [{"component": i, "accuracy": accuracy(directions[i])}
-                     for i in range(min(int(self.n_candidates), emb.dim))]
-            return table, accuracy(None)
+            if self.kmeans == "stacked":
+                pred, done = two_means(words, seed, maps=maps)
+            else:
+                pred, done = None, np.zeros(len(maps), dtype=bool)
+            accuracy = [_agreement(pred[i], labels) if done[i]
+                        else cluster_accuracy(words @ maps[i] - mean @ maps[i], labels, seed, kmeans="sklearn")
+                        for i in range(len(maps))]
+        table = [{"component": i, "accuracy": acc} for i, acc in enumerate(accuracy[:-1])]
+        return table, accuracy[-1]
 
     def _shift(self, x: np.ndarray) -> np.ndarray:
         u = self.component_
