@@ -21,17 +21,32 @@ from .hard import HardDebias, equalize_forms, neutralize_rows
 from .hsr import definition_words
 
 
+#: Rows converted to float64 at a time by :func:`mean_and_components`: one reused buffer
+#: of about 3 MB, which stays in cache between the copy and the product.
+PCA_BLOCK_ROWS = 1 << 13
+
+
 def mean_and_components(emb: Embedding, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> tuple[np.ndarray, np.ndarray]:
-    """``(mean, principal directions as rows, by decreasing variance)`` of every row, in one chunked pass."""
+    """``(mean, principal directions as rows, by decreasing variance)`` of every row, in one chunked pass.
+
+    The sums and the uncentred second moments, in float64, come from one matrix product
+    per block: the block with a column of ones appended, times its transpose.
+    """
     d = emb.dim
-    total, outer, n = np.zeros(d), np.zeros((d, d)), 0
-    for _, _, block in emb.iter_chunks(chunk_rows):
-        b = np.asarray(block, dtype=np.float64)
-        total += b.sum(axis=0)
-        outer += b.T @ b
-        n += len(b)
-    mean = total / n
-    cov = outer / n - np.outer(mean, mean)
+    moments = np.zeros((d + 1, d + 1))
+    buffer = np.ones((min(PCA_BLOCK_ROWS, max(len(emb), 1)), d + 1))
+    # 50 products of 8,192 x 51 a chunk: on two threads each waits for the other, and on a busy
+    # machine for a core (seconds, measured); on one they take 35 ms for GloVe's 400,000 rows
+    with one_thread():
+        for _, _, block in emb.iter_chunks(chunk_rows):
+            for lo in range(0, len(block), len(buffer)):
+                part = block[lo:lo + len(buffer)]
+                b = buffer[:len(part)]
+                b[:, :d] = part
+                moments += b.T @ b
+    n = moments[d, d]
+    mean = moments[:d, d] / n
+    cov = moments[:d, :d] / n - np.outer(mean, mean)
     lam, U = np.linalg.eigh(cov)
     return mean, U[:, ::-1].T.copy()
 
@@ -205,6 +220,13 @@ class DoubleHardDebias(Debiaser):
         """Search the frequency component on the biased words, then fit Hard Debias on the shifted vectors."""
         self._validate()
         emb = as_embedding(embedding)
+        # every product here is small (d x d, or a few thousand rows): threads only add waits,
+        # seconds of them on a busy machine (docs/user_guide/debiasers/double_hard.md)
+        with one_thread():
+            self._fit(emb)
+        return self
+
+    def _fit(self, emb: Embedding) -> None:
         mean, directions = mean_and_components(emb, int(self.chunk_rows))
         specific = wordlists.resolve_words(self.gender_specific, "gender_specific", self.lists)
         male, female = most_biased_rows(emb, int(self.n_words), set(specific) | set(definition_words()))
@@ -224,7 +246,6 @@ class DoubleHardDebias(Debiaser):
         self.gender_specific_ = sorted(self.hard_.gender_specific_)
         self.equalize_pairs_ = [list(p) for p in self.hard_.equalize_pairs_]
         self.n_features_in_ = emb.dim
-        return self
 
     def _search(self, emb, mean, directions, male, female, pairs):
         """``(table, baseline accuracy)``: the 2-means accuracy of the biased words after each candidate."""
@@ -235,16 +256,13 @@ class DoubleHardDebias(Debiaser):
         candidates = [directions[i] for i in range(min(int(self.n_candidates), emb.dim))] + [None]
         maps = np.stack([search_map(u, mean, a, b) for u in candidates])
         seed = int(self.random_state)
-        # 21 2-means of a 2,000-row matrix: small products, which threads only slow down
-        # (on a busy machine by 5 to 20 times; docs/user_guide/debiasers/double_hard.md)
-        with one_thread():
-            if self.kmeans == "stacked":
-                pred, done = two_means(words, seed, maps=maps)
-            else:
-                pred, done = None, np.zeros(len(maps), dtype=bool)
-            accuracy = [_agreement(pred[i], labels) if done[i]
-                        else cluster_accuracy(words @ maps[i] - mean @ maps[i], labels, seed, kmeans="sklearn")
-                        for i in range(len(maps))]
+        if self.kmeans == "stacked":
+            pred, done = two_means(words, seed, maps=maps)
+        else:
+            pred, done = None, np.zeros(len(maps), dtype=bool)
+        accuracy = [_agreement(pred[i], labels) if done[i]
+                    else cluster_accuracy(words @ maps[i] - mean @ maps[i], labels, seed, kmeans="sklearn")
+                    for i in range(len(maps))]
         table = [{"component": i, "accuracy": acc} for i, acc in enumerate(accuracy[:-1])]
         return table, accuracy[-1]
 
