@@ -90,6 +90,7 @@ class _Runs:
     def __init__(self, W, maps, centres):
         n_sets, n_init = centres.shape[:2]
         self.W, self.maps, self.n = W, maps, len(W)
+        self.Wt = np.ascontiguousarray(W.T)  # labels come out (restarts, rows), contiguous
         self.set_of = np.repeat(np.arange(n_sets), n_init)
         self.centres = centres.reshape(n_sets * n_init, 2, -1).copy()
         self.totals = W.sum(axis=0) @ maps                                  # (C, d'): each set's sum (0 but rounding)
@@ -103,7 +104,7 @@ class _Runs:
         v = c[:, 1] - c[:, 0]
         threshold = (np.einsum("rj,rj->r", c[:, 1], c[:, 1]) - np.einsum("rj,rj->r", c[:, 0], c[:, 0])) / 2
         mapped = np.einsum("rij,rj->ri", self.maps[self.set_of[runs]], v)   # M_c v
-        return (self.W @ mapped.T > threshold).T
+        return mapped @ self.Wt > threshold[:, None]
 
     def relabel(self, runs: np.ndarray, labels: np.ndarray, changed: np.ndarray | None = None) -> None:
         """Set those restarts' labels and their cluster-1 sums: from the rows that ``changed``
