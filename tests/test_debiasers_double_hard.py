@@ -132,3 +132,14 @@ def test_glove_search_and_outputs_are_those_before_the_stacked_search():
     words = list(before["rows"])
     out = est.transform(emb)
     assert np.abs(out[words] - np.array([before["rows"][w] for w in words])).max() <= 1e-6
+
+
+def test_stable_extremes_are_the_ends_of_the_stable_argsort():
+    from embdebias.debias.double_hard import stable_extremes
+
+    rng = np.random.default_rng(3)
+    for values in (rng.normal(size=500), rng.integers(0, 7, size=500).astype(float), np.zeros(40)):
+        order = np.argsort(values, kind="stable")
+        for n in (1, 5, 30, 250, 400):
+            top, bottom = stable_extremes(values, n)
+            assert np.array_equal(top, order[::-1][:n]) and np.array_equal(bottom, order[:n])

@@ -73,8 +73,25 @@ def most_biased_rows(emb: Embedding, n: int, excluded, *, limit: int = 50_000, m
     vecs = emb.take(slice(0, int(keep[-1]) + 1 if keep.size else 0), np.float64)[keep]
     cosines = vecs @ np.stack([he / np.linalg.norm(he), she / np.linalg.norm(she)], axis=1)
     cosines /= np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)[:, None]
-    order = np.argsort(cosines[:, 0] - cosines[:, 1], kind="stable")
-    return keep[order[::-1][:n]], keep[order[:n]]
+    top, bottom = stable_extremes(cosines[:, 0] - cosines[:, 1], n)
+    return keep[top], keep[bottom]
+
+
+def stable_extremes(values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(order[::-1][:n], order[:n])`` for ``order = np.argsort(values, kind="stable")``, sorting only the ends.
+
+    The ``n`` largest and ``n`` smallest values are a suffix and a prefix of the stable
+    order, ties at the cut included; sorting them alone (by position, then stably by
+    value) gives the same indices in the same order.
+    """
+    if 2 * n >= len(values):
+        order = np.argsort(values, kind="stable")
+        return order[::-1][:n], order[:n]
+    low = np.flatnonzero(values <= np.partition(values, n - 1)[n - 1])
+    high = np.flatnonzero(values >= np.partition(values, len(values) - n)[len(values) - n])
+    low = low[np.argsort(values[low], kind="stable")][:n]
+    high = high[np.argsort(values[high], kind="stable")][::-1][:n]
+    return high, low
 
 
 def search_map(u: np.ndarray | None, mean: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
