@@ -97,6 +97,7 @@ class _Runs:
         self.labels = np.zeros((len(self.set_of), self.n), dtype=bool)
         self.sum1 = np.zeros((len(self.set_of), W.shape[1]))               # in W's coordinates
         self.n1 = np.zeros(len(self.set_of))
+        self.margins = np.empty((len(self.set_of), self.n))
 
     def assign(self, runs: np.ndarray) -> np.ndarray:
         """Labels (len(runs), n) of the rows for those restarts' current centres."""
@@ -104,7 +105,8 @@ class _Runs:
         v = c[:, 1] - c[:, 0]
         threshold = (np.einsum("rj,rj->r", c[:, 1], c[:, 1]) - np.einsum("rj,rj->r", c[:, 0], c[:, 0])) / 2
         mapped = np.einsum("rij,rj->ri", self.maps[self.set_of[runs]], v)   # M_c v
-        return mapped @ self.Wt > threshold[:, None]
+        margins = np.matmul(mapped, self.Wt, out=self.margins[:len(runs)])  # a reused buffer: no page faults
+        return margins > threshold[:, None]
 
     def relabel(self, runs: np.ndarray, labels: np.ndarray, changed: np.ndarray | None = None) -> None:
         """Set those restarts' labels and their cluster-1 sums: from the rows that ``changed``
@@ -112,7 +114,8 @@ class _Runs:
         flat = None if changed is None else np.flatnonzero(changed)
         # a gathered row costs about 30 times a row of the matrix product
         if flat is None or flat.size * INCREMENTAL_RATIO > changed.size:
-            ones = labels.astype(self.W.dtype)
+            ones = self.margins[:len(runs)]  # the margins are spent: their buffer takes the 0/1 labels
+            np.copyto(ones, labels)
             self.sum1[runs], self.n1[runs] = ones @ self.W, ones.sum(axis=1)
         elif flat.size:
             which, rows = np.divmod(flat, self.n)  # 2-d np.nonzero is 10 times slower
