@@ -104,7 +104,7 @@ class _Runs:
         c = self.centres[runs]
         v = c[:, 1] - c[:, 0]
         threshold = (np.einsum("rj,rj->r", c[:, 1], c[:, 1]) - np.einsum("rj,rj->r", c[:, 0], c[:, 0])) / 2
-        mapped = np.einsum("rij,rj->ri", self.maps[self.set_of[runs]], v)   # M_c v
+        mapped = np.matmul(self.maps[self.set_of[runs]], v[:, :, None])[:, :, 0]   # M_c v
         margins = np.matmul(mapped, self.Wt, out=self.margins[:len(runs)])  # a reused buffer: no page faults
         return margins > threshold[:, None]
 
@@ -129,7 +129,7 @@ class _Runs:
     def sums(self, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(sums (a, 2, d'), counts (a, 2))`` of the two clusters, in the data sets' coordinates."""
         sets = self.set_of[runs]
-        sum1 = np.einsum("ri,rij->rj", self.sum1[runs], self.maps[sets])
+        sum1 = np.matmul(self.sum1[runs][:, None, :], self.maps[sets])[:, 0]
         n1 = self.n1[runs]
         return np.stack([self.totals[sets] - sum1, sum1], axis=1), np.stack([self.n - n1, n1], axis=1)
 
