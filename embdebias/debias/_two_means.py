@@ -44,7 +44,24 @@ INCREMENTAL_RATIO = 32
 
 
 def seeding_draws(n_samples: int, n_init: int, random_state: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(first centres (n_init,), trial uniforms (n_init, 2))``: scikit-learn's k-means++ draws, in its order."""
+    """scikit-learn's k-means++ random draws for two clusters, in its order.
+
+    Parameters
+    ----------
+    n_samples : int
+        Points clustered (all of weight 1).
+    n_init : int
+        Restarts.
+    random_state : int
+        The seed of the ``RandomState`` that ``KMeans(random_state=...)`` creates.
+
+    Returns
+    -------
+    first : ndarray (n_init,) of int
+        Each restart's first centre (``choice`` with uniform weights).
+    uniforms : ndarray (n_init, 2)
+        Each restart's two ``uniform`` draws, which pick the trial centres of the second.
+    """
     rng = np.random.RandomState(random_state)
     weights = np.ones(n_samples)
     p = weights / weights.sum()

@@ -78,11 +78,22 @@ def most_biased_rows(emb: Embedding, n: int, excluded, *, limit: int = 50_000, m
 
 
 def stable_extremes(values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(order[::-1][:n], order[:n])`` for ``order = np.argsort(values, kind="stable")``, sorting only the ends.
+    """The two ends of the stable argsort of ``values``, sorting only them.
 
-    The ``n`` largest and ``n`` smallest values are a suffix and a prefix of the stable
-    order, ties at the cut included; sorting them alone (by position, then stably by
-    value) gives the same indices in the same order.
+    Parameters
+    ----------
+    values : ndarray (m,)
+        Finite values.
+    n : int
+        How many of each end.
+
+    Returns
+    -------
+    top, bottom : ndarray (min(n, m),) of int
+        ``order[::-1][:n]`` and ``order[:n]`` for ``order = np.argsort(values,
+        kind="stable")``: the values at least the n-th largest (or at most the n-th
+        smallest), ties at the cut included, are a suffix (a prefix) of that order, so
+        sorting them alone, stably, gives the same indices in the same order.
     """
     if 2 * n >= len(values):
         order = np.argsort(values, kind="stable")
@@ -95,8 +106,24 @@ def stable_extremes(values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]
 
 
 def search_map(u: np.ndarray | None, mean: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The linear part ``M`` (d, d) of the search's map of a word: ``w M - mu M`` is ``w`` without
-    ``u`` (if given) and ``mu``, then without the gender direction re-fitted on the pairs ``(a, b)``."""
+    """The linear part of the search's map of a word for one candidate.
+
+    Parameters
+    ----------
+    u : ndarray (d,) or None
+        The candidate principal direction (unit); None for the baseline (no removal).
+    mean : ndarray (d,)
+        The mean ``mu`` of every vector.
+    a, b : ndarray (p, d)
+        The raw vectors of the definitional pairs' two sides.
+
+    Returns
+    -------
+    ndarray (d, d)
+        ``M`` such that ``w M - mu M`` is ``w`` without ``u`` and ``mu`` (the notebook's
+        shift, the projection taken on the uncentred ``w``), then without the gender
+        direction re-fitted on the shifted pairs (:func:`pair_direction`).
+    """
     d = len(mean)
     remove_u = np.eye(d) if u is None else np.eye(d) - np.outer(u, u)
     g = pair_direction(a @ remove_u - mean, b @ remove_u - mean)
