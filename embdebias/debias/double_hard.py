@@ -329,7 +329,7 @@ class DoubleHardDebias(Debiaser):
         return Embedding(present, vectors, name=f"{emb.name} (shifted)")
 
     def _prepare(self, emb: Embedding):
-        A = (np.eye(emb.dim) - np.outer(self.component_, self.component_)).astype(np.float32)
+        u = np.asarray(self.component_, dtype=np.float32)
         mean = self.mean_.astype(np.float32)
         basis = np.asarray(self.basis_, dtype=np.float32)
         specific = np.zeros(len(emb), dtype=bool)
@@ -338,8 +338,9 @@ class DoubleHardDebias(Debiaser):
         fixed_rows, fixed = self._equalized(emb, specific, basis)
 
         def apply(rows, block, out):
-            np.matmul(block, A, out=out)
-            out -= mean
+            # x (I - u u^T) - mean as a rank-one update: 2d, not 2d^2, multiply-adds a row
+            np.subtract(block, mean, out=out)
+            out -= np.multiply.outer(block @ u, u)
             neutralize_rows(out, out, specific[rows], basis)
             place_rows(out, rows, fixed_rows, fixed)
 
