@@ -17,7 +17,7 @@ from ..subspace import BiasSubspace
 from . import _labels
 from ._base import Debiaser, place_rows
 from ._two_means import two_means
-from .hard import HardDebias, equalize_forms, neutralize_rows
+from .hard import NEUTRALIZE_BYTES, HardDebias, equalize_forms, neutralize_rows
 from .hsr import definition_words
 
 
@@ -337,11 +337,17 @@ class DoubleHardDebias(Debiaser):
         specific[rows[rows >= 0]] = True
         fixed_rows, fixed = self._equalized(emb, specific, basis)
 
+        step = max(NEUTRALIZE_BYTES // (4 * emb.dim), 1)
+
         def apply(rows, block, out):
-            # x (I - u u^T) - mean as a rank-one update: 2d, not 2d^2, multiply-adds a row
-            np.subtract(block, mean, out=out)
-            out -= np.multiply.outer(block @ u, u)
-            neutralize_rows(out, out, specific[rows], basis)
+            keep = specific[rows]
+            # in cache-sized parts; x (I - u u^T) - mean as a rank-one update: 2d, not 2d^2,
+            # multiply-adds a row, and a temporary of a part, not of the chunk
+            for lo in range(0, len(block), step):
+                part, dest = block[lo:lo + step], out[lo:lo + step]
+                np.subtract(part, mean, out=dest)
+                dest -= np.multiply.outer(part @ u, u)
+                neutralize_rows(dest, dest, keep[lo:lo + step], basis)
             place_rows(out, rows, fixed_rows, fixed)
 
         return apply
