@@ -41,11 +41,11 @@ class ToyDebias(Debiaser):
     def _prepare(self, emb):
         basis = np.asarray(self.subspace_.components_, dtype=np.float32)
 
-        def apply(start, stop, block, out):
+        def apply(rows, block, out):
             out[:] = block - self.strength * (block @ basis.T) @ basis
             unit_rows(out)
 
-        return apply, None
+        return apply
 
     def run_info(self, embedding):
         return {"strength": self.strength, "rows": self.n_fitted_}
