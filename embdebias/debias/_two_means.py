@@ -27,8 +27,10 @@ The same algorithm, step for step (scikit-learn 1.9, ``algorithm="lloyd"``):
 
 Products are taken in another order than scikit-learn's, so distances agree to
 rounding (1e-16 relative): labels could differ only for a point equidistant from both
-centres to that precision. ``tests/test_two_means.py`` compares the labels with
-scikit-learn's on many data sets and seeds. A restart that empties a cluster
+centres to that precision, which real-valued embeddings practically never hold but data
+with exact ties (small integers, say) do: there it is not a drop-in ``KMeans``.
+``tests/test_two_means.py`` compares the labels with scikit-learn's on many data sets and
+seeds. A restart that empties a cluster
 (scikit-learn then relocates a far point there; it takes duplicate points) marks its
 data set as not done, and the caller runs scikit-learn on it.
 """

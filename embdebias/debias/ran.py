@@ -18,15 +18,16 @@ from .hsr import check_missing, definition_words
 
 #: RAN's gender direction: Bolukbasi et al.'s definitional pairs without mary/john (``utils.get_g``).
 NO_NAMES = {"mary", "john"}
-#: Words of the debias set optimized at once (bounds the (words, 100, d) neighbour array).
 #: Debias words whose neighbours one pass over the vocabulary finds (one GEMM of that many queries).
 BATCH_WORDS = 1024
 #: Candidate rows per block of the neighbour search: its similarities are BATCH_WORDS x this
 #: float32 (64 MiB; a 65,536-row chunk's 256 MiB dominated the fit's memory at 300 dimensions,
 #: for no gain in speed: 600,000 x 300, 32.1 against 33.2 s, peak RSS 1.16 against 1.57 GiB).
 SEARCH_ROWS = 1 << 14
-#: Debias words optimized at once: their neighbours' vectors, (words, n_neighbours, d) float64, are
-#: the fit's largest array (at 300 dimensions, 256 words: 123 MB; 1,024: 491 MB and its temporaries).
+#: Debias words optimized at once: their neighbours' vectors, (words, n_neighbours, d) float64, and the
+#: two or three temporaries of that size the indirect bias makes, are the fit's largest arrays (at 300
+#: dimensions, 256 words: 123 MB each; 1,024 words: 491 MB each). The block sizes change the float32
+#: similarities in their last bit only, which can swap near-tied neighbours.
 OPTIMIZE_WORDS = 256
 
 

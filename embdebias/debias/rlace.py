@@ -286,7 +286,8 @@ class RLACE(LinearDebiaser):
       (:class:`_FactoredAdversary`), instead of eigendecomposing the ``d x d`` matrix at
       every iteration as the authors' code does (``solver="dense"``, their steps
       transcribed, kept as the reference). The iterates are the same in exact arithmetic
-      and agree to about 1e-15 in floating point (tested). The evaluation classifiers' SGD
+      and agree to rounding in floating point (about 1e-15 at the default learning rate;
+      a game at a far larger rate amplifies rounding whichever solver). The evaluation classifiers' SGD
       can amplify so small a difference (an early-stopping decision flips), and with it
       which ``P`` is kept; on GloVe 6B 50d and on the 3,000,000 x 300 benchmark file the
       two solvers stop at the same iteration with the same held-out accuracy
