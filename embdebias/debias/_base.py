@@ -69,9 +69,7 @@ class Debiaser(TransformerMixin, BaseEstimator):
             transformed: another computation that shares this pass over the rows
             (``embdebias run`` accumulates soft debias's moments while hard debias writes).
         """
-        check_is_fitted(self)
-        emb = as_embedding(embedding)
-        check_dim(emb, self.n_features_in_, type(self).__name__)
+        emb = self._fitted_input(embedding)
         if isinstance(out, np.ndarray) and out.dtype != np.float32:
             raise DimensionError(f"out must be float32, got {out.dtype}")
         return map_chunks(emb, self._prepare(emb), out=out, chunk_rows=int(self.chunk_rows), progress=progress,
@@ -98,10 +96,15 @@ class Debiaser(TransformerMixin, BaseEstimator):
         -------
         RowMapEmbedding
         """
+        emb = self._fitted_input(embedding)
+        return RowMapEmbedding(emb, self._prepare(emb), name=name or f"{emb.name} ({self._suffix})")
+
+    def _fitted_input(self, embedding) -> Embedding:
+        """``embedding`` as an Embedding, once this debiaser is fitted on its dimension."""
         check_is_fitted(self)
         emb = as_embedding(embedding)
         check_dim(emb, self.n_features_in_, type(self).__name__)
-        return RowMapEmbedding(emb, self._prepare(emb), name=name or f"{emb.name} ({self._suffix})")
+        return emb
 
     def fit_transform(self, embedding, y=None, *, out=None, progress: bool = False,
                       name: str | None = None) -> Embedding:

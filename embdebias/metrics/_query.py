@@ -144,12 +144,14 @@ def key(role: str, name: str) -> str:
     return f"{role} {name}"
 
 
-def words_report(targets: dict, attributes: dict) -> dict:
-    """The ``words``, ``missing`` and ``lowercased`` fields of a result from the lookups of its
-    target and attribute sets."""
+def query_fields(targets: dict, attributes: dict) -> dict:
+    """:class:`QueryResult`'s fields from the lookups of a result's target and attribute sets
+    (``{set name: WordLookup}``): no interval yet, the set names, the words kept, lost and
+    lower-cased."""
     merged = {key("target", k): v for k, v in targets.items()}
     merged.update({key("attribute", k): v for k, v in attributes.items()})
-    return {"words": {k: list(lk.words) for k, lk in merged.items()},
+    return {"ci": None, "targets": list(targets), "attributes": list(attributes),
+            "words": {k: list(lk.words) for k, lk in merged.items()},
             "missing": {k: list(lk.missing) for k, lk in merged.items()},
             "lowercased": {k: dict(lk.lowercased) for k, lk in merged.items() if lk.lowercased}}
 

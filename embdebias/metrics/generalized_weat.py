@@ -51,7 +51,7 @@ from ._query import (
     query_sets,
     unit_sets,
     weights,
-    words_report,
+    query_fields,
 )
 from ._resample import Sample
 
@@ -211,8 +211,8 @@ def gweat_parts(emb, t_sets: dict, a_sets: dict, *, n_permutations: int = 10_000
     sample = Sample(groups, gweat_statistic(x_vec, a_vec, x_keys, a_keys), fairer="zero")
     result = GeneralizedWeatResult(
         statistic=float(terms.sum()), by_group=dict(zip(t_sets, terms.tolist())), p_value=float(p),
-        p_value_se=float(se), exact=bool(exact), n_permutations=int(counted), ci=None, targets=list(t_sets),
-        attributes=list(a_sets), random_state=random_state, **words_report(t_look, a_look))
+        p_value_se=float(se), exact=bool(exact), n_permutations=int(counted), random_state=random_state,
+        **query_fields(t_look, a_look))
     return result, sample
 
 

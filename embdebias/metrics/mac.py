@@ -49,7 +49,7 @@ from ._query import (
     query_sets,
     unit_sets,
     weights,
-    words_report,
+    query_fields,
 )
 from ._resample import Sample
 
@@ -161,8 +161,8 @@ def mac_parts(emb, t_sets: dict, a_sets: dict, *, max_missing: float, lowercase:
         every.append(np.stack(list(per_set.values()), axis=1))                        # (n_t, m)
     sample = mac_sample(t_vec, a_vec, {t: lk.words for t, lk in t_look.items()},
                         {a: lk.words for a, lk in a_look.items()})
-    result = MacResult(mac=float(np.concatenate(every).mean()), by_target=by_target, distances=distances, ci=None,
-                       targets=list(t_sets), attributes=list(a_sets), **words_report(t_look, a_look))
+    result = MacResult(mac=float(np.concatenate(every).mean()), by_target=by_target, distances=distances,
+                       **query_fields(t_look, a_look))
     return result, sample
 
 

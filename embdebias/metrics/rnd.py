@@ -56,7 +56,7 @@ from ._query import (
     raw_sets,
     unit_sets,
     weights,
-    words_report,
+    query_fields,
 )
 from ._resample import Sample
 
@@ -180,9 +180,9 @@ def rnd_parts(emb, t_sets: dict, a_sets: dict, *, normalize: bool = True, distan
     keys = (key("target", n1), key("target", n2))
     sample = Sample({keys[0]: list(t_look[n1].words), keys[1]: list(t_look[n2].words), ATTRIBUTE_WORDS: a_words},
                     rnd_statistic(v1, v2, a_rows, keys, distance, aggregate), fairer="zero")
-    result = RndResult(rnd=float(agg(list(per_word.values()))), by_word=per_word, by_set=by_set, ci=None,
-                       normalize=bool(normalize), distance=distance, aggregate=aggregate, targets=list(t_sets),
-                       attributes=list(a_sets), **words_report(t_look, a_look))
+    result = RndResult(rnd=float(agg(list(per_word.values()))), by_word=per_word, by_set=by_set,
+                       normalize=bool(normalize), distance=distance, aggregate=aggregate,
+                       **query_fields(t_look, a_look))
     return result, sample
 
 

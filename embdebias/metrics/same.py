@@ -56,7 +56,7 @@ from ._query import (
     query_sets,
     unit_sets,
     weights,
-    words_report,
+    query_fields,
 )
 from ._resample import Sample
 
@@ -189,8 +189,7 @@ def same_parts(emb, t_sets: dict, a_sets: dict, *, max_missing: float = DEFAULT_
         samples[("stereotype", pair)] = Sample(words, same_statistic(groups, attr, keys, "stereotype", (i, j)),
                                                fairer="lower")
     result = SameResult(same=float(bias.mean()), by_word=dict(zip(a_words, bias.tolist())), skew=skew,
-                        stereotype=stereotype, ci=None, targets=names, attributes=list(a_sets),
-                        **words_report(t_look, a_look))
+                        stereotype=stereotype, **query_fields(t_look, a_look))
     return result, samples
 
 
