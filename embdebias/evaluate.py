@@ -352,9 +352,7 @@ def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
     suite's metrics and every registered multi-group metric that can measure it. A metric
     asked for by name that cannot is an error naming it.
     """
-    from .data.attributes import is_default_attribute
-
-    if is_default_attribute(attribute):
+    if attribute.uses_gender_lists:  # the published suite, every metric of gender's own data in it
         return [get_metric(m) for m in names]
     if not explicit:
         names = list(names) + [n for n, m in REGISTRY.items() if n not in names and m.scope != "gender"]
@@ -383,7 +381,7 @@ def _measures(metric, attribute, options: dict, explicit: bool) -> bool:
     return not lacking
 
 
-def suite_for(tests=None, attribute=None, options=None, lists: str = "published") -> list[str]:
+def suite_for(tests=None, attribute="gender", options=None, lists: str = "published") -> list[str]:
     """The metrics :func:`evaluate` would run for ``tests`` and ``attribute``.
 
     A run checks every attribute's suite with it before it writes anything.
@@ -439,12 +437,12 @@ def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: 
 
 
 def _attribute_direction(reference, name: str, attribute, lists: str, direction_name):
-    """``(subspace, its name)`` of another attribute than gender, fitted on ``reference`` (the first
-    column); ``(None, direction_name)`` for gender, whose metrics fit their own as before."""
+    """``(subspace, its name)`` of an attribute, fitted on ``reference`` (the first column);
+    ``(None, direction_name)`` for the one whose defining sets are the list set's (gender), whose
+    metrics fit their own direction from the list set, as published."""
     from .metrics._base import attribute_subspace
-    from .data.attributes import is_default_attribute
 
-    if is_default_attribute(attribute):
+    if attribute.uses_gender_lists:
         return None, direction_name
     return (attribute_subspace(reference, attribute, lists=lists),
             direction_name or f"fitted on the {attribute.name} defining sets in '{name}' (the first column)")
@@ -459,11 +457,11 @@ def _given_suite(tests, suite):
 
 
 def _one_attribute(value, lists: str):
-    """The :class:`~embdebias.data.attributes.Attribute` of ``attribute=`` (None stays None: gender)."""
-    if value is None:
-        return None
-    from .data.attributes import resolve_attributes
+    """The :class:`~embdebias.data.attributes.Attribute` of ``attribute=`` (None: gender, deprecated)."""
+    from .data.attributes import as_attribute, resolve_attributes
 
+    if value is None:
+        return as_attribute(None, lists, stacklevel=4)
     found = resolve_attributes(value, lists)
     if len(found) > 1:
         raise EmbdebiasError(f"evaluate measures one attribute per report, got {len(found)} "
@@ -474,7 +472,7 @@ def _one_attribute(value, lists: str):
 def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None, direction_name: str | None = None,
              random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
-             progress=None, attribute=None, **moved) -> Report:
+             progress=None, attribute="gender", **moved) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters

@@ -118,7 +118,8 @@ class BiasSubspace(BaseEstimator):
     attribute : Attribute or str, optional
         A protected attribute (:func:`embdebias.load_attribute`: ``"gender"``,
         ``"race"``, ``"religion"`` or a JSON file): its defining sets and group names.
-        None: gender, as before attributes existed.
+        Not given: gender, unless ``pairs`` are sets of another size than two (then sets
+        of no named attribute, whose groups are "group 1", "group 2", ...).
 
     Attributes
     ----------
@@ -136,6 +137,9 @@ class BiasSubspace(BaseEstimator):
         The same list (its name from when the sets were always pairs).
     groups_ : tuple of str
         The group names, in the order of the sets' words (``("female", "male")`` for pairs).
+    attribute_ : Attribute or None
+        The attribute the subspace is of (None for sets of no named attribute, and for
+        :meth:`from_components`); an estimator given this subspace works on it.
     missing_words_ : list of str
         Words of the sets that were not in the vocabulary.
     case_mapped_ : dict
@@ -150,31 +154,27 @@ class BiasSubspace(BaseEstimator):
         self.lowercase_fallback = lowercase_fallback
         self.attribute = attribute
 
-    def _sets(self) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
-        """``(defining sets, group names)`` from ``pairs`` and ``attribute``."""
-        attr = None
-        if self.attribute is not None:
-            from .data.attributes import resolve_attribute
+    def _sets(self) -> tuple[list[tuple[str, ...]], tuple[str, ...], object]:
+        """``(defining sets, group names, attribute or None)`` from ``pairs`` and ``attribute``."""
+        from .data.attributes import given_attribute
 
-            attr = resolve_attribute(self.attribute, self.lists)
-        if self.pairs is not None or attr is None:
-            sets = resolve_sets(self.pairs, self.lists)
-        else:
-            sets = [tuple(s) for s in attr.defining_sets]
+        given = None if self.pairs is None else resolve_sets(self.pairs, self.lists)
+        attr = given_attribute(self.attribute, self.lists, set_size=None if given is None else len(given[0]))
+        sets = given if given is not None else [tuple(s) for s in attr.defining_sets]
         if not sets:
             raise WordListError("bias subspace: no defining sets given")
         k = len(sets[0])
-        if attr is not None:
-            if len(attr.groups) != k:
-                raise WordListError(f"defining sets of {k} words do not fit attribute {attr.name!r}, "
-                                    f"which has {len(attr.groups)} groups ({', '.join(attr.groups)})")
-            return sets, tuple(attr.groups)
-        return sets, (("female", "male") if k == 2 else tuple(f"group {i + 1}" for i in range(k)))
+        if attr is None:
+            return sets, tuple(f"group {i + 1}" for i in range(k)), None
+        if len(attr.groups) != k:
+            raise WordListError(f"defining sets of {k} words do not fit attribute {attr.name!r}, "
+                                f"which has {len(attr.groups)} groups ({', '.join(attr.groups)})")
+        return sets, tuple(attr.groups), attr
 
     def fit(self, embedding, y=None) -> "BiasSubspace":
         """Fit the subspace on ``embedding`` (an Embedding or gensim KeyedVectors)."""
         emb = as_embedding(embedding)
-        sets, groups = self._sets()
+        sets, groups, attr = self._sets()
         k = len(groups)
         what = "definitional pairs" if k == 2 else "defining sets"
         used, missing, mapped = self._resolve_sets(sets, emb)
@@ -205,6 +205,7 @@ class BiasSubspace(BaseEstimator):
         self.explained_variance_ratio_ = var / total
         self.sets_used_ = used
         self.groups_ = groups
+        self.attribute_ = attr
         self.missing_words_ = missing
         self.case_mapped_ = mapped
         self.n_features_in_ = emb.dim
@@ -252,6 +253,7 @@ class BiasSubspace(BaseEstimator):
         sub.explained_variance_ = np.full(k, np.nan)
         sub.explained_variance_ratio_ = np.full(k, np.nan)
         sub.sets_used_, sub.groups_, sub.missing_words_, sub.case_mapped_ = [], (), [], {}
+        sub.attribute_ = None
         sub.n_features_in_ = comps.shape[1]
         return sub
 

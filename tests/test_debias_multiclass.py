@@ -246,7 +246,9 @@ def test_attribute_labels_have_k_groups_and_neutral_words():
     for g in range(3):  # every labelled word is nearest its own group's direction
         x = emb.take(lab.rows[lab.labels == g], np.float64)
         assert ((x @ directions.T).argmax(axis=1) == g).all()
-    assert _labels.protected_labels(emb, None).groups == ("female", "male")  # gender: he - she, as published
+    assert _labels.protected_labels(emb, "gender").groups == ("female", "male")  # gender: he - she, as published
+    with pytest.warns(FutureWarning, match="attribute=None for gender is deprecated"):
+        assert _labels.protected_labels(emb, None).groups == ("female", "male")
 
 
 def _has_glove():

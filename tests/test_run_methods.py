@@ -10,6 +10,7 @@ import pytest
 from synthetic import synthetic_embedding, write_word2vec_text
 
 from embdebias.cli import main
+from embdebias.data.attributes import load_attribute
 
 
 @pytest.fixture(scope="module")
@@ -55,10 +56,12 @@ def test_max_missing_reaches_every_method_that_takes_it(small, tmp_path):
     from embdebias.pipeline.run import _method_plan
 
     o = RunOptions.create(methods="hsr,oscar,ran,hard", max_missing=0.7)
-    plan = _method_plan(o, "k", "e", {"equalize_pairs": {}, "gender_specific": {}}, None, None)
+    plan = _method_plan(o, "k", "e", {"equalize_pairs": {}, "gender_specific": {}}, None, None,
+                        attr=load_attribute("gender"))
     taken = {spec.name: getattr(est, "max_missing", None) for spec, _, _, est in plan}
     assert taken == {"hsr": 0.7, "oscar": 0.7, "ran": 0.7, "hard": None}
-    other = _method_plan(RunOptions.create(methods="hsr", max_missing=0.5), "k", "e", {}, None, None)
+    other = _method_plan(RunOptions.create(methods="hsr", max_missing=0.5), "k", "e", {}, None, None,
+                         attr=load_attribute("gender"))
     assert other[0][1] != plan[[s.name for s, *_ in plan].index("hsr")][1]  # the key holds it
     out = tmp_path / "out"
     assert main(["run", str(small), "--out-dir", str(out), "--methods", "hsr", "--max-missing", "1"]) == 0

@@ -123,14 +123,13 @@ def attribute_opt(p, *, several: bool = False):
 
 
 def one_attribute(args):
-    """The :class:`~embdebias.data.attributes.Attribute` of ``--attribute`` (None: gender, as before),
-    one only."""
+    """The :class:`~embdebias.data.attributes.Attribute` of ``--attribute`` (gender when not given),
+    one only, resolved where the user named it."""
     from ..data.attributes import resolve_attributes
     from ..errors import EmbdebiasError
 
-    if not getattr(args, "attribute", None):
-        return None
-    found = resolve_attributes(list(args.attribute), getattr(args, "lists", "published"))
+    given = list(getattr(args, "attribute", None) or ["gender"])
+    found = resolve_attributes(given, getattr(args, "lists", "published"))
     if len(found) > 1:
         raise EmbdebiasError(f"--attribute: this command takes one attribute, got {len(found)} "
                              f"({', '.join(a.name for a in found)})")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import time
 
 from .. import _validation
@@ -44,7 +43,7 @@ def add_parser(sub, parents) -> None:
     lists_opt(p)
     attribute_opt(p)
     p.add_argument("--components", type=_validation.POSITIVE.parse, default=None, metavar="K",
-                   help="dimension of the bias subspace (default 1; k - 1 for an attribute of k groups)")
+                   help="dimension of the bias subspace (default: k - 1 for an attribute of k groups, 1 for gender)")
     for param in method_params().values():
         p.add_argument(param.flag, dest=param.name, type=param.rule.parse, default=None, metavar=param.metavar,
                        help=param.help)
@@ -125,66 +124,19 @@ def _check_method_options(args, spec) -> None:
         takers = [name for name, other in DEBIASERS.items() if all(_applies(other, f) for f in wrong)]
         raise EmbdebiasError(f"{' and '.join(wrong)} appl{'ies' if len(wrong) == 1 else 'y'} to --method "
                              f"{' or '.join(takers) or 'no method'} only, not {spec.name}")
-    if args.seeds and not args.expand:
-        raise EmbdebiasError("--seeds needs --expand")
-    if args.expand and args.gender_specific:
-        raise EmbdebiasError("--specific and --expand exclude each other: give the seeds of the expansion with "
-                             "--seeds")
-
-
-def _attribute_params(args, attr, spec) -> dict:
-    """The estimator keywords of another attribute than gender (``--attribute``): the attribute itself
-    (its lists and subspace); a method that cannot debias it refuses it in one line
-    (:meth:`~embdebias.debias.DebiaserSpec.check_attribute`), as gender's list options do."""
-    spec.check_attribute(attr, args.lists)
-    given = [flag for flag, v in (("--definitional", args.definitional), ("--equalize", args.equalize),
-                                  ("--specific", args.gender_specific), ("--expand", args.expand)) if v]
-    if given:
-        raise EmbdebiasError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to gender; the attribute "
-                             f"{attr.name} brings its own lists in its file ({attr.path})")
-    params = {"lists": args.lists, "attribute": attr}
-    if "n_components" in inspect.signature(spec.estimator_class()).parameters:
-        params["n_components"] = args.components or max(1, attr.k - 1)
-    elif args.components is not None:  # INLP and RLACE find their own directions (RLACE: --rlace-rank)
-        raise EmbdebiasError(f"--components does not apply to --method {spec.name}")
-    return _own_params(args, spec, params)
-
-
-def _own_params(args, spec, params: dict) -> dict:
-    """``params`` with the method's own parameters (their defaults unless given) and its seed."""
-    params.update({p.name: p.default if getattr(args, p.name) is None else getattr(args, p.name)
-                   for p in spec.params})
-    if spec.seeded:
-        params["random_state"] = 0 if args.seed is None else args.seed
-    return params
 
 
 def _params(args, spec) -> dict:
-    """The estimator keywords of ``spec`` that the options give."""
-    from ..data.attributes import is_default_attribute
+    """The estimator keywords the options give (:func:`~embdebias.debias.configure.configure`: the one
+    place where options become a configured method, for debias, run and sweep alike)."""
+    from ..debias.configure import configure
 
-    attr = one_attribute(args)
-    if not is_default_attribute(attr):
-        return _attribute_params(args, attr, spec)
-    params = dict(definitional=args.definitional, n_components=args.components or 1,
-                  gender_specific=args.gender_specific, lists=args.lists)
-    # Shared options a method does not take (HSR has no subspace): an error if given, else left out.
-    accepted = set(inspect.signature(spec.estimator_class()).parameters)
-    given = {"definitional": "--definitional", "n_components": "--components", "gender_specific": "--specific"}
-    wrong = [given[k] for k in params if k not in accepted and params[k] not in (None, 1)]
-    if wrong:
-        raise EmbdebiasError(f"{' and '.join(wrong)} do{'es' if len(wrong) == 1 else ''} not apply to --method "
-                             f"{spec.name}")
-    params = {k: v for k, v in params.items() if k in accepted}
-    if "equalize_pairs" in spec.lists:
-        params["equalize"] = args.equalize
-    params = _own_params(args, spec, params)
-    if args.expand:
-        from ..debias.expand import GenderSpecificExpander
-
-        params["gender_specific"] = GenderSpecificExpander(args.seeds, lists=args.lists,
-                                                           random_state=params.get("random_state", 0))
-    return params
+    own = {p.name: getattr(args, p.name) for p in spec.params if getattr(args, p.name) is not None}
+    debiaser = configure(spec.name, attribute=one_attribute(args), lists=args.lists, params=own,
+                         n_components=args.components, definitional=args.definitional, equalize=args.equalize,
+                         gender_specific=args.gender_specific, expand=args.expand, seeds=args.seeds,
+                         random_state=args.seed)
+    return debiaser.get_params(deep=False)
 
 
 def run_debias(args, say) -> int:

@@ -36,21 +36,18 @@ def add_parser(sub, parents) -> None:
 
 def run_plot(args, say) -> int:
     from ..metrics._base import attribute_subspace
-    from ..data.attributes import is_default_attribute
     from ..report.figures import _save, group_figure, plot_occupations
 
     attr = one_attribute(args)  # a bad attribute file fails before anything is read or written
     prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = load_many(args)
-    if is_default_attribute(attr):
-        path = plot_occupations(embeddings, args.out, words=args.words, top=args.top, lists=args.lists,
-                                max_missing=args.max_missing)
-    else:
-        subspace = attribute_subspace(next(iter(embeddings.values())), attr, lists=args.lists)
-        if attr.is_binary and (args.words or attr.neutral_words):
-            path = plot_occupations(embeddings, args.out, words=args.words or list(attr.neutral_words), top=args.top,
-                                    lists=args.lists, max_missing=args.max_missing, subspace=subspace, attribute=attr)
-        else:  # k groups: no one direction with two sides; each group's words on the first components
-            path = _save(group_figure(embeddings, attr, subspace)[0], args.out, list(args.inputs or []))
+    subspace = attribute_subspace(next(iter(embeddings.values())), attr, lists=args.lists)
+    if attr.is_binary and (args.words or attr.neutral_words):
+        # a bundled list is passed by name, so the figure's title names it
+        words = args.words or attr.list_names.get("neutral_words") or list(attr.neutral_words)
+        path = plot_occupations(embeddings, args.out, words=words, top=args.top, lists=args.lists,
+                                max_missing=args.max_missing, subspace=subspace, attribute=attr)
+    else:  # k groups: no one direction with two sides; each group's words on the first components
+        path = _save(group_figure(embeddings, attr, subspace)[0], args.out, list(args.inputs or []))
     say(f"wrote {path}")
     return 0

@@ -59,16 +59,16 @@ def run_score(args, say) -> int:
     from ..data.attributes import resolve_attributes
     from ..evaluate import evaluate, suite_options
 
-    attrs = resolve_attributes(list(args.attribute), args.lists) if args.attribute else [None]
+    attrs = resolve_attributes(list(args.attribute or ["gender"]), args.lists)
     if args.out:
         prepare_output(args, args.out, say, inputs=args.inputs)
     embeddings = load_many(args)
     options = suite_options(args.tests) if args.tests else {}
     if args.sembias is not None:  # BAT's own option
         options.setdefault("options", {}).setdefault("bat", {})["sembias"] = args.sembias
-    reports = {getattr(a, "name", None): evaluate(embeddings, random_state=args.random_state, strict=args.strict,
-                                                   max_missing=args.max_missing, lists=args.lists, attribute=a,
-                                                   **options)
+    reports = {a.name if args.attribute else None:
+               evaluate(embeddings, random_state=args.random_state, strict=args.strict, max_missing=args.max_missing,
+                        lists=args.lists, attribute=a, **options)
                for a in attrs}
     text = _text(reports, args.json)
     if args.out:

@@ -25,8 +25,20 @@ protected attribute with ``k >= 2`` groups:
     Named attribute (stereotype) word sets, the ``A_j`` of MAC and RND.
 ``weat_tests``
     Ids of the bundled WEAT tests about this attribute.
+``direction_words``
+    Optional: the two words, first group's then second's, whose difference is the
+    attribute's published reference direction (gender: ``("she", "he")``, the direction of
+    Gonen & Goldberg's residual tests and the sides of the occupation figure). An
+    attribute that names them is measured with the binary protocols built on them; one
+    that does not, with the ``k``-group protocols.
 ``sources``
     Where each field's words come from.
+
+An attribute is always resolved before it is used: :func:`as_attribute` is the one place
+that turns what a user wrote (a name, a path, an :class:`Attribute`) into one, and every
+difference between gender and another attribute follows from the fields above and from
+which bundled lists a field names (:attr:`Attribute.list_names`), never from a branch on
+the attribute's name.
 
 Three attributes are bundled (``wordlists/attributes/``): ``gender``, whose lists are
 today's published lists by reference (so ``lists="curated"`` swaps them as for every
@@ -39,20 +51,25 @@ problem is an :class:`~embdebias.errors.AttributeFileError` naming the file and 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AttributeFileError, WordListError, quote
 from .wordlists import DEFAULT_LISTS, check_lists, data_dir, is_bundled_name, load_pairs, load_words, read_json
 
-__all__ = ["Attribute", "DEFAULT_ATTRIBUTE", "attribute_path", "bundled_attributes", "is_default_attribute",
-           "load_attribute", "resolve_attribute", "resolve_attributes"]
+__all__ = ["Attribute", "DEFAULT_ATTRIBUTE", "as_attribute", "attribute_path", "bundled_attributes", "given_attribute",
+           "is_default_attribute", "load_attribute", "resolve_attribute", "resolve_attributes"]
 
 #: The attribute of every command that is not given one.
 DEFAULT_ATTRIBUTE = "gender"
 _DIR = "attributes"
 _KEYS = ("name", "description", "groups", "defining_sets", "specific_words", "equalize_sets", "group_words",
-         "neutral_words", "attribute_sets", "weat_tests", "sources")
+         "neutral_words", "attribute_sets", "weat_tests", "direction_words", "sources")
+#: The bundled lists whose words the metrics of gender's own data (SemBias, the professions,
+#: the extrinsic templates) are built on: an attribute whose defining sets are this list
+#: is the one those metrics measure (:attr:`Attribute.uses_gender_lists`).
+_GENDER_DEFINING_LIST = "definitional_pairs"
 
 
 @dataclass(frozen=True)
@@ -71,7 +88,9 @@ class Attribute:
     neutral_words: tuple[str, ...] = ()
     attribute_sets: dict = field(default_factory=dict)
     weat_tests: tuple[str, ...] = ()
+    direction_words: tuple[str, ...] = ()
     sources: dict = field(default_factory=dict, compare=False)
+    list_names: dict = field(default_factory=dict, compare=False)
     description: str = field(default="", compare=False)
     path: str = field(default="", compare=False)
 
@@ -84,6 +103,24 @@ class Attribute:
     def is_binary(self) -> bool:
         """True for two groups (the case of every binary-only method)."""
         return self.k == 2
+
+    @property
+    def uses_gender_lists(self) -> bool:
+        """Whether the defining sets are the bundled definitional pairs of the list set (gender's
+        file names them): the metrics whose data are gender's own (SemBias, ECT's and RNSB's
+        lists, the extrinsic templates, the occupation facts) measure this attribute."""
+        return self.list_names.get("defining_sets") == _GENDER_DEFINING_LIST
+
+    @property
+    def neutral_name(self) -> str:
+        """The report's name of the neutral words: the bundled list's name (gender: "professions"),
+        else "neutral words"."""
+        return self.list_names.get("neutral_words") or "neutral words"
+
+    @property
+    def specific_name(self) -> str:
+        """How the report names the words debiasing keeps ("gender-specific")."""
+        return f"{self.name}-specific"
 
     def targets(self) -> list[tuple[str, ...]]:
         """The groups' target words in group order (the ``targets`` of the multi-group metrics)."""
@@ -98,6 +135,8 @@ class Attribute:
         content = [self.name, self.groups, self.defining_sets, self.specific_words, self.equalize_sets,
                    sorted(self.group_words.items()), self.neutral_words, sorted(self.attribute_sets.items()),
                    self.weat_tests]
+        if self.direction_words:  # appended only when set: every earlier fingerprint (resume keys) holds
+            content.append(self.direction_words)
         return hashlib.sha256(json.dumps(content, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
     def __hash__(self) -> int:
@@ -147,9 +186,8 @@ def load_attribute(name_or_path=DEFAULT_ATTRIBUTE, lists: str = DEFAULT_LISTS) -
 
 
 def is_default_attribute(attribute) -> bool:
-    """Whether ``attribute`` is the bundled gender attribute (None and the name "gender" stand for it):
-    today's lists, by reference, and every gender-only metric, method and default. A user's file that
-    names itself "gender" is not it (its own lists are used)."""
+    """Whether ``attribute`` is the bundled gender attribute. Kept for code written against 0.1;
+    embdebias itself never branches on it: behaviour follows the attribute's fields."""
     if attribute is None or (isinstance(attribute, str) and attribute == DEFAULT_ATTRIBUTE):
         return True
     if not isinstance(attribute, Attribute) or attribute.name != DEFAULT_ATTRIBUTE:
@@ -157,12 +195,54 @@ def is_default_attribute(attribute) -> bool:
     return Path(attribute.path).resolve() == attribute_path(DEFAULT_ATTRIBUTE).resolve()
 
 
-def resolve_attribute(value=None, lists: str = DEFAULT_LISTS) -> Attribute:
-    """The :class:`Attribute` an ``attribute=`` argument stands for: None is gender, a name or
-    path is loaded, an Attribute is itself."""
+def as_attribute(value=DEFAULT_ATTRIBUTE, lists: str = DEFAULT_LISTS, *, stacklevel: int = 3) -> Attribute:
+    """The :class:`Attribute` an ``attribute=`` argument stands for: an Attribute is itself, a name or
+    path is loaded with ``lists``.
+
+    ``None`` stood for gender before attributes were objects; it still does, with a
+    :class:`FutureWarning` (it will be an error in the next release): write ``"gender"``.
+    """
     if isinstance(value, Attribute):
         return value
-    return load_attribute(DEFAULT_ATTRIBUTE if value is None else value, lists)
+    if value is None:
+        warnings.warn("attribute=None for gender is deprecated and will be an error in the next release; "
+                      "write attribute='gender'", FutureWarning, stacklevel=stacklevel)
+        value = DEFAULT_ATTRIBUTE
+    return load_attribute(value, lists)
+
+
+def resolve_attribute(value=None, lists: str = DEFAULT_LISTS) -> Attribute:
+    """The :class:`Attribute` an ``attribute=`` argument stands for, None meaning gender without a
+    warning (the internal spelling of 0.1; new code calls :func:`as_attribute`)."""
+    return as_attribute(DEFAULT_ATTRIBUTE if value is None else value, lists)
+
+
+def given_attribute(value, lists: str = DEFAULT_LISTS, *, carried=None, set_size: int | None = None):
+    """The attribute an estimator's ``attribute=`` parameter stands for, in one place.
+
+    ``value`` is what the user gave (None: not given); ``carried`` the attribute a fitted
+    input already carries (a :class:`~embdebias.BiasSubspace`'s ``attribute_``), and
+    ``set_size`` the words per set of defining sets given instead of an attribute's.
+    The order: the attribute given (an error when it disagrees with ``carried``: both
+    named), else the one carried, else gender, unless sets of another size than two
+    were given (then None: sets of ``k`` words of no named attribute).
+
+    Raises
+    ------
+    AttributeFileError
+        ``value`` and ``carried`` are different attributes.
+    """
+    if value is None:
+        if carried is not None:
+            return carried
+        return None if set_size not in (None, 2) else load_attribute(DEFAULT_ATTRIBUTE, lists)
+    attr = as_attribute(value, lists)
+    if carried is not None and (carried.name, carried.groups, carried.defining_sets) != \
+            (attr.name, attr.groups, attr.defining_sets):
+        raise AttributeFileError(f"attribute {attr.name!r} ({', '.join(attr.groups)}) was given, but the fitted "
+                                 f"subspace is of attribute {carried.name!r} ({', '.join(carried.groups)}): "
+                                 f"give one of them, or both the same")
+    return attr
 
 
 def resolve_attributes(value=None, lists: str = DEFAULT_LISTS) -> list[Attribute]:
@@ -172,13 +252,13 @@ def resolve_attributes(value=None, lists: str = DEFAULT_LISTS) -> list[Attribute
     if isinstance(value, (list, tuple)):
         if not value:
             raise AttributeFileError("no attribute given; expected a name such as gender, race or religion")
-        out = [resolve_attribute(v, lists) for v in value]
+        out = [as_attribute(v, lists) for v in value]
         names = [a.name for a in out]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise AttributeFileError(f"attribute {quote(twice[0])} given twice")
         return out
-    return [resolve_attribute(value, lists)]
+    return [as_attribute(DEFAULT_ATTRIBUTE if value is None else value, lists)]
 
 
 class _Reader:
@@ -187,6 +267,7 @@ class _Reader:
     def __init__(self, path: Path, lists: str):
         self.path = path
         self.lists = lists
+        self.list_names: dict = {}  # key -> the bundled list name that gave its words
 
     def fail(self, key: str, message: str):
         raise AttributeFileError(f"{self.path}: {key}: {message}")
@@ -214,7 +295,8 @@ class _Reader:
             neutral_words=self.words(data.get("neutral_words"), "neutral_words", default=()),
             attribute_sets=self.named_sets(data.get("attribute_sets"), "attribute_sets"),
             weat_tests=self.weat_ids(data.get("weat_tests")),
-            sources=self.sources(data.get("sources")),
+            direction_words=self.direction_words(data.get("direction_words"), groups),
+            sources=self.sources(data.get("sources")), list_names=dict(self.list_names),
             description=str(data.get("description", "")), path=str(self.path))
 
     def text(self, data: dict, key: str) -> str:
@@ -240,6 +322,8 @@ class _Reader:
     def reference(self, value: str, key: str, reader):
         """A list named by a string: a bundled list name, or a path relative to the attribute file."""
         target = value if is_bundled_name(value) else self.path.parent / value
+        if is_bundled_name(value):
+            self.list_names[key] = value
         try:
             return reader(target, self.lists)
         except WordListError as exc:
@@ -328,6 +412,18 @@ class _Reader:
             if tid not in known:
                 self.fail(f"weat_tests[{i}]", f"no bundled WEAT test {quote(tid)}")
         return tuple(value)
+
+    def direction_words(self, value, groups: tuple) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if len(groups) != 2:
+            self.fail("direction_words", f"a direction has two sides, but the attribute has {len(groups)} groups")
+        if not isinstance(value, list) or len(value) != 2:
+            self.fail("direction_words", f"expected two words (first group's, second group's), got {quote(value)}")
+        words = tuple(self.word(w, f"direction_words[{i}]") for i, w in enumerate(value))
+        if words[0] == words[1]:
+            self.fail("direction_words", f"the same word twice: {quote(words[0])}")
+        return words
 
     def sources(self, value) -> dict:
         if value is None:

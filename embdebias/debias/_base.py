@@ -123,6 +123,21 @@ class Debiaser(TransformerMixin, BaseEstimator):
             return []
         return [f"- {cls._suffix} debias: " + ", ".join(f"{k} = {format_scalar(v)}" for k, v in shown.items())]
 
+    def _attribute(self):
+        """The attribute this debiaser works on: its ``attribute`` parameter, else the attribute its
+        fitted ``subspace`` carries, else gender (:func:`~embdebias.data.attributes.given_attribute`:
+        an ``attribute`` that disagrees with the subspace's is an error naming both). Resolved once a
+        fit (``attribute_``), so every list the fit reads is the same attribute's."""
+        from ..data.attributes import given_attribute
+
+        definitional = getattr(self, "definitional", None)
+        size = None if definitional is None or isinstance(definitional, str) or not len(definitional) \
+            else len(definitional[0])
+        self.attribute_ = given_attribute(getattr(self, "attribute", None), getattr(self, "lists", "published"),
+                                          carried=getattr(getattr(self, "subspace", None), "attribute_", None),
+                                          set_size=size)
+        return self.attribute_
+
     def _prepare(self, emb: Embedding):
         """The fitted map of ``emb``'s rows, ``apply(rows, block, out)``: it writes the new rows
         into ``out`` from ``block``, the input rows ``rows`` (a slice or an index array, in
@@ -144,6 +159,10 @@ class Debiaser(TransformerMixin, BaseEstimator):
     #: Fitted attributes that describe how the fit went (solver objects, the expansion)
     #: rather than what ``transform`` needs: :meth:`save_params` leaves them out.
     _transient: tuple = ()
+
+    #: Fitted attributes that say what the fit read (the attribute, an object of word lists):
+    #: :meth:`save_params` leaves them out, as ``transform`` never reads them.
+    _fit_context: tuple = ("attribute_",)
 
     #: Fitted arrays whose shape a loaded parameter file must have (``"d"``: the dimension).
     _array_shapes: dict = {}

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-from ..data.attributes import is_default_attribute
 from ..embedding import Embedding
 from ..errors import EmbdebiasError, MissingWordsError
 
@@ -119,18 +118,17 @@ def _split(rows: np.ndarray, labels: np.ndarray, random_state: int, groups: tupl
     return LabelledWords(rows, labels, np.sort(train), np.sort(dev), np.sort(test), groups)
 
 
-def is_gender(attribute) -> bool:
-    """True for None and for the attribute named gender: their labels are the published ``he - she`` ones."""
-    return is_default_attribute(attribute)
+def protected_labels(emb: Embedding, attribute, lists: str = "published", **kw) -> LabelledWords:
+    """The labelled words of an attribute: with its ``direction_words`` (gender: she, he), the published
+    binary labels of :func:`gender_labels` by cosine with their difference; else :func:`attribute_labels`
+    of its ``k`` groups. ``attribute`` is an Attribute, a name or a path (None: gender, deprecated)."""
+    from ..data.attributes import as_attribute
 
-
-def protected_labels(emb: Embedding, attribute=None, lists: str = "published", **kw) -> LabelledWords:
-    """:func:`gender_labels` for gender (None), else :func:`attribute_labels` of the attribute."""
-    if is_gender(attribute):
-        return gender_labels(emb, **kw)
-    from ..data.attributes import resolve_attribute
-
-    return attribute_labels(emb, resolve_attribute(attribute, lists), **kw)
+    attr = as_attribute(attribute, lists, stacklevel=4)
+    if attr.direction_words:
+        female, male = attr.direction_words
+        return gender_labels(emb, female=female, male=male, **kw)
+    return attribute_labels(emb, attr, **kw)
 
 
 def group_directions(emb: Embedding, attribute) -> np.ndarray:

@@ -45,7 +45,7 @@ def _fitted_state(est) -> tuple[dict, dict, dict]:
 
     arrays, values, kinds = {}, {}, {}
     for name, value in vars(est).items():
-        if not name.endswith("_") or name.startswith("_") or name in est._transient:
+        if not name.endswith("_") or name.startswith("_") or name in est._transient or name in est._fit_context:
             continue
         if isinstance(value, BiasSubspace):
             arrays[name] = np.asarray(value.components_)

@@ -23,7 +23,6 @@ import importlib
 import inspect
 from dataclasses import dataclass
 
-from ..data.attributes import is_default_attribute
 from .. import _validation
 from ..errors import EmbdebiasError
 
@@ -181,17 +180,17 @@ class DebiaserSpec:
             The attribute has more groups than :attr:`max_groups`, or is not gender while
             the estimator takes no ``attribute`` (it knows gender's lists only).
         """
-        from ..data.attributes import resolve_attribute
+        from ..data.attributes import as_attribute
         from ..data.wordlists import DEFAULT_LISTS
 
-        attr = resolve_attribute(attribute, lists or DEFAULT_LISTS)
+        attr = as_attribute(attribute, lists or DEFAULT_LISTS)
         groups = f"{len(attr.groups)} groups ({', '.join(attr.groups)})"
         any_k = ", ".join(n for n, s in DEBIASERS.items() if s.handles(len(attr.groups)))
         if not self.handles(len(attr.groups)):
             raise EmbdebiasError(f"debias method {self.name!r} is binary by construction (it handles "
                                  f"{self.max_groups} groups); attribute {attr.name!r} has {groups}; "
                                  f"methods for k groups: {any_k}")
-        if not is_default_attribute(attr) and "attribute" not in inspect.signature(self.estimator_class()).parameters:
+        if not attr.uses_gender_lists and "attribute" not in inspect.signature(self.estimator_class()).parameters:
             raise EmbdebiasError(f"debias method {self.name!r} works on gender's word lists only; attribute "
                                  f"{attr.name!r} ({groups}) needs one of: {any_k}")
         return attr

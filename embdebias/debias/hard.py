@@ -7,7 +7,6 @@ from itertools import chain
 
 import numpy as np
 
-from ..data.attributes import is_default_attribute
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
@@ -249,15 +248,13 @@ class HardDebias(Debiaser):
         """Learn the bias subspace and resolve the word lists against ``embedding``."""
         emb = as_embedding(embedding)
         wordlists.check_lists(self.lists)
-        attr = attribute_of(self.attribute, self.lists)
+        attr = self._attribute()
         self.subspace_ = resolve_subspace(self.subspace, emb, pairs=self.definitional,
-                                          n_components=self.n_components, lists=self.lists,
-                                          attribute=self.attribute)
+                                          n_components=self.n_components, lists=self.lists, attribute=attr)
         specific = specific_words(self.gender_specific, attr, self.lists)
         if self.case_variants:
             specific = case_variants(specific)
-        sets = (list(attr.equalize_sets) if self.equalize is None and attr is not None
-                else resolve_sets(self.equalize, self.lists, role="equalize_pairs"))
+        sets = equalize_sets(self.equalize, attr, self.lists)
         self._check_set_size(sets)
         self.equalize_pairs_, self.equalize_missing_ = self._find_sets(sets, emb)
         self.gender_specific_ = frozenset(specific)
@@ -281,8 +278,7 @@ class HardDebias(Debiaser):
                                      f"got {mode!r}")
             if mode == "all":
                 return None
-            return frozenset(attr.neutral_words if attr is not None
-                             else wordlists.resolve_words(None, "professions", self.lists))
+            return frozenset(neutral_words(attr, self.lists))
         return frozenset(wordlists.resolve_words(mode, "professions", self.lists))
 
     def run_info(self, embedding: Embedding) -> dict:
@@ -293,8 +289,8 @@ class HardDebias(Debiaser):
                 "gender_specific_in_vocabulary": int((emb.words.rows(sorted(self.gender_specific_)) >= 0).sum())}
         if getattr(self, "neutralized_words_", None) is not None:
             info["neutralized_only"] = len(self.neutralized_words_)
-        attr = attribute_of(self.attribute, self.lists)
-        if not is_default_attribute(attr):
+        attr = getattr(self, "attribute_", None)
+        if attr is not None:
             info["attribute"] = attr.name
         return info
 
@@ -395,17 +391,22 @@ class HardDebias(Debiaser):
         return rows, vectors
 
 
-def attribute_of(attribute, lists: str):
-    """The :class:`~embdebias.Attribute` an ``attribute`` argument names, or None for None (gender's lists)."""
-    if attribute is None:
-        return None
-    from ..data.attributes import resolve_attribute
-
-    return resolve_attribute(attribute, lists)
-
-
 def specific_words(given, attr, lists: str) -> list[str]:
-    """The words kept out of neutralization: ``given``, else the attribute's, else gender's of ``lists``."""
-    if given is None and attr is not None:
-        return list(attr.specific_words)
+    """The words kept out of neutralization: ``given``, else the attribute's (gender's: the
+    gender-specific list of ``lists``); with no attribute (sets of no named attribute), none."""
+    if given is None:
+        return list(attr.specific_words) if attr is not None else []
     return wordlists.resolve_words(given, "gender_specific", lists)
+
+
+def equalize_sets(given, attr, lists: str) -> list[tuple[str, ...]]:
+    """The sets hard debias equalizes: ``given``, else the attribute's (gender's: the equalize
+    pairs of ``lists``); with no attribute, none."""
+    if given is None:
+        return list(attr.equalize_sets) if attr is not None else []
+    return resolve_sets(given, lists, role="equalize_pairs")
+
+
+def neutral_words(attr, lists: str) -> list[str]:
+    """The attribute's neutral words (gender's: the professions of ``lists``); none without an attribute."""
+    return list(attr.neutral_words) if attr is not None else []

@@ -150,7 +150,7 @@ class INLP(LinearDebiaser):
         """Label the words of ``embedding``, then fit classifiers and project until chance."""
         self._validate()
         emb = as_embedding(embedding)
-        labelled = _labels.protected_labels(emb, self.attribute, self.lists, fraction=self.fraction,
+        labelled = _labels.protected_labels(emb, self._attribute(), self.lists, fraction=self.fraction,
                                             max_words=self.max_words, random_state=self.random_state)
         self.groups_ = labelled.groups
         X_train, y_train = labelled.split(emb, "train", binary=self.binary)

@@ -384,7 +384,7 @@ class RLACE(LinearDebiaser):
         emb = as_embedding(embedding)
         if self.rank >= emb.dim:
             raise EmbdebiasError(f"rank must be below the dimension {emb.dim} of {emb.name}, got {self.rank}")
-        labelled = _labels.protected_labels(emb, self.attribute, self.lists, fraction=self.fraction,
+        labelled = _labels.protected_labels(emb, self._attribute(), self.lists, fraction=self.fraction,
                                             max_words=self.max_words, random_state=self.random_state)
         self.groups_ = labelled.groups
         X, y_ = labelled.split(emb, "train", binary=True)

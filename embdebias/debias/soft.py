@@ -47,7 +47,6 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
-from ..data.attributes import is_default_attribute
 from .. import wordlists
 from .._validation import NONNEGATIVE
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
@@ -56,7 +55,7 @@ from ..subspace import resolve_subspace
 from . import _psd
 from ._base import Debiaser, case_variants, format_scalar, unit_rows
 from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_specific
-from .hard import attribute_of, specific_words
+from .hard import specific_words
 
 NORMALIZATIONS = ("mean", "sum")
 SOLVERS = ("fast", "cvxpy")
@@ -266,14 +265,14 @@ class SoftDebias(Debiaser):
         """The ``(d, k)`` orthonormal basis (columns) of the bias subspace."""
         self.subspace_ = resolve_subspace(self.subspace, emb, pairs=self.definitional,
                                           n_components=self.n_components, lists=self.lists,
-                                          attribute=self.attribute)
+                                          attribute=self._attribute())
         return np.asarray(self.subspace_.components_, dtype=np.float64).T
 
     def _gender_specific(self, emb: Embedding):
         spec = self.gender_specific
         expansion = None
-        attr = attribute_of(self.attribute, self.lists)
-        if (not is_default_attribute(attr)
+        attr = self.attribute_
+        if ((attr is None or not attr.uses_gender_lists)
                 and (isinstance(spec, (ExpansionResult, GenderSpecificExpander)) or spec == "expand")):
             raise EmbdebiasError(f"soft debias of attribute {attr.name!r}: the SVM expansion expands gender's "
                                  f"seed words; give the attribute's specific words, or None for its own list")

@@ -26,7 +26,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import wordlists
-from ..data.attributes import is_default_attribute
 from ..errors import EmbdebiasError
 from ._common import DEFAULT_MAX_MISSING, MetricResult, lookup, unit_vectors
 
@@ -118,9 +117,10 @@ class Metric:
     needs: tuple = ()
 
     def supports(self, attribute) -> bool:
-        """Whether the metric can measure ``attribute`` (an :class:`~embdebias.data.attributes.Attribute`;
-        None: gender). The default suite of an attribute holds the metrics that can."""
-        if self.kind == "quality" or is_default_attribute(attribute):
+        """Whether the metric can measure ``attribute`` (an :class:`~embdebias.data.attributes.Attribute`).
+        The default suite of an attribute holds the metrics that can; a metric of gender's own data
+        measures the attribute whose lists are the list set's (:attr:`~embdebias.Attribute.uses_gender_lists`)."""
+        if self.kind == "quality" or attribute.uses_gender_lists:
             return True
         return self.scope == "any" or (self.scope == "binary" and attribute.is_binary)
 
@@ -222,20 +222,19 @@ class EvalContext:
     reference: object = None
     reference_name: str = ""
     options: dict = field(default_factory=dict)
-    #: The protected attribute measured (an :class:`~embdebias.data.attributes.Attribute`; None
-    #: stands for gender): the target and attribute sets, neutral words and subspace of the
-    #: metrics that measure any attribute (:meth:`attribute_or_default`).
-    attribute: object = None
+    #: The protected attribute measured (an :class:`~embdebias.data.attributes.Attribute`, or its
+    #: name or path, read once with :attr:`lists`): the target and attribute sets, neutral words
+    #: and subspace of the metrics that measure any attribute (:meth:`attribute_or_default`).
+    attribute: object = "gender"
     cache: dict = field(default_factory=dict)
     _checked: dict = field(default_factory=dict)
 
     def attribute_or_default(self):
         """:attr:`attribute` as an :class:`~embdebias.data.attributes.Attribute` (a name or path is
-        read once, with :attr:`lists`), or gender's when None."""
-        from ..data.attributes import Attribute, resolve_attribute
+        read once, with :attr:`lists`)."""
+        from ..data.attributes import as_attribute
 
-        if not isinstance(self.attribute, Attribute):
-            self.attribute = resolve_attribute(self.attribute, self.lists)
+        self.attribute = as_attribute(self.attribute, self.lists)
         return self.attribute
 
     def opts(self, metric: str) -> dict:
@@ -304,7 +303,7 @@ def p_value_evidence(report, metric: str, embedding: str, size: str, size_label:
     return {"significant": bool(hits), "text": f"{len(hits)} of {len(rows)} tests p < 0.05{span}"}
 
 
-def attribute_subspace(embedding, attribute=None, n_components: int | None = None,
+def attribute_subspace(embedding, attribute="gender", n_components: int | None = None,
                        lists: str = wordlists.DEFAULT_LISTS, definitional=None):
     """The bias subspace of ``attribute`` fitted on ``embedding``: where the run, debias, plot,
     sweep and evaluate turn an attribute into directions.
@@ -318,14 +317,15 @@ def attribute_subspace(embedding, attribute=None, n_components: int | None = Non
     ----------
     embedding : Embedding
         Where the subspace is fitted (the original).
-    attribute : Attribute, optional
-        None or the bundled gender: today's subspace.
+    attribute : Attribute, name or path, default "gender"
+        The attribute (None: gender, deprecated).
     n_components : int, optional
         Default 1 for two groups and ``k - 1`` for ``k`` (the directions ``k`` group means span).
     lists : str
         The list set.
     definitional : path or pairs, optional
-        Gender's definitional pairs instead of the list set's (gender only).
+        Definitional pairs instead of the list set's (only for the attribute whose defining sets
+        are the list set's, gender: another attribute brings its own in its file).
 
     Returns
     -------
@@ -334,12 +334,14 @@ def attribute_subspace(embedding, attribute=None, n_components: int | None = Non
     """
     from ..subspace import fit_subspace
 
-    if is_default_attribute(attribute):
-        return fit_subspace(embedding, definitional, n_components or 1, lists=lists)
-    if definitional is not None:
+    from ..data.attributes import as_attribute
+
+    attribute = as_attribute(attribute, lists)
+    if definitional is not None and not attribute.uses_gender_lists:
         raise EmbdebiasError(f"the attribute {attribute.name!r} brings its own defining sets "
                              f"({attribute.path}); a definitional pair file applies to gender only")
-    return fit_subspace(embedding, None, n_components or max(1, attribute.k - 1), lists=lists, attribute=attribute)
+    return fit_subspace(embedding, definitional, n_components or max(1, attribute.k - 1), lists=lists,
+                        attribute=attribute)
 
 
 def set_vectors(emb, sets: dict, ctx: EvalContext) -> tuple[dict, dict]:

@@ -22,7 +22,6 @@ from itertools import combinations
 
 import numpy as np
 
-from ..data.attributes import is_default_attribute
 from ..errors import EmbdebiasError, quote
 from ..wordlists import WordSet
 from ._base import Metric
@@ -187,7 +186,7 @@ def neutral_word_set(ctx, value) -> list[str]:
     attr = ctx.attribute_or_default()
     if value is None and attr.neutral_words:
         return list(attr.neutral_words)
-    if value is None and not is_default_attribute(attr):  # never gender's professions under another name
+    if value is None:  # never gender's professions under another name
         raise EmbdebiasError(f"the attribute {attr.name!r} ({attr.path}) has no neutral_words: give them in its file "
                              f"or as the metric's neutral_words option")
     return ctx.neutral(value)

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data.attributes import is_default_attribute
 from ..data.facts import FactTable, load_facts
 from ..errors import EmbdebiasError
 from ._base import N_SCORED, Metric, Option, register
@@ -226,7 +225,7 @@ class FactualAssociation(Metric):
         # the bundled facts are about women: another attribute needs its own facts file (and two groups)
         attr = ctx.attribute_or_default()
         own = ctx.opts(self.name)["facts"] is not None
-        return ["occupations"] if (is_default_attribute(attr) or own) and attr.k == 2 else []
+        return ["occupations"] if (attr.uses_gender_lists or own) and attr.k == 2 else []
 
     def data(self, ctx):
         opts = ctx.opts(self.name)

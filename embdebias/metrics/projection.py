@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data.attributes import is_default_attribute
 from .._rows import unit_rows
 from ..errors import DimensionError, EmbdebiasError
 from ._base import N_SCORED, Metric, Option, attribute_subspace, positive_number, register
@@ -204,16 +203,14 @@ class DirectBias(Metric):
     def units(self, ctx):
 
         neutral = ctx.opts(self.name)["neutral_words"]
-        if neutral is None and not is_default_attribute(ctx.attribute_or_default()):
-            return ["neutral words"]      # the attribute's own, not the professions
-        return [ctx.neutral_name(neutral)]
+        return [ctx.attribute_or_default().neutral_name if neutral is None else ctx.neutral_name(neutral)]
 
     def data(self, ctx):
         from ._query import neutral_word_set
 
         neutral = ctx.opts(self.name)["neutral_words"]
         attr = ctx.attribute_or_default()
-        if not is_default_attribute(attr):
+        if not attr.uses_gender_lists:
             words = neutral_word_set(ctx, neutral)
             return (f"{len(words):,} neutral words of the attribute {attr.name!r}; the norm of their projection "
                     f"on its subspace of {attr.k - 1} components (original: fitted on the defining sets in "
@@ -252,7 +249,7 @@ class DirectBias(Metric):
         from ..subspace import resolve_subspace
 
         attr = ctx.attribute_or_default()
-        if not is_default_attribute(attr):
+        if not attr.uses_gender_lists:
             return self._score_groups(emb, unit, ctx, attr)
         opts = ctx.opts(self.name)
         words = ctx.neutral(opts["neutral_words"])

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data.attributes import is_default_attribute
 from .. import wordlists
 from .._rows import unit_rows
 from ..errors import EmbdebiasError
@@ -119,7 +118,7 @@ def _refit_groups(tested, words, name, attribute, original, lists, max_missing, 
 
 def refit_direction_bias(tested, words=None, *, original=None, lists: str = wordlists.DEFAULT_LISTS,
                          max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
-                         attribute=None) -> RefitDirectionResult:
+                         attribute="gender") -> RefitDirectionResult:
     """Direct bias with the gender direction fitted again in ``tested``'s own space.
 
     Measuring a debiased embedding along the *original* direction asks whether that
@@ -142,8 +141,9 @@ def refit_direction_bias(tested, words=None, *, original=None, lists: str = word
         Supplies the definitional pairs and the default words.
     max_missing, lowercase
         As for every metric.
-    attribute : str, path or Attribute, optional
-        An attribute other than gender: its subspace of ``k - 1`` components is re-fitted
+    attribute : str, path or Attribute, default "gender"
+        The attribute (None: gender, deprecated). One whose defining sets are not the list
+        set's definitional pairs (another than gender): its subspace of ``k - 1`` components is re-fitted
         (module docstring); ``projections`` are then the norms of the projections, and the
         variance ratios the share of the kept components. ``words`` default to its neutral
         words.
@@ -155,15 +155,14 @@ def refit_direction_bias(tested, words=None, *, original=None, lists: str = word
     from ..subspace import BiasSubspace
     from .projection import direct_bias, gender_direction, projections
 
-    tested = as_emb(tested)
-    if attribute is not None:
-        from ..data.attributes import resolve_attribute
+    from ..data.attributes import as_attribute
 
-        attr = resolve_attribute(attribute, lists)
-        if not is_default_attribute(attr):
-            name = "neutral words" if words is None else "words"
-            words = list(attr.neutral_words) if words is None else wordlists.resolve_words(words, "professions", lists)
-            return _refit_groups(tested, words, name, attr, original, lists, max_missing, lowercase)
+    tested = as_emb(tested)
+    attr = as_attribute(attribute, lists)
+    if not attr.uses_gender_lists:
+        name = "neutral words" if words is None else "words"
+        words = list(attr.neutral_words) if words is None else wordlists.resolve_words(words, "professions", lists)
+        return _refit_groups(tested, words, name, attr, original, lists, max_missing, lowercase)
     name = "professions" if words is None else "words"
     words = wordlists.resolve_words(words, "professions", lists)
     refit = BiasSubspace(lists=lists).fit(tested)

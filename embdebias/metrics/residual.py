@@ -90,7 +90,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data.attributes import is_default_attribute
 from .. import wordlists
 from .._rows import unit_rows
 from .._threads import one_thread
@@ -429,8 +428,8 @@ def _present(plan: _Plan, name: str, positions, max_missing: float, tested_name:
 def residual_bias(original, tested, *, random_state: int | None = 0, gender_specific=None,
                   lists: str = wordlists.DEFAULT_LISTS, n_candidates: int = 50_000, n_cluster: int = 500,
                   n_classify: int = 2_500, n_train: int = 1_000, n_neighbours: int = 100,
-                  direction_words=("he", "she"), max_missing: float = DEFAULT_MAX_MISSING,
-                  lowercase: bool = True, block_rows: int | None = None, attribute=None,
+                  direction_words=None, max_missing: float = DEFAULT_MAX_MISSING,
+                  lowercase: bool = True, block_rows: int | None = None, attribute="gender",
                   groups=None) -> ResidualBiasResult:
     """Gonen & Goldberg's (2019) residual-bias tests of ``tested`` against ``original``.
 
@@ -458,8 +457,9 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
     lists : {"published", "curated"}, default "published"
     n_candidates, n_cluster, n_classify, n_train, n_neighbours : int
         Protocol sizes (defaults: Gonen & Goldberg's 50,000, 500, 2,500, 1,000, 100).
-    direction_words : (str, str), default ("he", "she")
-        The male and the female word whose difference defines the bias.
+    direction_words : (str, str), optional
+        The two words whose difference defines the bias (binary protocol); default: the
+        attribute's ``direction_words``, second group's word first (gender: he, she).
     max_missing : float, default 0.2
         Largest fraction of the candidates, of the clustering words or of the
         classification words that may be missing from ``tested``.
@@ -467,10 +467,11 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
         Lower-case fallback for the direction words only.
     block_rows : int, optional
         Query rows per block of the nearest-neighbour step (default: 64 MiB blocks).
-    attribute : str, path or Attribute, optional
-        An attribute other than gender runs the k-group protocol (module docstring) on its
-        groups (the columns of its defining sets), leaving out its specific words. None or
-        gender: the binary protocol with ``direction_words``.
+    attribute : str, path or Attribute, default "gender"
+        An attribute that names no ``direction_words`` (race, religion) runs the k-group
+        protocol (module docstring) on its groups (the columns of its defining sets), leaving
+        out its specific words; one that does (gender) the binary protocol with them. None:
+        gender, deprecated.
     groups : dict, optional
         ``{group: words}``: the k-group protocol on these groups (instead of an attribute's);
         the words of ``gender_specific``, if given, are left out of the candidates.
@@ -491,8 +492,13 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
     max_missing = check_max_missing(max_missing)
     _check_sizes(n_candidates, n_cluster, n_classify, n_train, n_neighbours)
     specific = () if gender_specific is None else wordlists.resolve_words(gender_specific, "gender_specific", lists)
-    if groups is None and attribute is not None:
-        groups, specific = attribute_groups(attribute, lists)     # None for gender: the binary protocol
+    from ..data.attributes import as_attribute
+
+    attr = as_attribute(attribute, lists)
+    if groups is None and not attr.direction_words:
+        groups, specific = attribute_groups(attr, lists)
+    if direction_words is None:  # the attribute's second-group word minus its first's (gender: he - she)
+        direction_words = tuple(reversed(attr.direction_words))
     if groups is not None:
         return _residual_groups(original, tested, dict(groups), specific, random_state=random_state,
                                 n_candidates=n_candidates, n_cluster=n_cluster, n_classify=n_classify,
@@ -637,12 +643,13 @@ def _residual_groups(original, tested, groups: dict, specific, *, random_state, 
 
 def attribute_groups(attribute, lists: str = wordlists.DEFAULT_LISTS) -> tuple[dict | None, tuple]:
     """``({group: defining words}, specific words)`` of an attribute (a name, path or Attribute):
-    group ``j``'s words are the ``j``-th words of its defining sets; ``(None, ())`` for gender,
-    which keeps the binary protocol of Gonen & Goldberg (the he - she direction)."""
-    from ..data.attributes import resolve_attribute
+    group ``j``'s words are the ``j``-th words of its defining sets; ``(None, ())`` for one that names
+    its ``direction_words`` (gender), which keeps the binary protocol of Gonen & Goldberg (the
+    direction of those words, he - she)."""
+    from ..data.attributes import as_attribute
 
-    attr = resolve_attribute(attribute, lists)
-    if is_default_attribute(attr):
+    attr = as_attribute(attribute, lists)
+    if attr.direction_words:
         return None, ()
     return ({g: tuple(s[j] for s in attr.defining_sets) for j, g in enumerate(attr.groups)},
             tuple(attr.specific_words))
@@ -701,7 +708,7 @@ class Residual(Metric):
     def legend_for(self, ctx):
 
         attr = ctx.attribute_or_default()
-        if is_default_attribute(attr):
+        if attr.direction_words:  # the binary protocol ran
             return self.legend
         return (f"Is the {attr.name} bias still recoverable? Gonen & Goldberg's (2019) tests for {attr.k} groups "
                 f"({', '.join(attr.groups)}): each group's 500 most associated words of the original (cosine with "
@@ -715,7 +722,7 @@ class Residual(Metric):
     def data(self, ctx):
 
         attr = ctx.attribute_or_default()
-        if not is_default_attribute(attr):
+        if not attr.direction_words:
             return (f"candidates: the first 50,000 alphabetic words of '{ctx.reference_name}' minus the "
                     f"{len(attr.specific_words):,} specific words and the defining words of {attr.name!r}; "
                     f"groups: {', '.join(attr.groups)} (the columns of its {len(attr.defining_sets)} defining sets)")
@@ -737,10 +744,9 @@ class Residual(Metric):
                           max_missing=ctx.max_missing, lowercase=ctx.lowercase, attribute=attr)
         neutral = ctx.opts(self.name)["neutral_words"]
         refit = None  # the re-fitted rows need neutral words: an attribute without any has no such rows
-        if is_default_attribute(attr) or neutral is not None or attr.neutral_words:
+        if neutral is not None or attr.neutral_words:
             try:  # only the re-fitted rows use the neutral words: a short list leaves them alone empty
-                refit = refit_direction_bias(emb, ctx.neutral(neutral) if is_default_attribute(attr)
-                                             else neutral_word_set(ctx, neutral),
+                refit = refit_direction_bias(emb, neutral_word_set(ctx, neutral),
                                              original=ctx.reference, lists=ctx.lists, max_missing=ctx.max_missing,
                                              lowercase=ctx.lowercase, attribute=attr)
             except EmbdebiasError as exc:

@@ -85,10 +85,10 @@ class RunOptions:
                                      "each attribute's run in its own subdirectory", metavar="NAME|FILE[,...]",
                                      report="attribute", parse=_validation.argtype(lambda text: parse_attributes(text)),
                                      default=None)
-    n_components: int = option("--components", "dimension of the bias subspace (default 1; an attribute of k > 2 "
-                               "groups: k - 1, unless a larger K is given)",
-                               rule=_validation.POSITIVE, metavar="K", report="n_components", reproduce="always",
-                               default=1)
+    n_components: int | None = option("--components", "dimension of the bias subspace (default: k - 1 for an "
+                                      "attribute of k groups, 1 for gender); a K given is used as given",
+                                      rule=_validation.POSITIVE, metavar="K", report="n_components",
+                                      reproduce="always", default=None)
     #: The methods' own parameters ({"lam": 0.2}), described by the DEBIASERS table.
     params: dict = field(default_factory=dict, metadata={"flag": None, "report": None})
     n_train: int = option("--n-train", "--expand: train the SVM on the N most frequent words (default 50000)",
@@ -165,8 +165,7 @@ class RunOptions:
         self._check_save()
         if self.tests is not None and {"suite", "tests"} & set(self.evaluate):
             raise EmbdebiasError("give the tests either as tests= or inside evaluate=, not both")
-        if self.attribute is not None:
-            self._check_attributes()
+        self._check_attributes()
         for f in fields(self):
             value, meta = getattr(self, f.name), f.metadata
             if meta.get("rule") is not None and value is not None:
@@ -190,16 +189,14 @@ class RunOptions:
                                  f"{','.join(self.methods)}); save all, none or some of the methods run")
 
     def _check_attributes(self) -> None:
-        """Every attribute readable; gender's list options only in a run of gender alone."""
-        from ..data.attributes import is_default_attribute
-
+        """Every attribute readable; the list set's options (gender's lists) only in a run of the
+        attribute whose lists they are, alone."""
         _validation.check_choice(self.lists, _list_sets(), "lists")
-        others = [a.name for a in self.attributes() if not is_default_attribute(a)]
+        others = [a.name for a in self.attributes() if not a.uses_gender_lists]
         # (each method is checked against each attribute below, before anything is written)
         for attr in self.attributes():
-            if not is_default_attribute(attr):
-                for method in self.methods_for(attr):
-                    DEBIASERS[method].check_attribute(attr, self.lists)
+            for method in self.methods_for(attr):
+                DEBIASERS[method].check_attribute(attr, self.lists)
         given = [flag for name, flag, _, _ in LIST_FILES if getattr(self, name) is not None]
         given += ["--expand"] * self.expand
         if others and given:

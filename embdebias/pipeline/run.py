@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..debias._table import DEBIASERS, column_order, run_order
+from ..debias.configure import configure
 from .._lock import output_lock
 from .._provenance import check_stamp
 from ..errors import EmbdebiasError
@@ -69,14 +70,13 @@ def input_identity(source) -> dict:
             "files": [[q.name, q.stat().st_size, q.stat().st_mtime_ns] for q in files]}
 
 
-def _lists_used(o: RunOptions, attr=None) -> dict:
+def _lists_used(o: RunOptions, attr) -> dict:
     """The lists a run uses, each described for the report (name, source, size, hash); reading
     them here makes a bad list file fail before any work. Another attribute than gender
     (``attr``) brings its own, each described by its file (whose hash its keys hold)."""
     from ..data import wordlists
-    from ..data.attributes import is_default_attribute
 
-    if not is_default_attribute(attr):
+    if not attr.uses_gender_lists:
         return _attribute_lists(o, attr)
     used = {"definitional_pairs": o.definitional, "equalize_pairs": o.equalize, "gender_specific": o.gender_specific}
     if o.expand:
@@ -242,7 +242,11 @@ def _run_attributes(source, out_dir: Path, o: RunOptions, attrs: list, log, prog
 
 
 def _narrowed(o: RunOptions, attr, log) -> RunOptions:
-    """``o`` for ``attr`` (:meth:`RunOptions.narrowed_to`), saying which methods sit it out."""
+    """``o`` for ``attr`` (:meth:`RunOptions.narrowed_to`), saying which methods sit it out, with the
+    subspace's dimension the run uses (``--components`` as given, else the ``k - 1`` directions
+    that ``k`` group means span), so the keys, the report and its reproduce line say what ran."""
+    if o.n_components is None:
+        o = dataclasses.replace(o, n_components=max(1, attr.k - 1))
     narrowed = o.narrowed_to(attr)
     if narrowed is not o:
         left = [m for m in o.methods if m not in narrowed.methods]
@@ -292,27 +296,21 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
              attr=None) -> dict:
     """The subspace and the methods fitted before the first write: ``{"subspace", "base_key",
     "plan", "fitted": {name: (seconds, shortfalls)}, "attribute"}`` (``attr``: the run's
-    :class:`~embdebias.data.attributes.Attribute`, None: gender).
+    :class:`~embdebias.data.attributes.Attribute`).
 
     Fitted here: every method the run computes (its step is not reusable) whose fit needs
     no other step's output -- not one riding on a computed method's pass, nor an expandable
     one with ``expand`` (it needs the expansion). Their errors (bad parameters for this
     embedding, missing definition words) thus leave nothing written.
     """
+    from ..evaluate import suite_for
     from ..metrics._base import attribute_subspace
-    from ..data.attributes import is_default_attribute
 
-    attr = None if is_default_attribute(attr) else attr
-    if attr is not None:  # a metric named in --tests that cannot measure the attribute fails here
-        from ..evaluate import suite_for
-
-        kwargs = run_options.evaluate_kwargs(o)
-        suite_for(kwargs.get("suite"), attr, kwargs.get("options"), o.lists)
+    kwargs = run_options.evaluate_kwargs(o)  # a metric named in --tests that cannot measure attr fails here
+    suite_for(kwargs.get("suite"), attr, kwargs.get("options"), o.lists)
     base_key = _base_key(ident, o, lists_used)
     t0 = time.perf_counter()
-    # an attribute of k > 2 groups spans k - 1 directions: its subspace has them unless --components says more
-    subspace = attribute_subspace(emb, attr, None if attr is not None and attr.k > 2 and o.n_components == 1
-                                  else o.n_components, o.lists, o.definitional)
+    subspace = attribute_subspace(emb, attr, o.n_components, o.lists, o.definitional)
     timings["subspace"] = time.perf_counter() - t0
     expected = _expected_shortfalls(ident)
     plan = _method_plan(o, base_key, _expansion_key(base_key, o, lists_used), lists_used, subspace,
@@ -391,8 +389,8 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     # 3. with strict=True, the original is scored first (without intervals), so that a word
     #    set the vocabulary misses fails the run before any debiasing is done.
     attr = prepared["attribute"]
-    eval_kwargs = {**run_options.evaluate_kwargs(o, subspace), **({"attribute": attr} if attr is not None else {})}
-    if attr is not None:
+    eval_kwargs = {**run_options.evaluate_kwargs(o, subspace), "attribute": attr}
+    if not attr.uses_gender_lists:  # the list set's direction is named by evaluate, as published
         eval_kwargs["direction_name"] = f"the original embedding's (fitted on its {attr.name} defining sets)"
     orig_key = key(base_key, "evaluate", o.n_components, o.random_state, o.parameters()["evaluate"],
                    *([_test_file_hashes(o)] if o.tests else []))
@@ -430,7 +428,7 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     timings.update(steps.timings)
     timings["total"] = time.perf_counter() - t_start
     meta = _meta(steps, emb, ident, o, lists_used, subspace, expansion_info, timings, figures, plan)
-    if attr is not None:
+    if not attr.uses_gender_lists:  # the list set's lists are described in the run's lists instead
         meta["attribute"] = {"name": attr.name, "groups": list(attr.groups), "path": attr.path,
                              "description": attr.description}
     from ..report.run import render_report
@@ -496,7 +494,7 @@ def _expansion_key(base_key: str, o: RunOptions, lists_used: dict) -> str:
 
 
 def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, subspace, expanded, *,
-                 only=None, prepared=(), attr=None) -> list:
+                 only=None, prepared=(), attr) -> list:
     """``[(spec, key, output file, unfitted estimator)]`` of the run's methods (those in ``only``,
     default all), in run order; an entry of ``prepared`` with the same key is kept (fitted or not).
     The output file is None for a method whose vectors are not written (``--save``).
@@ -519,11 +517,11 @@ def _method_plan(o: RunOptions, base_key: str, exp_key: str, lists_used: dict, s
             plan.append((spec, method_key, file, earlier[name][1]))
             continue
         given = {"equalize_pairs": o.equalize, "gender_specific": expanded if spec.expandable else o.gender_specific}
-        keywords = {"subspace": subspace, "lists": o.lists, **params,
-                    **({kw: given[role] for role, kw in _list_keywords(spec).items()} if attr is None
-                       else {"attribute": attr}),
-                    **({"random_state": o.random_state} if spec.seeded else {})}
-        plan.append((spec, method_key, file, spec.build(**keywords)))
+        lists_given = ({kw: given[role] for role, kw in _list_keywords(spec).items()} if attr.uses_gender_lists
+                       else {})
+        debiaser = configure(name, attribute=attr, lists=o.lists, subspace=subspace, params=o.method_params(name),
+                             random_state=o.random_state, max_missing=o.max_missing, **lists_given)
+        plan.append((spec, method_key, file, debiaser))
     return plan
 
 
@@ -657,7 +655,7 @@ def _expansion_step(steps, step_key, emb, file: str, seeds, **options):
 
 
 def _plot_step(steps, step_key, embeddings, report, *, subspace, lists, strict: bool, max_missing: float,
-               attribute=None) -> dict:
+               attribute) -> dict:
     """Draw the run's figures: ``{file: {"caption"} or {"error"}}`` (a figure that cannot be drawn
     is left out with its reason, like a metric that cannot be scored, unless ``strict``)."""
     from ..report.figures import run_figures

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.attributes import is_default_attribute
 from .. import wordlists
 from .._atomic import atomic_file
 from ..embedding import Embedding, as_embedding
@@ -90,19 +89,21 @@ def panel_grid(n: int) -> tuple[int, int]:
 DIRECT_BIAS_LABEL = "DirectBias (original direction)"
 
 
-def sides(attribute=None) -> dict:
+def sides(attribute="gender") -> dict:
     """How the figures name a two-group attribute's direction: ``{"name", "positive", "negative",
-    "specific"}`` (gender: she side positive, as every projection of the project; another
-    binary attribute: its first group positive, as its defining sets are ordered)."""
-    if is_default_attribute(attribute):
-        return {"name": "gender", "positive": "she", "negative": "he", "specific": "gender-specific"}
-    return {"name": attribute.name, "positive": attribute.groups[0], "negative": attribute.groups[1],
-            "specific": f"{attribute.name}-specific"}
+    "specific"}``: the attribute's ``direction_words`` (gender: she side positive, as every
+    projection of the project), else its groups (the first positive, as its defining sets are
+    ordered)."""
+    from ..data.attributes import as_attribute
+
+    attr = as_attribute(attribute)
+    positive, negative = attr.direction_words or attr.groups[:2]
+    return {"name": attr.name, "positive": positive, "negative": negative, "specific": attr.specific_name}
 
 
 def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
                       lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.2, info: dict | None = None,
-                      attribute=None):
+                      attribute="gender"):
     """A figure with one panel per embedding: occupations sorted by projection.
 
     ``top`` selects the ``top`` most she-leaning and ``top`` most he-leaning
@@ -154,9 +155,10 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
 
 
 def _specific_words(attribute, lists: str) -> set:
-    """The words debiasing keeps (hatched): gender's list of ``lists``, or the attribute's."""
-    return set(wordlists.resolve_words(None, "gender_specific", lists) if attribute is None
-               else attribute.specific_words)
+    """The words debiasing keeps (hatched): the attribute's (gender's: the list of ``lists``)."""
+    from ..data.attributes import as_attribute
+
+    return set(as_attribute(attribute, lists).specific_words)
 
 
 def _words_source(words, lists: str) -> str:
@@ -200,7 +202,7 @@ def occupation_caption(info: dict) -> str:
 
 def plot_occupations(embeddings, out, words=None, *, top: int = 20, subspace=None,
                      lists: str = wordlists.DEFAULT_LISTS, max_missing: float = 0.2,
-                     info: dict | None = None, attribute=None) -> Path:
+                     info: dict | None = None, attribute="gender") -> Path:
     """Draw :func:`occupation_figure` and save it atomically to ``out`` (PNG, SVG or PDF)."""
     out = Path(out)
     if top < 0:
@@ -534,18 +536,19 @@ def group_caption(info: dict) -> str:
 
 def _draw_occupations(embeddings, report, path, opts) -> str:
     attribute = opts["attribute"]
-    if attribute is not None and not attribute.is_binary:
+    if not attribute.is_binary:
         raise EmbdebiasError(f"occupations figure: the {attribute.name} attribute has {attribute.k} groups, so no "
                              f"one direction with two sides; each group's words are in groups.png")
-    if attribute is not None and not attribute.neutral_words:
+    if not attribute.neutral_words:
         raise EmbdebiasError(f"occupations figure: the {attribute.name} attribute has no neutral words")
     info: dict = {}
+    named = attribute.list_names.get("neutral_words")  # a bundled list is named by the caption
     with warnings.catch_warnings():  # the caption states the words left out, once
         warnings.simplefilter("ignore", MissingWordsWarning)
-        plot_occupations(embeddings, path, None if attribute is None else list(attribute.neutral_words),
+        plot_occupations(embeddings, path, named or list(attribute.neutral_words),
                          subspace=opts["subspace"], lists=opts["lists"], max_missing=opts["max_missing"], info=info,
                          attribute=attribute)
-    if attribute is not None:
+    if not named:
         info["source"] = f"the {attribute.name} attribute's neutral words"
     return occupation_caption(info)
 
@@ -561,9 +564,7 @@ def _draw(figure, caption):
 
 
 def _groups(embeddings, report, opts):
-    from ..data.attributes import load_attribute
-
-    attribute = opts["attribute"] or load_attribute("gender", opts["lists"])
+    attribute = opts["attribute"]
     return group_figure(embeddings, attribute, opts["subspace"])
 
 
@@ -579,18 +580,21 @@ _DRAWERS = {"occupations.png": _draw_occupations,
 
 
 def run_figures(embeddings: dict, report, out_dir, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,
-                max_missing: float = 0.2, strict: bool = False, attribute=None) -> dict:
+                max_missing: float = 0.2, strict: bool = False, attribute="gender") -> dict:
     """Draw the run's figures (:data:`RUN_FIGURES`) into ``out_dir``: ``{file: {"caption": ...}}`` or
     ``{file: {"error": reason}}`` for one that cannot be drawn (raised when ``strict``).
 
-    ``attribute``: the run's :class:`~embdebias.data.attributes.Attribute` when it is not
-    gender (None: gender), whose words, groups and subspace (``subspace``) the figures use.
+    ``attribute``: the run's :class:`~embdebias.data.attributes.Attribute` (or its name or path),
+    whose words, groups and subspace (``subspace``; default: fitted on its defining sets in the
+    first column) the figures use.
     """
-    out_dir = Path(out_dir)
-    if subspace is None:
-        from ..subspace import BiasSubspace
+    from ..data.attributes import as_attribute
+    from ..metrics._base import attribute_subspace
 
-        subspace = BiasSubspace(lists=lists).fit(next(iter(embeddings.values())))
+    out_dir = Path(out_dir)
+    attribute = as_attribute(attribute, lists)
+    if subspace is None:
+        subspace = attribute_subspace(next(iter(embeddings.values())), attribute, lists=lists)
     opts = {"subspace": subspace, "lists": lists, "max_missing": max_missing, "attribute": attribute}
     out: dict = {}
     for file in RUN_FIGURES:

@@ -69,20 +69,18 @@ def run_point(point) -> dict:
 
 
 def _score(point) -> list[dict]:
-    from ..data.attributes import load_attribute
+    from ..data.attributes import as_attribute
     from ..evaluate import DEFAULT_SUITE, evaluate
     from ..metrics._base import attribute_subspace
-    from ..data.attributes import is_default_attribute
 
     emb = loaded(point.embedding.path, point.limit)
-    attr = load_attribute(point.attribute, point.lists)
-    attr = None if is_default_attribute(attr) else attr
+    attr = as_attribute(point.attribute, point.lists)
     # The attribute's subspace (gender: its definitional pairs; another: its defining sets).
     subspace = attribute_subspace(emb, attr, lists=point.lists)
     target = emb if point.method == BASELINE else _debiased(point, emb, subspace, attr)
     column = point.method
     # another attribute's default suite: the metrics that can measure it (evaluate chooses them)
-    default = attr is not None and tuple(point.suite) == tuple(DEFAULT_SUITE)
+    default = not attr.uses_gender_lists and tuple(point.suite) == tuple(DEFAULT_SUITE)
     report = evaluate({column: target}, None if default else point.suite,
                       subspace=subspace, random_state=point.seed, bootstrap=point.bootstrap, lists=point.lists,
                       attribute=attr)
@@ -105,18 +103,15 @@ def _num(value):
     return None if value != value else value
 
 
-def _debiased(point, emb, subspace, attr=None):
-    from ..debias import get_debiaser
-    spec = get_debiaser(point.method)
-    keywords = {"lists": point.lists, **point.params}
-    if attr is not None:  # another attribute's own lists (gender's: the methods' defaults)
-        spec.check_attribute(attr, point.lists)
-        keywords["attribute"] = attr
-    if "n_components" not in point.params:  # else the estimator fits its own k-dimensional subspace
-        keywords["subspace"] = subspace
-    if spec.seeded:
-        keywords["random_state"] = point.seed
-    debiaser = spec.build(**keywords).fit(emb)
+def _debiased(point, emb, subspace, attr):
+    from ..debias.configure import configure
+
+    params = {k: v for k, v in point.params.items() if k != "n_components"}
+    n_components = point.params.get("n_components")  # given: the estimator fits its own k-dimensional subspace
+    debiaser = configure(point.method, attribute=attr, lists=point.lists, params=params,
+                         subspace=subspace if n_components is None else None, n_components=n_components,
+                         random_state=point.seed)
+    debiaser = debiaser.fit(emb)
     if point.save_dir is None:  # evaluated on the rows its metrics read, mapped as they are read
         return debiaser.lazy_transform(emb, name=point.method)
     from ..debias.api import transform_to_file
