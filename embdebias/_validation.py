@@ -53,6 +53,18 @@ class Rule:
             return False
         return isinstance(value, numbers.Integral if self.kind is int else numbers.Real)
 
+    def convert(self, text: str):
+        """argparse ``type`` of a parameter an estimator validates itself: ``text`` as a value of
+        :attr:`kind` (or its word), not yet checked against the range (the estimator's
+        ``_parameter_constraints`` say that, in scikit-learn's words, wherever it is given)."""
+        if text.lower() in self.words:
+            return self.words[text.lower()]
+        try:
+            return self.kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {'an integer' if self.kind is int else 'a number'}, "
+                                             f"got {text!r}") from None
+
     def parse(self, text: str):
         """argparse ``type``: the value ``text`` stands for, checked (ArgumentTypeError if bad)."""
         if text.lower() in self.words:

@@ -43,7 +43,7 @@ def write_toml(tmp_path, text: str):
     ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.fancy]\n', "methods.fancy: unknown method"),
     ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.soft]\nlamda = [1.0]\n', "methods.soft"),
     ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.soft]\nlam = []\n', "methods.soft: lam: is empty"),
-    ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.soft]\nlam = [-1.0]\n', "lam must be a finite number"),
+    ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.soft]\nlam = [-1.0]\n', "The 'lam' parameter of SoftDebias must be a float in the range"),
     ('attributes = ["nosuch"]\n[[embeddings]]\npath = "glove-6b-50d"\n', "unknown attribute 'nosuch'; bundled: gender"),
     ('attributes = ["bad.json"]\n[[embeddings]]\npath = "glove-6b-50d"\n', "attributes: attribute file"),
     ('[[embeddings]]\npath = "nowhere.bin"\n', "embeddings[0].path: no such file"),

@@ -66,5 +66,7 @@ def test_the_estimators_use_the_rules():
     emb = synthetic_embedding(n_filler=10)
     with pytest.raises(EmbdebiasError, match=r"^n_components must be an integer >= 1, got 0"):
         HardDebias(n_components=0).fit(emb)
-    with pytest.raises(EmbdebiasError, match=r"^lam must be a finite number >= 0, got -0.5"):
+    # a method's own parameter: the estimator's _parameter_constraints, in scikit-learn's words (issue 30)
+    with pytest.raises(EmbdebiasError, match=r"^The 'lam' parameter of SoftDebias must be a float in the range "
+                                             r"\[0\.0, inf\)\. Got -0\.5 instead\."):
         SoftDebias(lam=-0.5).fit(emb)

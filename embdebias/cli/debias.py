@@ -45,7 +45,7 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--components", type=_validation.POSITIVE.parse, default=None, metavar="K",
                    help="dimension of the bias subspace (default: k - 1 for an attribute of k groups, 1 for gender)")
     for param in method_params().values():
-        p.add_argument(param.flag, dest=param.name, type=param.rule.parse, default=None, metavar=param.metavar,
+        p.add_argument(param.flag, dest=param.name, type=param.rule.convert, default=None, metavar=param.metavar,
                        help=param.help)
     p.add_argument("--seed", type=_validation.SEED.parse, default=None,
                    help="methods with randomness (the --expand SVM): its seed (default 0)")

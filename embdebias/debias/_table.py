@@ -42,7 +42,10 @@ class Param:
     flag : str
         The command-line option (``--lambda``).
     rule : embdebias._validation.Rule
-        What it accepts; the API and the CLI check it with the same rule and message.
+        Its kind (how the command line converts it, :meth:`~embdebias._validation.Rule.convert`);
+        what it accepts is the estimator's ``_parameter_constraints`` entry of the same name
+        (:meth:`DebiaserSpec.check_param`: one rule and one message for the API, ``run``,
+        ``debias`` and ``sweep``).
     default
         Its default value.
     help : str
@@ -65,8 +68,6 @@ class Param:
     def report_name(self) -> str:
         return self.label or self.name
 
-    def check(self, value):
-        return self.rule.check(value, self.name)
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,26 @@ class DebiaserSpec:
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
 
+    def check_param(self, name: str, value):
+        """``value`` if the estimator's ``_parameter_constraints`` accept it for ``name``; else an
+        :class:`~embdebias.errors.EmbdebiasError` in scikit-learn's words, naming the option's flag.
+        An estimator that declares no constraint for a table parameter (a contributor's first
+        draft) is checked by the :class:`Param`'s rule instead."""
+        from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+
+        cls = self.estimator_class()
+        constraints = getattr(cls, "_parameter_constraints", {})
+        param = self.param(name)
+        flag = f" ({param.flag})" if param else ""
+        try:
+            if name in constraints:
+                validate_parameter_constraints({name: constraints[name]}, {name: value}, caller_name=cls.__name__)
+            elif param is not None:
+                param.rule.check(value, name)
+        except (InvalidParameterError, EmbdebiasError) as exc:
+            raise EmbdebiasError(f"{exc}{flag}") from None
+        return value
+
     def defaults(self) -> dict:
         """``{param name: default}`` of its own parameters."""
         return {p.name: p.default for p in self.params}
@@ -164,7 +185,7 @@ class DebiaserSpec:
                                  f"method {self.name!r} (it takes: {', '.join(sorted(accepted))})")
         for name, value in params.items():
             if self.param(name) is not None:
-                self.param(name).check(value)
+                self.check_param(name, value)
         return cls(**params)
 
     def handles(self, n_groups: int) -> bool:

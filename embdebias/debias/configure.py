@@ -73,7 +73,7 @@ def configure(method: str, *, attribute, lists: str = "published", subspace=None
     accepted = set(inspect.signature(spec.estimator_class()).parameters)
     given_lists = {kw: v for kw, v in (("definitional", definitional), ("equalize", equalize),
                                         ("gender_specific", gender_specific)) if v is not None}
-    _check_lists(spec, attribute, given_lists, expand, seeds)
+    check_list_options(attribute, {LIST_OPTIONS[kw][1] for kw in given_lists}, expand, seeds, spec=spec)
     keywords = {"lists": lists, "attribute": attribute, **_own_params(spec, params or {})}
     keywords.update(_list_keywords(spec, given_lists, accepted))
     _subspace_keywords(spec, accepted, keywords, subspace, n_components, attribute)
@@ -89,17 +89,27 @@ def configure(method: str, *, attribute, lists: str = "published", subspace=None
     return spec.build(**keywords)
 
 
-def _check_lists(spec, attribute, given: dict, expand: bool, seeds) -> None:
-    flags = [LIST_OPTIONS[kw][1] for kw in given] + ["--expand"] * bool(expand)
+def check_list_options(attribute, given_flags, expand: bool, seeds, *, spec=None) -> None:
+    """The list options given (their flags), ``expand`` and ``seeds`` for ``attribute`` (and the method
+    ``spec``, if one): the one check of ``debias``, ``run`` and ``sweep``.
+
+    Raises
+    ------
+    EmbdebiasError
+        A list option for an attribute that brings its own lists, ``seeds`` without ``expand``,
+        ``expand`` with the specific words, or ``expand`` for a method that does not expand.
+    """
+    flags = sorted(given_flags, key=lambda f: [o[1] for o in LIST_OPTIONS.values()].index(f)) \
+        + ["--expand"] * bool(expand)
     if flags and not attribute.uses_gender_lists:
         raise EmbdebiasError(f"{', '.join(flags)} appl{'ies' if len(flags) == 1 else 'y'} to gender; the attribute "
                              f"{attribute.name} brings its own lists in its file ({attribute.path})")
     if seeds is not None and not expand:
         raise EmbdebiasError("--seeds needs --expand")
-    if expand and "gender_specific" in given:
+    if expand and "--specific" in given_flags:
         raise EmbdebiasError("--specific and --expand exclude each other: give the seeds of the expansion with "
                              "--seeds")
-    if expand and not spec.expandable:
+    if expand and spec is not None and not spec.expandable:
         raise EmbdebiasError(f"--expand applies to --method {' or '.join(expandable()) or 'no method'} only, "
                              f"not {spec.name}")
 
@@ -122,7 +132,7 @@ def _own_params(spec, params: dict) -> dict:
         if param is None and takers:
             flag = DEBIASERS[takers[0]].param(name).flag
             raise EmbdebiasError(f"{flag} applies to --method {' or '.join(takers)} only, not {spec.name}")
-        out[name] = value if param is None else param.check(value)
+        out[name] = value if param is None else spec.check_param(name, value)
     return out
 
 
@@ -146,4 +156,4 @@ def _subspace_keywords(spec, accepted: set, keywords: dict, subspace, n_componen
         keywords["n_components"] = n_components or max(1, attribute.k - 1)
 
 
-__all__ = ["configure", "LIST_OPTIONS"]
+__all__ = ["configure", "check_list_options", "LIST_OPTIONS"]

@@ -95,7 +95,7 @@ class HalfSiblingRegression(LinearDebiaser):
 
     _suffix = "hsr"
     _parameter_constraints = {
-        "alpha": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, np.inf, closed="left")],  # [0, inf): finite
         "definition_words": [list, tuple, str, None],
         "subspace": "no_validation",
         "lists": [StrOptions(set(wordlists.LIST_SETS))],

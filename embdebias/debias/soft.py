@@ -44,11 +44,13 @@ from __future__ import annotations
 import time
 import warnings
 
+from numbers import Real
+
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .. import wordlists
-from .._validation import NONNEGATIVE
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError, NonFiniteError
 from ..subspace import resolve_subspace
@@ -145,6 +147,11 @@ class SoftDebias(Debiaser):
     """
 
     _transient = ("problem_", "expansion_", "timings_")
+    _parameter_constraints = {
+        "lam": [Interval(Real, 0, np.inf, closed="left")],  # [0, inf): finite
+        "normalization": [StrOptions(set(NORMALIZATIONS))],
+        "solver": [StrOptions(set(SOLVERS))],
+    }
     _array_shapes = {"transform_matrix_": ("d", "d")}
 
     def __init__(self, lam: float = 0.2, *, normalization: str = "mean", solver: str = "fast",
@@ -254,12 +261,7 @@ class SoftDebias(Debiaser):
 
     def _check_params(self) -> None:
         wordlists.check_lists(self.lists)
-        if self.normalization not in NORMALIZATIONS:
-            raise EmbdebiasError(f"normalization must be one of {NORMALIZATIONS}, "
-                                 f"got {self.normalization!r}")
-        if self.solver not in SOLVERS:
-            raise EmbdebiasError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        NONNEGATIVE.check(self.lam, "lam")
+        self._validate()
 
     def _basis(self, emb: Embedding) -> np.ndarray:
         """The ``(d, k)`` orthonormal basis (columns) of the bias subspace."""

@@ -180,7 +180,7 @@ class RunOptions:
             if not set(takers) & set(self.methods):
                 raise EmbdebiasError(f"{name} ({param.flag}) applies to method {' or '.join(takers)}, which this "
                                      f"run does not use (methods: {','.join(self.methods)})")
-            param.check(value)
+            DEBIASERS[takers[0]].check_param(name, value)
 
     def _check_save(self) -> None:
         unrun = [m for m in self.save if m not in ("all", "none") and m not in self.methods]
@@ -191,18 +191,15 @@ class RunOptions:
     def _check_attributes(self) -> None:
         """Every attribute readable; the list set's options (gender's lists) only in a run of the
         attribute whose lists they are, alone."""
+        from ..debias.configure import check_list_options
+
         _validation.check_choice(self.lists, _list_sets(), "lists")
-        others = [a.name for a in self.attributes() if not a.uses_gender_lists]
-        # (each method is checked against each attribute below, before anything is written)
+        given = {flag for name, flag, _, _ in LIST_FILES if name != "seeds" and getattr(self, name) is not None}
+        # (each method is checked against each attribute, before anything is written)
         for attr in self.attributes():
+            check_list_options(attr, given, self.expand, self.seeds)
             for method in self.methods_for(attr):
                 DEBIASERS[method].check_attribute(attr, self.lists)
-        given = [flag for name, flag, _, _ in LIST_FILES if getattr(self, name) is not None]
-        given += ["--expand"] * self.expand
-        if others and given:
-            raise EmbdebiasError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to gender; the "
-                                 f"attribute {others[0]} brings its own lists in its file (run gender on its own "
-                                 f"to give them)")
 
     def methods_for(self, attr) -> tuple[str, ...]:
         """The methods run for ``attr``: those named; when every registered method is named
@@ -351,7 +348,7 @@ def add_arguments(parser: argparse.ArgumentParser, names=None) -> None:
             add_field_argument(parser, f)
         if f.name == "n_components" and names is None:
             for p in method_params().values():
-                parser.add_argument(p.flag, dest=p.name, type=p.rule.parse, default=None, metavar=p.metavar,
+                parser.add_argument(p.flag, dest=p.name, type=p.rule.convert, default=None, metavar=p.metavar,
                                     help=p.help)
 
 
