@@ -441,7 +441,7 @@ def _params(metrics, ctx: EvalContext, *, bootstrap: int, level: float, strict: 
 def _attribute_direction(reference, name: str, attribute, lists: str, direction_name):
     """``(subspace, its name)`` of another attribute than gender, fitted on ``reference`` (the first
     column); ``(None, direction_name)`` for gender, whose metrics fit their own as before."""
-    from .metrics._base import attribute_subspace
+    from .metrics.base import attribute_subspace
     from .data.attributes import is_default_attribute
 
     if is_default_attribute(attribute):
@@ -519,7 +519,7 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         default gender (today's lists and suite, unchanged). Another attribute's default suite
         is the metrics that can measure it (:meth:`~embdebias.metrics.Metric.supports`), WEAT
         on the attribute's own bundled tests, and its ``subspace`` is fitted on its defining
-        sets in the first column (:func:`~embdebias.metrics._base.attribute_subspace`).
+        sets in the first column (:func:`~embdebias.metrics.base.attribute_subspace`).
     **moved
         Nothing: a metric's option given here (as before issue 19, see :data:`MOVED_OPTIONS`)
         raises :class:`~embdebias.errors.EmbdebiasError` saying where it goes now.

@@ -139,7 +139,7 @@ def test_toy_parameters_are_checked_by_its_rule(toy, small, tmp_path, capsys):
 
 def test_the_table_drives_the_default_run_and_the_cli_choices():
     from embdebias.cli import build_parser
-    from embdebias.debias._table import DEFAULT_METHODS, column_order, run_order
+    from embdebias.debias.table import DEFAULT_METHODS, column_order, run_order
     from embdebias.pipeline import planned_outputs
 
     assert list(DEBIASERS)[:2] == ["soft", "hard"] and DEFAULT_METHODS == ("hard", "soft")

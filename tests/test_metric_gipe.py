@@ -11,7 +11,7 @@ from embdebias.embedding import Embedding
 from embdebias.errors import DimensionError, EmbdebiasError, MissingWordsError
 from embdebias.evaluate import DEFAULT_SUITE
 from embdebias.metrics import REGISTRY, gipe
-from embdebias.metrics._base import EvalContext
+from embdebias.metrics.base import EvalContext
 from embdebias.metrics.gipe import gipe_statistic, most_biased_words
 
 

@@ -18,7 +18,7 @@ import embdebias.metrics as metrics
 from embdebias.errors import EmbdebiasError
 from embdebias.evaluate import DEFAULT_SUITE, evaluate, suite_options, tests_help
 from embdebias.metrics import REGISTRY, Metric, Option, describe_metrics, get_metric, register
-from embdebias.metrics._base import N_SCORED, positive_int
+from embdebias.metrics.base import N_SCORED, positive_int
 from embdebias.metrics._common import MetricResult, lookup
 from embdebias.metrics._resample import Sample, mean_of
 from embdebias.report import Report

@@ -1,9 +1,9 @@
 """Debiasing methods: hard (neutralize + equalize) and soft (Bolukbasi et al., 2016).
 
-Which methods exist is the table :data:`DEBIASERS` (:mod:`embdebias.debias._table`).
+Which methods exist is the table :data:`DEBIASERS` (:mod:`embdebias.debias.table`).
 """
 
-from ._table import DEBIASERS, DebiaserSpec, Param, get_debiaser, load_fitted, make_debiaser, register
+from .table import DEBIASERS, DebiaserSpec, Param, get_debiaser, load_fitted, make_debiaser, register
 
 __all__ = ["DEBIASERS", "DebiaserSpec", "Param", "get_debiaser", "load_fitted", "make_debiaser", "register",
            "HardDebias", "SoftDebias", "expand_gender_specific", "GenderSpecificExpander"]

@@ -7,7 +7,7 @@ more than ``max_missing`` (default 20 %) of its words raises
 :class:`~embdebias.errors.MissingWordsError` naming them.
 
 Each metric is one module: its function, its resampling statistic and its registered
-:class:`~embdebias.metrics._base.Metric` (what :func:`~embdebias.evaluate.evaluate` runs;
+:class:`~embdebias.metrics.base.Metric` (what :func:`~embdebias.evaluate.evaluate` runs;
 see :data:`REGISTRY` and :func:`describe_metrics`).
 
 ==============================  ===============================================================
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 # The metric modules are imported in report order: importing one registers its metric.
 # (They are light: scipy and scikit-learn are imported inside the functions.)
-from ._base import REGISTRY, EvalContext, Metric, MetricResult, Option, describe_metrics, get_metric, register
+from .base import REGISTRY, EvalContext, Metric, MetricResult, Option, describe_metrics, get_metric, register
 
 # isort: off
 from .weat import WeatResult, weat

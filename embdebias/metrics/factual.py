@@ -39,7 +39,7 @@ import numpy as np
 from ..data.attributes import is_default_attribute
 from ..data.facts import FactTable, load_facts
 from ..errors import EmbdebiasError
-from ._base import N_SCORED, Metric, Option, register
+from .base import N_SCORED, Metric, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, fisher_z_interval
 from ._query import group_sets

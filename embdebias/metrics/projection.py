@@ -35,7 +35,7 @@ import numpy as np
 from ..data.attributes import is_default_attribute
 from .._rows import unit_rows
 from ..errors import DimensionError, EmbdebiasError
-from ._base import N_SCORED, Metric, Option, attribute_subspace, positive_number, register
+from .base import N_SCORED, Metric, Option, attribute_subspace, positive_number, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, mean_of
 

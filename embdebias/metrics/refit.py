@@ -96,7 +96,7 @@ def subspace_cosine(a: np.ndarray, b: np.ndarray) -> float:
 def _refit_groups(tested, words, name, attribute, original, lists, max_missing, lowercase) -> RefitDirectionResult:
     """:func:`refit_direction_bias` for an attribute of several groups (module docstring)."""
     from ..subspace import resolve_subspace
-    from ._base import attribute_subspace
+    from .base import attribute_subspace
     from .projection import direct_bias, subspace_norms
 
     refit = attribute_subspace(tested, attribute, lists=lists)

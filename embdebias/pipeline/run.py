@@ -27,7 +27,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import __version__
-from ..debias._table import DEBIASERS, column_order, run_order
+from ..debias.table import DEBIASERS, column_order, run_order
 from .._lock import output_lock
 from .._provenance import check_stamp
 from ..errors import EmbdebiasError
@@ -299,7 +299,7 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
     one with ``expand`` (it needs the expansion). Their errors (bad parameters for this
     embedding, missing definition words) thus leave nothing written.
     """
-    from ..metrics._base import attribute_subspace
+    from ..metrics.base import attribute_subspace
     from ..data.attributes import is_default_attribute
 
     attr = None if is_default_attribute(attr) else attr
@@ -548,7 +548,7 @@ def _shared_params(spec, o: RunOptions) -> dict:
 def _list_keywords(spec) -> dict:
     """``{list role: estimator keyword}`` of the lists a method is given (the subspace stands for
     the definitional pairs)."""
-    from ..debias._table import LIST_KEYWORDS
+    from ..debias.table import LIST_KEYWORDS
 
     return {role: LIST_KEYWORDS[role] for role in spec.lists if role != "definitional_pairs"}
 

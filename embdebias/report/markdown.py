@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..metrics._base import N_SCORED
+from ..metrics.base import N_SCORED
 from .model import metric_of
 
 

@@ -4,7 +4,7 @@ parameters, the data and how to read each metric.
 
 The report knows no metric by name: what is particular to one (how a p-value cell folds
 its standard error, a verdict line, a note under its table) comes from that metric's
-hooks (:class:`~embdebias.metrics._base.Metric`), looked up in the registry by name.
+hooks (:class:`~embdebias.metrics.base.Metric`), looked up in the registry by name.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _number(value):
 def metric_of(name: str):
     """The registered metric ``name`` for its report hooks; a plain one for a metric this
     installation does not have (a report read from a file)."""
-    from ..metrics._base import REGISTRY, Metric
+    from ..metrics.base import REGISTRY, Metric
 
     if name in REGISTRY:
         return REGISTRY[name]
@@ -230,7 +230,7 @@ class Report:
         """Per column compared with the reference: per metric, the statistics that improved
         significantly, did not change significantly, and got worse; computed from
         :attr:`comparisons`, never written by hand; plus each metric's own verdict entry
-        (:meth:`~embdebias.metrics._base.Metric.verdict`)."""
+        (:meth:`~embdebias.metrics.base.Metric.verdict`)."""
         out: dict = {}
         for c in self.comparisons:
             per = out.setdefault(c["embedding"], {}).setdefault(
