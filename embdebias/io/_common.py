@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gzip
 import os
@@ -315,6 +316,34 @@ def lone_cr(data: bytes) -> int:
     return pos
 
 
+#: The first bytes looked at (by :func:`~embdebias.io.detect.detect_format` and :func:`looks_like_text`).
+SNIFF_BYTES = 1 << 16
+
+
+def looks_like_text(path) -> bool:
+    """Whether the first :data:`SNIFF_BYTES` of ``path`` (decompressed, for gzip) are UTF-8 text without NUL.
+
+    Evidence for advice that only text survives (a line-end fix) and for telling a user
+    that a file named as text holds another format: a word2vec binary file's float bytes
+    are almost never UTF-8 without NUL over 64 KiB. False when the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+        if head[:2] == GZIP_MAGIC:
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(SNIFF_BYTES)
+    except (OSError, *GZIP_ERRORS):
+        return False
+    if b"\x00" in head:
+        return False
+    try:  # a character cut at the end of the head is not an error
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < SNIFF_BYTES)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def lone_cr_error(path, line: int, offset: int) -> VectorFileError:
     """The error for a carriage return inside a line (CR-only line ends are not read)."""
     return VectorFileError(path, "a carriage return (CR) that is not followed by a line feed: the file has "
@@ -325,8 +354,6 @@ def lone_cr_error(path, line: int, offset: int) -> VectorFileError:
 def _line_end_fix(path) -> str:
     """How to fix the line ends, only where that fix is right: ``tr`` rewrites every CR byte, which only
     a plain text file survives (a binary file read as text, or gzip, would be corrupted)."""
-    from .detect import looks_like_text
-
     try:
         with open(path, "rb") as fh:
             compressed = fh.read(2) == GZIP_MAGIC
