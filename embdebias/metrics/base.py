@@ -274,7 +274,7 @@ class EvalContext:
     def reference_direction(self):
         """``(g, label)``: the one direction every column is measured on ("original")."""
         if "reference_direction" not in self.cache:
-            from .projection import gender_direction
+            from ..subspace import gender_direction
 
             g, _ = gender_direction(self.reference, self.subspace, lists=self.lists)
             self.cache["reference_direction"] = (g, self.reference_label)

@@ -130,7 +130,7 @@ def _word_scores(emb, words, attributes, method, subspace, lists, ddof, lowercas
             attributes = list(group_sets(load_attribute("gender", lists)).values())
         return np.asarray(wefat(emb, lk.words, attributes, ddof=ddof, max_missing=DEFAULT_MAX_MISSING,
                                 lowercase=lowercase).scores), lk
-    from .projection import gender_direction
+    from ..subspace import gender_direction
 
     g, _ = gender_direction(emb, subspace, lists=lists)
     return unit_vectors(emb, lk.rows) @ g, lk

@@ -152,8 +152,8 @@ def refit_direction_bias(tested, words=None, *, original=None, lists: str = word
     -------
     RefitDirectionResult
     """
-    from ..subspace import BiasSubspace
-    from .projection import direct_bias, gender_direction, projections
+    from ..subspace import BiasSubspace, gender_direction
+    from .projection import direct_bias, projections
 
     tested = as_emb(tested)
     if attribute is not None:
