@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-# The gzip and unicode_errors helpers live in the bottom layer, shared with the corpus reader.
-from .._files import GZIP_ERRORS, GZIP_MAGIC, UNICODE_ERRORS, check_unicode_errors  # noqa: F401
+# The gzip, unicode_errors and output-stream helpers live in the bottom layer, shared with the
+# corpus reader and cda.
+from .._files import GZIP_ERRORS, GZIP_MAGIC, UNICODE_ERRORS, check_unicode_errors, open_output  # noqa: F401
 from ..embedding import Embedding, drop_duplicates, owned
 from ..errors import EmbdebiasError, NonFiniteError, VectorFileError, VectorFileNotFoundError, quote
 from ..vocab import Vocabulary, word_hashes  # noqa: F401 (word_hashes: for the readers)
@@ -53,19 +54,6 @@ def is_gzip(path) -> bool:
 def open_binary(path):
     """Open ``path`` for reading bytes, decompressing transparently if it is gzip."""
     return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
-
-
-@contextlib.contextmanager
-def open_output(tmp: Path, target: Path, compresslevel: int = 6):
-    """A binary output stream to ``tmp``, gzip-compressed (at ``compresslevel``) when ``target`` ends in ``.gz``."""
-    if target.name.endswith(".gz"):
-        # mtime=0 keeps the output byte-identical between runs.
-        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=compresslevel,
-                                                    filename="", mtime=0) as fh:
-            yield fh
-    else:
-        with open(tmp, "wb") as fh:
-            yield fh
 
 
 @contextlib.contextmanager

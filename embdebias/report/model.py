@@ -44,10 +44,10 @@ def _number(value):
 def metric_of(name: str):
     """The registered metric ``name`` for its report hooks; a plain one for a metric this
     installation does not have (a report read from a file)."""
-    from ..metrics.base import REGISTRY, Metric
+    from ..metrics.base import METRICS, Metric
 
-    if name in REGISTRY:
-        return REGISTRY[name]
+    if name in METRICS:
+        return METRICS[name]
     plain = Metric()
     plain.name = plain.title = name
     return plain
