@@ -2,11 +2,13 @@
 
 The bottom layer's file helpers, shared by the vector readers (:mod:`embdebias.io`), the
 corpus reader (:mod:`embdebias.text`), the bundled data (:mod:`embdebias.data`) and the
-scores file of :mod:`embdebias.fairness`.
+scores file of :mod:`embdebias.fairness`; and the one gzip-or-plain output stream
+(:func:`open_output`) of the vector writers and the augmented corpus (:mod:`embdebias.cda`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import stat
@@ -56,3 +58,16 @@ def open_regular(path, error, what: str) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+@contextlib.contextmanager
+def open_output(tmp: Path, target: Path, compresslevel: int = 6):
+    """A binary output stream to ``tmp``, gzip-compressed (at ``compresslevel``) when ``target`` ends in ``.gz``."""
+    if target.name.endswith(".gz"):
+        # mtime=0 keeps the output byte-identical between runs.
+        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=compresslevel,
+                                                    filename="", mtime=0) as fh:
+            yield fh
+    else:
+        with open(tmp, "wb") as fh:
+            yield fh

@@ -5,7 +5,7 @@ statistic), one column per embedding, like a paper's table, each cell a value wi
 interval, plus every metric's full result (including the out-of-vocabulary words of each
 set), the parameters used, and for every metric the data it used and how to read it.
 
-The metrics are those of the registry (:data:`embdebias.metrics.REGISTRY`, one module
+The metrics are those of the registry (:data:`embdebias.metrics.METRICS`, one module
 each); the default suite is :data:`DEFAULT_SUITE` (its docs are made from the registry
 below). Their defaults come from the ``lists`` set ("published": Bolukbasi et al.'s
 professions, Zhao et al.'s SemBias), so the numbers compare with the literature, and
@@ -36,9 +36,9 @@ import numpy as np
 
 from .embedding import as_embedding
 from .errors import EmbdebiasError
-from .metrics import REGISTRY, EvalContext, get_metric
-from .metrics._common import DEFAULT_MAX_MISSING, check_max_missing, to_builtin
-from .metrics._resample import Sample, bias_of, bootstrap_interval, paired_change, resample_rng
+from .metrics import METRICS, EvalContext, get_metric
+from .metrics.base import (DEFAULT_MAX_MISSING, Sample, bias_of, bootstrap_interval, check_max_missing,
+                           paired_change, resample_rng, to_builtin)
 from .report import Report
 
 __all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_for",
@@ -71,10 +71,10 @@ def tests_help() -> str:
     suite marked), the WEAT groups and what the default is; made from the registry."""
     from . import wordlists
 
-    extra = [n for n in REGISTRY if n not in DEFAULT_SUITE]
+    extra = [n for n in METRICS if n not in DEFAULT_SUITE]
     groups = " ".join(dict.fromkeys(t.group for t in wordlists.weat_tests()))
     note = f"; not in the default suite: {' '.join(extra)}" if extra else ""
-    return (f"what to run: metric names ({' '.join(REGISTRY)}{note}), WEAT groups ({groups}) "
+    return (f"what to run: metric names ({' '.join(METRICS)}{note}), WEAT groups ({groups}) "
             f"or WEAT test ids (default: the full suite: {' '.join(DEFAULT_SUITE)})")
 
 
@@ -82,7 +82,7 @@ def metrics_table() -> str:
     """The README's table of the registered metrics (a test keeps the two the same)."""
     rows = ["| metric | what it is | default suite | its options (`options={metric: {...}}`) |",
             "| --- | --- | --- | --- |"]
-    for name, metric in REGISTRY.items():
+    for name, metric in METRICS.items():
         opts = ", ".join(f"`{o}`" for o in getattr(metric, "options", {})) or "none"
         rows.append(f"| `{name}` | {metric.title} | {'yes' if name in DEFAULT_SUITE else 'no'} | {opts} |")
     return "\n".join(rows)
@@ -124,7 +124,7 @@ def _user_weat_tests(name, bundled: list, groups: dict) -> list:
     from . import wordlists
 
     if not (str(name).lower().endswith(".json") or Path(str(name)).is_file()):
-        raise EmbdebiasError(f"unknown test {name!r}; known: metrics {', '.join(REGISTRY)}; "
+        raise EmbdebiasError(f"unknown test {name!r}; known: metrics {', '.join(METRICS)}; "
                              f"WEAT groups {', '.join(groups.values())}; WEAT tests "
                              f"{', '.join(t.id for t in bundled)}; or a JSON file of WEAT tests")
     return [t if t.group else dataclasses.replace(t, group="user") for t in wordlists.load_weat_tests(Path(str(name)))]
@@ -135,7 +135,7 @@ def test_files(names) -> list[str]:
     from . import wordlists
 
     tests = wordlists.weat_tests()
-    known = set(REGISTRY) | {t.group.lower() for t in tests} | {t.id.lower() for t in tests}
+    known = set(METRICS) | {t.group.lower() for t in tests} | {t.id.lower() for t in tests}
     return [str(n) for n in names if str(n).lower() not in known]
 
 
@@ -158,7 +158,7 @@ def suite_options(names) -> dict:
     suite, weat_groups, weat_tests = [], [], []
     for name in names:
         key = str(name).lower()
-        if key in REGISTRY:
+        if key in METRICS:
             suite.append(key)
         elif key in groups:
             weat_groups.append(groups[key])
@@ -319,10 +319,10 @@ def _check_shared(bootstrap, level, options) -> None:
         raise EmbdebiasError(f"evaluate: level must be in (0, 1), got {level!r}")
     if options is not None and not isinstance(options, Mapping):
         raise EmbdebiasError(f"evaluate: options must be a dict {{metric: {{option: value}}}}, got {options!r}")
-    unknown = sorted(set(options or {}) - set(REGISTRY))
+    unknown = sorted(set(options or {}) - set(METRICS))
     if unknown:
         raise EmbdebiasError(f"evaluate: options for unknown metric(s) {', '.join(map(repr, unknown))}; "
-                             f"known: {', '.join(REGISTRY)}")
+                             f"known: {', '.join(METRICS)}")
 
 
 #: Options of a metric that an attribute's data fill when not given: ``{metric: (option,
@@ -355,7 +355,7 @@ def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
     if attribute.uses_gender_lists:  # the published suite, every metric of gender's own data in it
         return [get_metric(m) for m in names]
     if not explicit:
-        names = list(names) + [n for n, m in REGISTRY.items() if n not in names and m.scope != "gender"]
+        names = list(names) + [n for n, m in METRICS.items() if n not in names and m.scope != "gender"]
     return [metric for metric in map(get_metric, names) if _measures(metric, attribute, options, explicit)]
 
 
@@ -440,7 +440,7 @@ def _attribute_direction(reference, name: str, attribute, lists: str, direction_
     """``(subspace, its name)`` of an attribute, fitted on ``reference`` (the first column);
     ``(None, direction_name)`` for the one whose defining sets are the list set's (gender), whose
     metrics fit their own direction from the list set, as published."""
-    from .metrics._base import attribute_subspace
+    from .metrics.base import attribute_subspace
 
     if attribute.uses_gender_lists:
         return None, direction_name
@@ -481,7 +481,7 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         Columns of the report (a list uses each embedding's ``name``). The first column
         is the reference ("original") whose gender direction every column is measured on.
     tests : sequence of str, optional
-        Metrics to run (names of :data:`~embdebias.metrics.REGISTRY`, case-insensitive;
+        Metrics to run (names of :data:`~embdebias.metrics.METRICS`, case-insensitive;
         default :data:`DEFAULT_SUITE`): the word the CLI's ``--tests`` uses.
     suite : sequence of str, optional
         The same as ``tests`` (its older name); give one of the two.
@@ -517,7 +517,7 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         default gender (today's lists and suite, unchanged). Another attribute's default suite
         is the metrics that can measure it (:meth:`~embdebias.metrics.Metric.supports`), WEAT
         on the attribute's own bundled tests, and its ``subspace`` is fitted on its defining
-        sets in the first column (:func:`~embdebias.metrics._base.attribute_subspace`).
+        sets in the first column (:func:`~embdebias.metrics.base.attribute_subspace`).
     **moved
         Nothing: a metric's option given here (as before issue 19, see :data:`MOVED_OPTIONS`)
         raises :class:`~embdebias.errors.EmbdebiasError` saying where it goes now.

@@ -336,6 +336,23 @@ def fit_subspace(embedding: Embedding, pairs=None, n_components: int | None = No
     return BiasSubspace(pairs, n_components, lists=lists, attribute=attribute).fit(embedding)
 
 
+def gender_direction(emb, subspace=None, *, lists: str = "published") -> tuple[np.ndarray, str]:
+    """The unit gender direction (female positive) and a label saying where it came from.
+
+    ``subspace`` is resolved by :func:`~embdebias.subspace.resolve_subspace`: None or
+    an unfitted BiasSubspace is fitted on ``emb`` (the definitional pairs of
+    ``lists``), a fitted one or a ``(d,)`` vector is used as given.
+    """
+    fitted_here = subspace is None or (isinstance(subspace, BiasSubspace)
+                                       and not hasattr(subspace, "components_"))
+    if not fitted_here and not isinstance(subspace, BiasSubspace) and np.ndim(subspace) != 1:
+        raise DimensionError(f"a gender direction must be a (d,) vector, got shape {np.shape(subspace)}")
+    sub = resolve_subspace(subspace, emb, lists=lists)
+    label = ("BiasSubspace fitted on this embedding" if fitted_here
+             else "given BiasSubspace" if isinstance(subspace, BiasSubspace) else "given vector")
+    return unit_rows(sub.direction_, copy=True), label
+
+
 def centroid_directions(centroids, what: str) -> np.ndarray:
     """``(k, d)`` unit rows ``c_j - mean(c)``: each group's centroid minus the mean of the ``k``
     centroids, the group directions of the k-group labels (INLP, RLACE) and residual tests.

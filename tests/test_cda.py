@@ -462,9 +462,9 @@ def test_no_partial_output_when_interrupted_mid_stream(tmp_path, monkeypatch):
 
 def test_a_failed_write_leaves_no_output(tmp_path, monkeypatch, capsys):
     src = write(tmp_path / "c.txt", CORPUS)
-    from embdebias.io import _common
+    from embdebias import _files
 
-    real = _common.open_output
+    real = _files.open_output
 
     class Full:
         def __init__(self, fh):
@@ -487,7 +487,7 @@ def test_a_failed_write_leaves_no_output(tmp_path, monkeypatch, capsys):
         def __exit__(self, *exc):
             return self.cm.__exit__(*exc)
 
-    monkeypatch.setattr(_common, "open_output", full_disk)
+    monkeypatch.setattr(_files, "open_output", full_disk)
     assert main(["-q", "cda", str(src), "--out", str(tmp_path / "out.txt")]) == 2
     assert "No space left on device" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.txt"]

@@ -61,3 +61,15 @@ def test_the_data_package_reads_no_higher_layer():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.level == 2:
                 assert node.module in {"errors", "_files"}, (path.name, node.module)
+
+
+def test_the_manifest_names_the_reader_of_every_kind():
+    """data.READERS is the manifest's KINDS imported; wordlists reaches the SemBias reader
+    through it (sembias.py imports wordlists, so wordlists may not import sembias)."""
+    from embdebias.data import manifest
+
+    assert set(READERS) == set(manifest.KINDS) >= {r.kind for r in RESOURCES}
+    assert all(manifest.reader(kind) is READERS[kind] for kind in manifest.KINDS)
+    assert READERS["sembias"] is data.read_sembias
+    info = wordlists.source_of(None, "sembias", "published")
+    assert info["size"] == len(data.read_sembias(wordlists.sembias_path("published"))) == 440

@@ -2,6 +2,11 @@
 ``embdebias run --methods`` and gets its column, panel, output and resume key."""
 
 import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,8 +14,8 @@ from synthetic import synthetic_embedding, write_word2vec_text
 
 from embdebias import _validation, io
 from embdebias.cli import main
-from embdebias.debias import DEBIASERS, DebiaserSpec, Param, make_debiaser
-from embdebias.debias._base import Debiaser, unit_rows
+from embdebias.debias import DEBIASERS, Debiaser, DebiaserSpec, Param, make_debiaser
+from embdebias.debias._base import unit_rows
 from embdebias.embedding import as_embedding
 from embdebias.subspace import resolve_subspace
 
@@ -138,7 +143,7 @@ def test_toy_parameters_are_checked_by_its_rule(toy, small, tmp_path, capsys):
 
 def test_the_table_drives_the_default_run_and_the_cli_choices():
     from embdebias.cli import build_parser
-    from embdebias.debias._table import DEFAULT_METHODS, column_order, run_order
+    from embdebias.debias.table import DEFAULT_METHODS, column_order, run_order
     from embdebias.pipeline import planned_outputs
 
     assert list(DEBIASERS)[:2] == ["soft", "hard"] and DEFAULT_METHODS == ("hard", "soft")
@@ -164,3 +169,62 @@ def test_soft_takes_its_moments_from_hards_pass(small, tmp_path, monkeypatch):
     assert len(grams) == 2 and grams[1] is None  # alone, soft reads the rows itself
     both = io.load(tmp_path / "both" / "soft.embd").vectors
     np.testing.assert_allclose(both, io.load(tmp_path / "soft" / "soft.embd").vectors, atol=1e-6)
+
+
+# -- every method of the table is exported and documented, and nothing else is -------------------
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _class_names() -> list[str]:
+    """The estimator class names of the table, in its order."""
+    return [spec.estimator.rpartition(":")[2] for spec in DEBIASERS.values()]
+
+
+def test_every_debiaser_is_importable_from_embdebias():
+    import embdebias
+    import embdebias.debias as debias
+
+    for spec in DEBIASERS.values():
+        name = spec.estimator.rpartition(":")[2]
+        assert name in embdebias.__all__ and name in debias.__all__, name
+        assert getattr(embdebias, name) is getattr(debias, name) is spec.estimator_class()
+    exported = {n for n in debias.__all__ if n[0].isupper() and isinstance(getattr(debias, n), type)
+                and issubclass(getattr(debias, n), Debiaser) and n != "Debiaser"}
+    assert exported == set(_class_names())
+
+
+def test_import_embdebias_and_the_table_stay_light():
+    """The debiasers are exported lazily: importing the package or reading the table loads no scikit-learn."""
+    code = ("import sys, embdebias, embdebias.debias as d\n"
+            "names = embdebias.__all__, d.DEBIASERS, d.__all__\n"
+            "print(sorted(m for m in ('sklearn', 'scipy', 'cvxpy') if m in sys.modules))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
+
+
+def test_the_api_reference_lists_every_debiaser_of_the_table_once():
+    text = (ROOT / "docs" / "api.rst").read_text(encoding="utf-8")
+    top, debiasers = text.split("\nDebiasers\n---------\n")
+    debiasers = debiasers.split("\n.. currentmodule:: embdebias.debias\n")[0]
+    entries = re.findall(r"^   (\S+)$", debiasers, flags=re.MULTILINE)
+    assert [e for e in entries if not e.startswith(":")] == _class_names()
+    assert not set(re.findall(r"^   (\S+)$", top, flags=re.MULTILINE)) & set(_class_names())
+
+
+def test_the_readme_names_every_method_of_the_table():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"`embdebias debias INPUT --method NAME.*\| one debiased embedding \(([^)]*)\)", text)
+    assert listed is not None, "the README's debias line lost its method list"
+    assert sorted(listed.group(1).split(", ")) == sorted(DEBIASERS)
+    numbers = {6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
+    assert f"{numbers.get(len(DEBIASERS), len(DEBIASERS))} debiasers" in " ".join(text.split())
+
+
+def test_the_choosing_page_has_one_row_and_one_page_per_method():
+    pages = ROOT / "docs" / "user_guide" / "debiasers"
+    rows = re.findall(r"^\| \{doc\}`(\w+)` \|", (pages / "choosing.md").read_text(encoding="utf-8"), flags=re.MULTILINE)
+    modules = [spec.estimator.partition(":")[0].rpartition(".")[2] for spec in DEBIASERS.values()]
+    assert sorted(rows) == sorted(modules) and len(rows) == len(set(rows))
+    assert all((pages / f"{m}.md").is_file() for m in modules)

@@ -6,7 +6,7 @@ from synthetic import write_word2vec_text
 
 from embdebias.cli import main
 from embdebias.debias import DEBIASERS
-from embdebias.debias._table import parse_methods
+from embdebias.debias.table import parse_methods
 
 
 @pytest.fixture(scope="module")

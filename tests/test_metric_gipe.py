@@ -10,8 +10,8 @@ from embdebias.debias import HardDebias
 from embdebias.embedding import Embedding
 from embdebias.errors import DimensionError, EmbdebiasError, MissingWordsError
 from embdebias.evaluate import DEFAULT_SUITE
-from embdebias.metrics import REGISTRY, gipe
-from embdebias.metrics._base import EvalContext
+from embdebias.metrics import METRICS, gipe
+from embdebias.metrics.base import EvalContext
 from embdebias.metrics.gipe import gipe_statistic, most_biased_words
 
 
@@ -92,7 +92,7 @@ def test_statistic_resamples_words_with_their_weights():
 
 
 def test_registered_with_interval_and_paired_change(emb, hard):
-    assert "gipe" in REGISTRY and "gipe" not in DEFAULT_SUITE
+    assert "gipe" in METRICS and "gipe" not in DEFAULT_SUITE
     opts = {"gipe": {"n_words": 40, "n": 15}}
     rep = evaluate({"original": emb, "hard": hard}, tests=["gipe"], options=opts, bootstrap=200)
     ctx = EvalContext(reference=emb, reference_name="original")

@@ -15,7 +15,7 @@ from embdebias import wordlists
 from embdebias.data.attributes import load_attribute
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
-from embdebias.metrics import REGISTRY, EvalContext, generalized_weat, mac, ripa, rnd, same, weat
+from embdebias.metrics import METRICS, EvalContext, generalized_weat, mac, ripa, rnd, same, weat
 from embdebias.metrics._resample import paired_change, resample_rng
 
 QUERY_METRICS = ("mac", "rnd", "ripa", "generalized_weat", "same")
@@ -208,8 +208,8 @@ def test_registered_and_exported_but_not_in_the_default_suite():
     from embdebias.evaluate import DEFAULT_SUITE
 
     for name in QUERY_METRICS:
-        assert name in REGISTRY and name not in DEFAULT_SUITE
-        assert REGISTRY[name].function in metrics.__all__
+        assert name in METRICS and name not in DEFAULT_SUITE
+        assert METRICS[name].function in metrics.__all__
 
 
 @pytest.fixture(scope="module")
@@ -238,11 +238,11 @@ def _ctx(emb, attribute=None):
 def test_registered_metrics_score_a_three_group_attribute_pairwise_where_binary(three_groups):
     emb, attr = three_groups
     ctx = _ctx(emb, attr)
-    assert REGISTRY["rnd"].units(ctx) == [f"{s}: {i} vs {j}" for s in ("a", "b", "c", "neutral words")
+    assert METRICS["rnd"].units(ctx) == [f"{s}: {i} vs {j}" for s in ("a", "b", "c", "neutral words")
                                           for i, j in (("a", "b"), ("a", "c"), ("b", "c"))]
-    assert REGISTRY["mac"].units(ctx) == ["attribute sets"]
+    assert METRICS["mac"].units(ctx) == ["attribute sets"]
     for name in QUERY_METRICS:
-        metric = REGISTRY[name]
+        metric = METRICS[name]
         assert "tri" in metric.data(ctx) and "tri" in metric.legend_for(ctx)
         for unit in metric.units(ctx):
             result, cells, samples = metric.score(emb, unit, ctx)
@@ -250,11 +250,11 @@ def test_registered_metrics_score_a_three_group_attribute_pairwise_where_binary(
             for (test, stat), sample in samples.items():
                 assert sample.value() == pytest.approx(cells[test][stat]), (name, unit, test, stat)
     # the RND of one pair is the function's on those two groups
-    _, cells, _ = REGISTRY["rnd"].score(emb, "neutral words: a vs c", ctx)
+    _, cells, _ = METRICS["rnd"].score(emb, "neutral words: a vs c", ctx)
     assert cells["neutral words: a vs c"]["rnd"] == pytest.approx(
         rnd(emb, [attr.group_words["a"], attr.group_words["c"]], [attr.neutral_words]).value)
     # SAME's pairs get their own rows
-    _, cells, _ = REGISTRY["same"].score(emb, "neutral words", ctx)
+    _, cells, _ = METRICS["same"].score(emb, "neutral words", ctx)
     assert set(cells) == {"neutral words", "neutral words: a vs b", "neutral words: a vs c", "neutral words: b vs c"}
 
 
@@ -273,12 +273,12 @@ def test_generalized_weat_matches_stereotype_sets_to_groups_by_name():
 def test_without_an_attribute_the_metrics_measure_gender():
     emb = synthetic_embedding()
     ctx = _ctx(emb)
-    assert REGISTRY["rnd"].units(ctx)[-1] == "neutral words" and "gender" in REGISTRY["mac"].data(ctx)
-    _, cells, _ = REGISTRY["mac"].score(emb, "attribute sets", ctx)
+    assert METRICS["rnd"].units(ctx)[-1] == "neutral words" and "gender" in METRICS["mac"].data(ctx)
+    _, cells, _ = METRICS["mac"].score(emb, "attribute sets", ctx)
     assert 0 < cells["attribute sets"]["mac"] < 2
     # gender's attribute sets are not one per group: the generalized WEAT has no unit and says why
-    assert REGISTRY["generalized_weat"].units(ctx) == []
-    assert "not scored: attribute 'gender' needs one attribute set per group" in REGISTRY["generalized_weat"].data(ctx)
+    assert METRICS["generalized_weat"].units(ctx) == []
+    assert "not scored: attribute 'gender' needs one attribute set per group" in METRICS["generalized_weat"].data(ctx)
 
 
 def test_an_attribute_without_attribute_sets_gives_no_units(tmp_path):
@@ -287,14 +287,14 @@ def test_an_attribute_without_attribute_sets_gives_no_units(tmp_path):
                                 "defining_sets": [["she", "he"], ["woman", "man"]]}), encoding="utf-8")
     ctx = _ctx(synthetic_embedding(), load_attribute(path))
     for name in QUERY_METRICS:
-        assert REGISTRY[name].units(ctx) == [], name
-    assert "nothing to score" in REGISTRY["mac"].data(ctx)
+        assert METRICS[name].units(ctx) == [], name
+    assert "nothing to score" in METRICS["mac"].data(ctx)
 
 
 def test_paired_change_of_a_registered_metric_sees_a_planted_shift(three_groups):
     emb, attr = three_groups
     ctx = _ctx(emb, attr)
-    _, _, ref = REGISTRY["same"].score(emb, "neutral words", ctx)
+    _, _, ref = METRICS["same"].score(emb, "neutral words", ctx)
     # shrink the scored words' components along the group differences: SAME falls
     means = np.stack([np.asarray(emb[list(attr.group_words[g])], dtype=np.float64).mean(0) for g in attr.groups])
     basis, _ = np.linalg.qr((means[1:] - means[0]).T)
@@ -302,7 +302,7 @@ def test_paired_change_of_a_registered_metric_sees_a_planted_shift(three_groups)
     rows = [emb.words.index(w) if hasattr(emb.words, "index") else list(emb.words).index(w)
             for w in attr.neutral_words]
     vecs[rows] -= 0.9 * (vecs[rows] @ basis) @ basis.T
-    _, _, other = REGISTRY["same"].score(emb.with_vectors(vecs, name="less"), "neutral words", ctx)
+    _, _, other = METRICS["same"].score(emb.with_vectors(vecs, name="less"), "neutral words", ctx)
     key = ("neutral words", "same")
     out = paired_change(ref[key], other[key], 300, resample_rng(0, "paired", "same", *key))
     assert out["change"] < 0 and out["outcome"] == "improved"

@@ -9,7 +9,7 @@ from embdebias.data.attributes import Attribute
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError
 from embdebias.metrics import direct_bias, get_metric, residual_bias
-from embdebias.metrics._base import EvalContext
+from embdebias.metrics.base import EvalContext
 from embdebias.metrics.projection import subspace_norms
 from embdebias.metrics.refit import subspace_cosine
 from embdebias.metrics.residual import cluster_accuracy, group_directions, most_associated

@@ -66,7 +66,7 @@ def test_gender_is_the_default_and_unchanged(emb):
 
 
 def test_another_attribute_chooses_its_metrics_tests_and_subspace(emb, sex):
-    from embdebias.metrics._base import attribute_subspace
+    from embdebias.metrics.base import attribute_subspace
     from embdebias.subspace import BiasSubspace
 
     r = evaluate({"original": emb}, attribute=str(sex), bootstrap=50, options=OPTS)
@@ -89,7 +89,7 @@ def test_another_attribute_chooses_its_metrics_tests_and_subspace(emb, sex):
 
 
 def test_scope_says_which_attributes_a_metric_measures(sex, colour):
-    from embdebias.metrics._base import Metric
+    from embdebias.metrics.base import Metric
 
     two, three, gender = load_attribute(sex), load_attribute(colour), load_attribute("gender")
     m = Metric()

@@ -8,7 +8,7 @@ from synthetic import synthetic_embedding
 
 from embdebias import wordlists
 from embdebias.evaluate import evaluate
-from embdebias.metrics import REGISTRY, EvalContext, ect, rnsb, weat
+from embdebias.metrics import METRICS, EvalContext, ect, rnsb, weat
 from embdebias.metrics._resample import (
     Sample,
     bootstrap_interval,
@@ -64,13 +64,13 @@ def test_samples_reproduce_the_metrics_point_values(emb):
     t = wordlists.weat_tests("gender")[0]
     ctx = EvalContext(options={"weat": {"tests": [t], "n_permutations": 200}, "rnsb": {"runs": 3}},
                       reference=emb, reference_name="e")
-    _, cells, samples = REGISTRY["weat"].score(emb, t.id, ctx)
+    _, cells, samples = METRICS["weat"].score(emb, t.id, ctx)
     assert samples[(t.id, "effect_size")].value() == pytest.approx(weat(emb, t, n_permutations=200).effect_size)
-    _, _, samples = REGISTRY["ect"].score(emb, t.id, ctx)
+    _, _, samples = METRICS["ect"].score(emb, t.id, ctx)
     assert samples[(t.id, "spearman")].value() == pytest.approx(ect(emb, t).correlation)
-    _, _, samples = REGISTRY["rnsb"].score(emb, "identity terms", ctx)
+    _, _, samples = METRICS["rnsb"].score(emb, "identity terms", ctx)
     assert samples[("identity terms", "rnsb")].value() == pytest.approx(rnsb(emb, n_runs=3).rnsb)
-    _, cells, samples = REGISTRY["bat"].score(emb, "sembias", ctx)
+    _, cells, samples = METRICS["bat"].score(emb, "sembias", ctx)
     for test in ("all", "sub"):
         for stat in ("definition", "stereotype", "none"):
             assert samples[(test, stat)].value() == pytest.approx(cells[test][stat])

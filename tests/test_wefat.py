@@ -11,7 +11,7 @@ from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
 from embdebias.evaluate import evaluate
 from embdebias.metrics import wefat
-from embdebias.metrics._base import EvalContext
+from embdebias.metrics.base import EvalContext
 from embdebias.metrics._query import group_sets
 
 

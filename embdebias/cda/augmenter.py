@@ -348,7 +348,7 @@ class CounterfactualAugmenter(BaseEstimator):
             ``dst`` is ``src``; a bad parameter or pair list (:class:`WordListError`).
         """
         from .._atomic import atomic_file, check_output
-        from ..io._common import open_output
+        from .._files import open_output
 
         engine, two_sided = self._fitted(), self.mode == "two-sided"
         corpus = CorpusFile(src, unicode_errors=self.unicode_errors, block_bytes=self.block_size,

@@ -20,7 +20,7 @@ from ._common import (
 
 
 def add_parser(sub, parents) -> None:
-    from ..debias._table import DEBIASERS, DEFAULT_METHOD
+    from ..debias.table import DEBIASERS, DEFAULT_METHOD
     from ..pipeline.options import method_params
 
     p = sub.add_parser("debias", parents=parents, help=f"debias a vector file ({', '.join(DEBIASERS)})",
@@ -87,7 +87,7 @@ def _method_options(args) -> dict:
 def _check_params_file(args):
     """With ``--params``: its method (a different ``--method`` is an error), and no option that
     shapes a fit, since none happens; the file is read (a damaged one refused) before any work."""
-    from ..debias._table import load_fitted
+    from ..debias.table import load_fitted
 
     given = [flag for flag, value in _fit_options(args).items() if value not in (None, False)]
     if given:
@@ -116,7 +116,7 @@ def _check_save_params(args, say) -> None:
 
 def _check_method_options(args, spec) -> None:
     """Method-specific options given to a method they do not apply to: one error naming both."""
-    from ..debias._table import DEBIASERS
+    from ..debias.table import DEBIASERS
 
     given = _method_options(args)
     wrong = [flag for flag, value in given.items() if value not in (None, False) and not _applies(spec, flag)]
@@ -141,7 +141,7 @@ def _params(args, spec) -> dict:
 
 def run_debias(args, say) -> int:
     from .._lock import output_lock
-    from ..debias._table import DEFAULT_METHOD, get_debiaser
+    from ..debias.table import DEFAULT_METHOD, get_debiaser
     from ..debias.api import debias_file
 
     if args.params is not None:

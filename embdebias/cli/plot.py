@@ -35,7 +35,7 @@ def add_parser(sub, parents) -> None:
 
 
 def run_plot(args, say) -> int:
-    from ..metrics._base import attribute_subspace
+    from ..metrics.base import attribute_subspace
     from ..report.figures import _save, group_figure, plot_occupations
 
     attr = one_attribute(args)  # a bad attribute file fails before anything is read or written

@@ -2,7 +2,7 @@
 
 :data:`~embdebias.data.manifest.RESOURCES` lists every file of ``wordlists/`` (path, kind,
 origin and licence, the list names that reach it); :data:`READERS` names the one reader
-of each kind. The readers:
+of each kind (the manifest names them). The readers:
 
 ==========================  =========================================================
 :mod:`.wordlists`           word and pair lists by role and list set, WEAT tests,
@@ -29,25 +29,15 @@ from .attributes import Attribute, bundled_attributes, load_attribute
 from .cda import read_cda_pairs
 from .expanded import EXPANDED_HEADER, read_expanded
 from .facts import FactTable, load_facts, read_facts
-from .manifest import RESOURCES, VADER_LEXICON, Resource
+from .manifest import KINDS, RESOURCES, VADER_LEXICON, Resource, reader
 from .sembias import SemBiasInstance, read_sembias
 from .templates import read_templates_json
 from .vader import sentiment_lexicon, vader_lexicon_path
 from .wordlists import data_dir, lu_occupations
 
-#: The reader of each kind of :class:`Resource`; each takes the file's path.
-READERS = {
-    "word list": wordlists.load_words,
-    "scored word list": wordlists.load_words,
-    "pair list": wordlists.load_pairs,
-    "sembias": read_sembias,
-    "weat tests": wordlists.load_weat_tests,
-    "templates": read_templates_json,
-    "cda pairs": read_cda_pairs,
-    "facts table": read_facts,
-    "document": wordlists.read_text,
-    "attribute": load_attribute,
-}
+#: The reader of each kind of :class:`Resource` (the manifest's :data:`~.manifest.KINDS`,
+#: imported); each takes the file's path.
+READERS = {kind: reader(kind) for kind in KINDS}
 
 
 def read_resource(resource: Resource):

@@ -2,14 +2,17 @@
 
 This table is the one list of the bundled resources. :mod:`embdebias.data.wordlists`
 derives its bundled names (``"published:professions"``, ``"weat_tests"``) from it,
-:data:`embdebias.data.READERS` names the reader of each kind, and ``tests/test_data_manifest.py``
-checks that every file under ``wordlists/`` is listed here
-and that every listed file exists and reads with its reader. A new bundled file is one
-more :class:`Resource` here (and a reader in :data:`embdebias.data.READERS` if its kind is new).
+:data:`KINDS` names the reader of each kind (:func:`reader`; :data:`embdebias.data.READERS`
+holds them imported), and ``tests/test_data_manifest.py`` checks that every file under
+``wordlists/`` is listed here and that every listed file exists and reads with its reader.
+A new bundled file is one more :class:`Resource` here (and its reader in :data:`KINDS` if
+its kind is new).
 """
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 _MIT_PROJECT = "written by the embdebias authors, MIT (the project's licence)"
@@ -28,7 +31,7 @@ class Resource:
     path : str
         Its path under ``wordlists/`` (``/``-separated).
     kind : str
-        What it holds; a key of :data:`embdebias.data.READERS`, which names its reader.
+        What it holds; a key of :data:`KINDS`, which names its reader.
     origin : str
         Where it comes from and under which licence (after ``wordlists/README.md`` and
         the ``SOURCE.md`` / ``LICENSE`` files beside it).
@@ -117,3 +120,27 @@ RESOURCES: tuple[Resource, ...] = (
 #: The resource that is not in ``wordlists/``: RNSB's sentiment words, read from the
 #: installed ``vaderSentiment`` package (MIT) by :func:`embdebias.data.vader.sentiment_lexicon`.
 VADER_LEXICON = "vaderSentiment/vader_lexicon.txt"
+
+
+#: Every kind of :class:`Resource` and its reader, ``"module:function"`` in :mod:`embdebias.data`;
+#: each reader takes the file's path. Named, not imported: the readers import
+#: :mod:`~embdebias.data.wordlists`, which reads a list of a role through :func:`reader`
+#: (a SemBias file's, for its size in a report) without importing them.
+KINDS: dict[str, str] = {
+    "word list": "wordlists:load_words",
+    "scored word list": "wordlists:load_words",
+    "pair list": "wordlists:load_pairs",
+    "sembias": "sembias:read_sembias",
+    "weat tests": "wordlists:load_weat_tests",
+    "templates": "templates:read_templates_json",
+    "cda pairs": "cda:read_cda_pairs",
+    "facts table": "facts:read_facts",
+    "document": "wordlists:read_text",
+    "attribute": "attributes:load_attribute",
+}
+
+
+def reader(kind: str) -> Callable:
+    """The reader of the resources of ``kind`` (see :data:`KINDS`), its module imported on first use."""
+    module, _, function = KINDS[kind].partition(":")
+    return getattr(importlib.import_module(f".{module}", __package__), function)

@@ -55,7 +55,7 @@ from pathlib import Path
 
 from .._files import open_regular
 from ..errors import WordListError, WordListNotFoundError, quote
-from .manifest import RESOURCES
+from .manifest import RESOURCES, reader
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -342,8 +342,8 @@ def source_of(value, role: str, lists: str = DEFAULT_LISTS, n_used: int | None =
 
 def _reader(role: str):
     if role == "sembias":
-        from .sembias import read_sembias
-
+        # Through the manifest: the SemBias reader imports this module (data_lines).
+        read_sembias = reader("sembias")
         return lambda value, lists: read_sembias(wordlist_path(value, lists))
     return load_pairs if role.endswith("_pairs") else load_words
 

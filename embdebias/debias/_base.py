@@ -8,14 +8,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._format import format_scalar
 from .._rows import unit_rows  # noqa: F401  (the debiasers' import point)
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, RowMapEmbedding, as_embedding, owned
 from ..errors import DimensionError
-
-
-def format_scalar(value) -> str:
-    """A number or word as the report shows it (floats to 4 significant digits)."""
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def case_variants(words: Iterable[str]) -> list[str]:

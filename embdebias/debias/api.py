@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..embedding import Embedding
 from ..errors import EmbdebiasError
-from ._table import DEFAULT_METHOD, make_debiaser  # noqa: F401  (make_debiaser: this module's API since 0.1)
+from .table import DEFAULT_METHOD, make_debiaser  # noqa: F401  (make_debiaser: this module's API since 0.1)
 
 
 def debias_file(source=None, out=None, *, method: str | None = None, format: str | None = None,
@@ -70,7 +70,7 @@ def debias_file(source=None, out=None, *, method: str | None = None, format: str
 def _fitted(path, method: str | None, params: dict):
     """The fitted debiaser of parameter file ``path``; ``method`` must be its method, and no
     ``params`` are taken (nothing is fitted)."""
-    from ._table import load_fitted
+    from .table import load_fitted
 
     name, debiaser = load_fitted(path)
     if method not in (None, name):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 
 from ..errors import EmbdebiasError
-from ._table import LIST_KEYWORDS, get_debiaser
+from .table import LIST_KEYWORDS, get_debiaser
 
 #: The list options: ``{estimator keyword: (list role, command-line flag)}``.
 LIST_OPTIONS = {"definitional": ("definitional_pairs", "--definitional"),
@@ -116,14 +116,14 @@ def check_list_options(attribute, given_flags, expand: bool, seeds, *, spec=None
 
 def expandable() -> list[str]:
     """The methods that keep the SVM expansion as their specific words."""
-    from ._table import DEBIASERS
+    from .table import DEBIASERS
 
     return [n for n, s in DEBIASERS.items() if s.expandable]
 
 
 def _own_params(spec, params: dict) -> dict:
     """The method's own parameters: its defaults, overridden by ``params`` (each checked by its rule)."""
-    from ._table import DEBIASERS
+    from .table import DEBIASERS
 
     out = spec.defaults()
     for name, value in params.items():

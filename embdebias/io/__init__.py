@@ -44,9 +44,9 @@ import numpy as np
 
 from ..embedding import Embedding, as_embedding
 from ..errors import EmbdebiasError, UnknownFormatError, VectorFileError, quote
-from ._common import UNICODE_ERRORS, check_limit, check_unicode_errors, gzip_errors
+from ._common import UNICODE_ERRORS, check_limit, check_unicode_errors, gzip_errors, looks_like_text
 from .default import BUILTIN_NAMES, DEFAULT_NAME, cache_dir, load_default
-from .detect import check_fits, check_source, detect_format, looks_like_text
+from .detect import check_fits, check_source, detect_format
 from .formats import BY_NAME, TABLE, TEXT_FORMATS, Format, same_content
 
 #: The format names, in the order of :data:`~embdebias.io.formats.TABLE` (the one table of formats).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gzip
 import os
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-# The gzip and unicode_errors helpers live in the bottom layer, shared with the corpus reader.
-from .._files import GZIP_ERRORS, GZIP_MAGIC, UNICODE_ERRORS, check_unicode_errors  # noqa: F401
+# The gzip, unicode_errors and output-stream helpers live in the bottom layer, shared with the
+# corpus reader and cda.
+from .._files import GZIP_ERRORS, GZIP_MAGIC, UNICODE_ERRORS, check_unicode_errors, open_output  # noqa: F401
 from ..embedding import Embedding, drop_duplicates, owned
 from ..errors import EmbdebiasError, NonFiniteError, VectorFileError, VectorFileNotFoundError, quote
 from ..vocab import Vocabulary, word_hashes  # noqa: F401 (word_hashes: for the readers)
@@ -52,19 +54,6 @@ def is_gzip(path) -> bool:
 def open_binary(path):
     """Open ``path`` for reading bytes, decompressing transparently if it is gzip."""
     return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
-
-
-@contextlib.contextmanager
-def open_output(tmp: Path, target: Path, compresslevel: int = 6):
-    """A binary output stream to ``tmp``, gzip-compressed (at ``compresslevel``) when ``target`` ends in ``.gz``."""
-    if target.name.endswith(".gz"):
-        # mtime=0 keeps the output byte-identical between runs.
-        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=compresslevel,
-                                                    filename="", mtime=0) as fh:
-            yield fh
-    else:
-        with open(tmp, "wb") as fh:
-            yield fh
 
 
 @contextlib.contextmanager
@@ -315,6 +304,34 @@ def lone_cr(data: bytes) -> int:
     return pos
 
 
+#: The first bytes looked at (by :func:`~embdebias.io.detect.detect_format` and :func:`looks_like_text`).
+SNIFF_BYTES = 1 << 16
+
+
+def looks_like_text(path) -> bool:
+    """Whether the first :data:`SNIFF_BYTES` of ``path`` (decompressed, for gzip) are UTF-8 text without NUL.
+
+    Evidence for advice that only text survives (a line-end fix) and for telling a user
+    that a file named as text holds another format: a word2vec binary file's float bytes
+    are almost never UTF-8 without NUL over 64 KiB. False when the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+        if head[:2] == GZIP_MAGIC:
+            with gzip.open(path, "rb") as fh:
+                head = fh.read(SNIFF_BYTES)
+    except (OSError, *GZIP_ERRORS):
+        return False
+    if b"\x00" in head:
+        return False
+    try:  # a character cut at the end of the head is not an error
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < SNIFF_BYTES)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def lone_cr_error(path, line: int, offset: int) -> VectorFileError:
     """The error for a carriage return inside a line (CR-only line ends are not read)."""
     return VectorFileError(path, "a carriage return (CR) that is not followed by a line feed: the file has "
@@ -325,8 +342,6 @@ def lone_cr_error(path, line: int, offset: int) -> VectorFileError:
 def _line_end_fix(path) -> str:
     """How to fix the line ends, only where that fix is right: ``tr`` rewrites every CR byte, which only
     a plain text file survives (a binary file read as text, or gzip, would be corrupted)."""
-    from .detect import looks_like_text
-
     try:
         with open(path, "rb") as fh:
             compressed = fh.read(2) == GZIP_MAGIC

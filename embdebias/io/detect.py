@@ -9,7 +9,6 @@ GloVe's ``word v1 ... vd`` lines. A directory is native if it holds ``embdebias.
 
 from __future__ import annotations
 
-import codecs
 import gzip
 import os
 from pathlib import Path
@@ -20,6 +19,7 @@ from ._common import (
     GZIP_ERRORS,
     GZIP_MAGIC,
     HEADER_LINE,
+    SNIFF_BYTES,
     bad_header_error,
     binary_records_ok,
     damaged_header,
@@ -36,10 +36,6 @@ from ._common import (
 from .default import BUILTIN_NAMES
 from .formats import FASTTEXT_MAGIC, TABLE, looks_like_fasttext, looks_like_old_fasttext, looks_like_pickle
 from .native import is_native
-
-#: The first bytes looked at.
-SNIFF_BYTES = 1 << 16
-
 
 def _detect_after_header(first: bytes, payload: bytes, suffixes: list[str], compressed: bool,
                          complete: bool) -> str:
@@ -198,30 +194,6 @@ def detect_format(path) -> str:
     if not head.removeprefix(BOM).strip():
         raise VectorFileError(path, "empty file: expected word vectors", line=1)
     return _detect_bytes(head, path, compressed)
-
-
-def looks_like_text(path) -> bool:
-    """Whether the first :data:`SNIFF_BYTES` of ``path`` (decompressed, for gzip) are UTF-8 text without NUL.
-
-    Evidence for advice that only text survives (a line-end fix) and for telling a user
-    that a file named as text holds another format: a word2vec binary file's float bytes
-    are almost never UTF-8 without NUL over 64 KiB. False when the file cannot be read.
-    """
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-        if head[:2] == GZIP_MAGIC:
-            with gzip.open(path, "rb") as fh:
-                head = fh.read(SNIFF_BYTES)
-    except (OSError, *GZIP_ERRORS):
-        return False
-    if b"\x00" in head:
-        return False
-    try:  # a character cut at the end of the head is not an error
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=len(head) < SNIFF_BYTES)
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def check_source(source) -> None:

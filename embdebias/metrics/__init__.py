@@ -7,8 +7,10 @@ more than ``max_missing`` (default 20 %) of its words raises
 :class:`~embdebias.errors.MissingWordsError` naming them.
 
 Each metric is one module: its function, its resampling statistic and its registered
-:class:`~embdebias.metrics._base.Metric` (what :func:`~embdebias.evaluate.evaluate` runs;
-see :data:`REGISTRY` and :func:`describe_metrics`).
+:class:`~embdebias.metrics.base.Metric` (what :func:`~embdebias.evaluate.evaluate` runs;
+see :data:`METRICS` and :func:`describe_metrics`). The public module
+:mod:`embdebias.metrics.base` is the extension point (``Metric``, ``register``,
+``METRICS``; see the contributing guide); ``REGISTRY`` is the old name of ``METRICS``.
 
 ==============================  ===============================================================
 :func:`weat`                    Caliskan et al. (2017) effect size and permutation p-value
@@ -38,9 +40,11 @@ see :data:`REGISTRY` and :func:`describe_metrics`).
 
 from __future__ import annotations
 
+import warnings
+
 # The metric modules are imported in report order: importing one registers its metric.
 # (They are light: scipy and scikit-learn are imported inside the functions.)
-from ._base import REGISTRY, EvalContext, Metric, MetricResult, Option, describe_metrics, get_metric, register
+from .base import METRICS, EvalContext, Metric, MetricResult, Option, describe_metrics, get_metric, register
 
 # isort: off
 from .weat import WeatResult, weat
@@ -65,10 +69,10 @@ from .generalized_weat import GeneralizedWeatResult, generalized_weat
 from .same import SameResult, same
 # isort: on
 
-#: The functions of the metrics and their results (checked against :data:`REGISTRY` by the tests).
+#: The functions of the metrics and their results (checked against :data:`METRICS` by the tests).
 __all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "EvalContext", "ExtrinsicResult",
            "FactualAssociationResult", "IndirectBiasResult", "Metric", "MetricResult", "OccupationBiasResult",
-           "Option", "ProjectionResult", "REGISTRY", "RefitDirectionResult", "ResidualBiasResult", "RnsbResult",
+           "Option", "ProjectionResult", "METRICS", "RefitDirectionResult", "ResidualBiasResult", "RnsbResult",
            "SimilarityResult", "WeatResult", "WefatResult", "analogy", "bat", "describe_metrics", "direct_bias",
            "ect", "extrinsic_bias", "factual_association", "gender_analogies", "get_metric", "indirect_bias",
            "occupation_bias", "projections", "read_sembias", "refit_direction_bias", "register", "residual_bias",
@@ -78,3 +82,12 @@ __all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "EvalC
            "ripa", "rnd", "same",
            # RAN-Debias's companion metric (Kumar et al. 2020)
            "GipeResult", "gipe"]
+
+
+def __getattr__(name):
+    # METRICS was called REGISTRY before issue 30; the old name keeps working for one release.
+    if name == "REGISTRY":
+        warnings.warn("embdebias.metrics.REGISTRY is now called embdebias.metrics.METRICS; the old name "
+                      "will be removed in the next release", FutureWarning, stacklevel=2)
+        return METRICS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

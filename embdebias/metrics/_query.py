@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import EmbdebiasError, quote
 from ..wordlists import WordSet
-from ._base import Metric
+from .base import Metric
 from ._common import lookup, unit_vectors
 
 #: The name of the attribute set made of the attribute's neutral words (gender: the professions).

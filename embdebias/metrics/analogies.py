@@ -12,7 +12,7 @@ import numpy as np
 
 from .._rows import row_norms, unit_rows
 from ..errors import EmbdebiasError
-from ._base import N_SCORED, Metric, register
+from .base import N_SCORED, Metric, register
 from ._blocks import block_rows_for
 from ._common import as_emb, lookup, unit_vectors
 

@@ -42,7 +42,7 @@ import numpy as np
 from .._rows import unit_rows
 from ..data.sembias import SemBiasInstance, read_sembias  # noqa: F401 (SemBiasInstance: its old home)
 from ..errors import DimensionError, MissingWordsError
-from ._base import N_SCORED, Metric, Option, register
+from .base import N_SCORED, Metric, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors
 from ._resample import Sample, mean_of
 

@@ -17,7 +17,7 @@ import numpy as np
 from .._rows import unit_rows
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
-from ._base import N_SCORED, Metric, Option, register, set_vectors
+from .base import N_SCORED, Metric, Option, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, counts
 

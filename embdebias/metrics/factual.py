@@ -38,7 +38,7 @@ import numpy as np
 
 from ..data.facts import FactTable, load_facts
 from ..errors import EmbdebiasError
-from ._base import N_SCORED, Metric, Option, register
+from .base import N_SCORED, Metric, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, fisher_z_interval
 from ._query import group_sets
@@ -129,7 +129,7 @@ def _word_scores(emb, words, attributes, method, subspace, lists, ddof, lowercas
             attributes = list(group_sets(load_attribute("gender", lists)).values())
         return np.asarray(wefat(emb, lk.words, attributes, ddof=ddof, max_missing=DEFAULT_MAX_MISSING,
                                 lowercase=lowercase).scores), lk
-    from .projection import gender_direction
+    from ..subspace import gender_direction
 
     g, _ = gender_direction(emb, subspace, lists=lists)
     return unit_vectors(emb, lk.rows) @ g, lk

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EmbdebiasError
-from ._base import N_SCORED, Option, get_metric, p_value_evidence, positive_int, register
+from .base import N_SCORED, Option, get_metric, p_value_evidence, positive_int, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
 from ._query import (
     QueryMetric,

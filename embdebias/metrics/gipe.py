@@ -26,7 +26,7 @@ from .. import wordlists
 from .._rows import indirect_bias, top_neighbours, unit_rows
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import EmbdebiasError, MissingWordsError
-from ._base import N_SCORED, Metric, Option, positive_int, positive_number, register
+from .base import N_SCORED, Metric, Option, positive_int, positive_number, register
 from ._blocks import CHUNK_ROWS
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample

@@ -13,7 +13,7 @@ import numpy as np
 from .. import wordlists
 from .._rows import row_norms, unit_rows
 from ..errors import EmbdebiasError, MissingWordsError
-from ._base import N_SCORED, Metric, Option, register
+from .base import N_SCORED, Metric, Option, register
 from ._blocks import CHUNK_ROWS
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._base import N_SCORED, register
+from .base import N_SCORED, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
 from ._query import (
     QueryMetric,

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data.wordlists import LU_OCCUPATIONS, lu_occupations  # noqa: F401 (their old home)
-from ._base import N_SCORED, Metric, register
+from .base import N_SCORED, Metric, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample
 

@@ -34,28 +34,19 @@ import numpy as np
 
 from .._rows import unit_rows
 from ..errors import DimensionError, EmbdebiasError
-from ._base import N_SCORED, Metric, Option, attribute_subspace, positive_number, register
+from .base import N_SCORED, Metric, Option, attribute_subspace, positive_number, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, mean_of
 
 
-def gender_direction(emb, subspace=None, *, lists: str = "published") -> tuple[np.ndarray, str]:
-    """The unit gender direction (female positive) and a label saying where it came from.
+def __getattr__(name):
+    # gender_direction moved beside BiasSubspace (embdebias.subspace); users' imports from
+    # here keep working, without importing scikit-learn (subspace's) with the metrics.
+    if name == "gender_direction":
+        from ..subspace import gender_direction
 
-    ``subspace`` is resolved by :func:`~embdebias.subspace.resolve_subspace`: None or
-    an unfitted BiasSubspace is fitted on ``emb`` (the definitional pairs of
-    ``lists``), a fitted one or a ``(d,)`` vector is used as given.
-    """
-    from ..subspace import BiasSubspace, resolve_subspace
-
-    fitted_here = subspace is None or (isinstance(subspace, BiasSubspace)
-                                       and not hasattr(subspace, "components_"))
-    if not fitted_here and not isinstance(subspace, BiasSubspace) and np.ndim(subspace) != 1:
-        raise DimensionError(f"a gender direction must be a (d,) vector, got shape {np.shape(subspace)}")
-    sub = resolve_subspace(subspace, emb, lists=lists)
-    label = ("BiasSubspace fitted on this embedding" if fitted_here
-             else "given BiasSubspace" if isinstance(subspace, BiasSubspace) else "given vector")
-    return unit_rows(sub.direction_, copy=True), label
+        return gender_direction
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -86,6 +77,8 @@ class ProjectionResult(MetricResult):
 def projections(embedding, words, *, subspace=None, max_missing: float = DEFAULT_MAX_MISSING,
                 lowercase: bool = True, name: str = "words") -> ProjectionResult:
     """Every word's cosine with the gender direction (see the module docstring)."""
+    from ..subspace import gender_direction
+
     emb = as_emb(embedding)
     lk = lookup(emb, words, name=f"projections: {name}", lowercase=lowercase, max_missing=max_missing)
     g, label = gender_direction(emb, subspace)

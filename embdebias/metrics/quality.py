@@ -33,7 +33,7 @@ from .._case import rows_with_lowercase
 from .._rows import unit_rows
 from ..data.wordlists import read_text
 from ..errors import EmbdebiasError, WordListError
-from ._base import N_SCORED, Metric, Option, positive_int, register, string_tuple
+from .base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
 from ._resample import Sample, mean_of
 

@@ -95,7 +95,7 @@ def subspace_cosine(a: np.ndarray, b: np.ndarray) -> float:
 def _refit_groups(tested, words, name, attribute, original, lists, max_missing, lowercase) -> RefitDirectionResult:
     """:func:`refit_direction_bias` for an attribute of several groups (module docstring)."""
     from ..subspace import resolve_subspace
-    from ._base import attribute_subspace
+    from .base import attribute_subspace
     from .projection import direct_bias, subspace_norms
 
     refit = attribute_subspace(tested, attribute, lists=lists)
@@ -152,8 +152,8 @@ def refit_direction_bias(tested, words=None, *, original=None, lists: str = word
     -------
     RefitDirectionResult
     """
-    from ..subspace import BiasSubspace
-    from .projection import direct_bias, gender_direction, projections
+    from ..subspace import BiasSubspace, gender_direction
+    from .projection import direct_bias, projections
 
     from ..data.attributes import as_attribute
 

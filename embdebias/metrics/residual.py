@@ -94,7 +94,7 @@ from .. import wordlists
 from .._rows import unit_rows
 from .._threads import one_thread
 from ..errors import EmbdebiasError, MissingWordsError
-from ._base import N_SCORED, Metric, Option, register
+from .base import N_SCORED, Metric, Option, register
 from ._blocks import CHUNK_ROWS, block_rows_for
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from .._validation import check_choice
 from ..errors import EmbdebiasError
-from ._base import N_SCORED, Option, register
+from .base import N_SCORED, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup
 from ._query import (
     QueryMetric,

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_choice
-from ._base import N_SCORED, Option, register
+from .base import N_SCORED, Option, register
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb
 from ._query import (
     QueryMetric,

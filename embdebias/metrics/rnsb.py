@@ -36,7 +36,7 @@ from .._rows import unit_rows
 from .._threads import one_thread
 from ..data.vader import sentiment_lexicon, vader_lexicon_path  # noqa: F401 (vader_lexicon_path: its old home)
 from ..errors import EmbdebiasError, WordListError
-from ._base import N_SCORED, Metric, Option, positive_int, positive_number, register, string_tuple
+from .base import N_SCORED, Metric, Option, positive_int, positive_number, register, string_tuple
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, spawn_seeds
 from ._resample import Sample
 

@@ -77,7 +77,7 @@ from .. import wordlists
 from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
 from ._query import SetWordCounts
-from ._base import N_SCORED, Metric, Option, p_value_evidence, positive_int, register, set_vectors
+from .base import N_SCORED, Metric, Option, p_value_evidence, positive_int, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, bootstrap_interval, counts, resample_rng
 

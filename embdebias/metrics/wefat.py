@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import EmbdebiasError
-from ._base import N_SCORED, Metric, Option, register
+from .base import N_SCORED, Metric, Option, register
 from ._query import group_sets, neutral_word_set
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
 from ._resample import Sample, bootstrap_interval, counts, resample_rng

@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 
 from .. import _validation
-from ..debias._table import DEBIASERS, DEFAULT_METHODS, parse_methods
+from ..debias.table import DEBIASERS, DEFAULT_METHODS, parse_methods
 from ..errors import EmbdebiasError
 
 DEFAULT_SOURCE = "glove-6b-50d"

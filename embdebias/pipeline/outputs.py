@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._atomic import check_output, check_replaceable
-from ..debias._table import DEBIASERS, DEFAULT_METHODS
+from ..debias.table import DEBIASERS, DEFAULT_METHODS
 from .._lock import LOCK_SUFFIX
 from ..errors import EmbdebiasError
 

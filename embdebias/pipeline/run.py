@@ -27,7 +27,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import __version__
-from ..debias._table import DEBIASERS, column_order, run_order
+from ..debias.table import DEBIASERS, column_order, run_order
 from ..debias.configure import configure
 from .._lock import output_lock
 from .._provenance import check_stamp
@@ -304,7 +304,7 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
     embedding, missing definition words) thus leave nothing written.
     """
     from ..evaluate import suite_for
-    from ..metrics._base import attribute_subspace
+    from ..metrics.base import attribute_subspace
 
     kwargs = run_options.evaluate_kwargs(o)  # a metric named in --tests that cannot measure attr fails here
     suite_for(kwargs.get("suite"), attr, kwargs.get("options"), o.lists)
@@ -546,7 +546,7 @@ def _shared_params(spec, o: RunOptions) -> dict:
 def _list_keywords(spec) -> dict:
     """``{list role: estimator keyword}`` of the lists a method is given (the subspace stands for
     the definitional pairs)."""
-    from ..debias._table import LIST_KEYWORDS
+    from ..debias.table import LIST_KEYWORDS
 
     return {role: LIST_KEYWORDS[role] for role in spec.lists if role != "definitional_pairs"}
 

@@ -589,7 +589,7 @@ def run_figures(embeddings: dict, report, out_dir, *, subspace=None, lists: str 
     first column) the figures use.
     """
     from ..data.attributes import as_attribute
-    from ..metrics._base import attribute_subspace
+    from ..metrics.base import attribute_subspace
 
     out_dir = Path(out_dir)
     attribute = as_attribute(attribute, lists)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .._atomic import atomic_file
 from ..errors import EmbdebiasError
-from ..metrics._common import to_builtin
+from ..metrics.base import to_builtin
 from .model import Cell, Report
 
 VERSION = 3

@@ -1,5 +1,6 @@
 """A :class:`~embdebias.report.model.Report` as Markdown: the verdict, then per metric its
-data, how to read it and a table (rows = tests x statistics, columns = embeddings).
+data, how to read it and a table (rows = tests x statistics, columns = embeddings); and, for
+notebooks, the table alone in HTML (:func:`to_html`).
 
 Metric-specific display comes from the metrics' hooks (``format_cell``, ``folded``,
 ``notes``, ``verdict_text``), never from their names.
@@ -8,8 +9,9 @@ Metric-specific display comes from the metrics' hooks (``format_cell``, ``folded
 from __future__ import annotations
 
 import math
+from html import escape
 
-from ..metrics._base import N_SCORED
+from ..metrics.base import N_SCORED
 from .model import metric_of
 
 
@@ -203,3 +205,14 @@ def interval_text(report, cell, metric: str, test: str, statistic: str, embeddin
                and (c["metric"], c["test"], c["statistic"]) == (metric, test, statistic)
                for c in report.comparisons)
     return text + (" †" if flat else "")
+
+
+def to_html(report) -> str:
+    """One HTML table: a row per (metric, test, statistic), a column per embedding, each cell
+    as the Markdown report writes it (value and interval; folded statistics in their cell)."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in ("metric", "test", "statistic", *report.embeddings))
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(str(k))}</td>" for k in key)
+        + "".join(f"<td>{escape(cell_text(report, *key, e, 3))}</td>" for e in report.embeddings) + "</tr>"
+        for key in report.rows if key[2] not in metric_of(key[0]).folded)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

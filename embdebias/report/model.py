@@ -4,7 +4,7 @@ parameters, the data and how to read each metric.
 
 The report knows no metric by name: what is particular to one (how a p-value cell folds
 its standard error, a verdict line, a note under its table) comes from that metric's
-hooks (:class:`~embdebias.metrics._base.Metric`), looked up in the registry by name.
+hooks (:class:`~embdebias.metrics.base.Metric`), looked up in the registry by name.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .._providers import provided
 from ..errors import EmbdebiasError
 
 
@@ -43,10 +44,10 @@ def _number(value):
 def metric_of(name: str):
     """The registered metric ``name`` for its report hooks; a plain one for a metric this
     installation does not have (a report read from a file)."""
-    from ..metrics._base import REGISTRY, Metric
+    from ..metrics.base import METRICS, Metric
 
-    if name in REGISTRY:
-        return REGISTRY[name]
+    if name in METRICS:
+        return METRICS[name]
     plain = Metric()
     plain.name = plain.title = name
     return plain
@@ -230,7 +231,7 @@ class Report:
         """Per column compared with the reference: per metric, the statistics that improved
         significantly, did not change significantly, and got worse; computed from
         :attr:`comparisons`, never written by hand; plus each metric's own verdict entry
-        (:meth:`~embdebias.metrics._base.Metric.verdict`)."""
+        (:meth:`~embdebias.metrics.base.Metric.verdict`)."""
         out: dict = {}
         for c in self.comparisons:
             per = out.setdefault(c["embedding"], {}).setdefault(
@@ -252,40 +253,32 @@ class Report:
         bias = [c for c in self.comparisons if metric_of(c["metric"]).kind != "quality"]
         return agreement(bias, self.embeddings, extrinsic)
 
-    # -- serialisation and display (report/json.py, report/markdown.py) -----------------
+    # -- serialisation and display ----------------------------------------------------
+    # The model imports no renderer: report/json.py and report/markdown.py import it, and
+    # the package's __init__ provides their functions under these names (embdebias._providers).
     def to_dict(self, *, bulk: str | None = None) -> dict:
         """A JSON-serialisable dict (see :func:`embdebias.report.json.to_dict`)."""
-        from .json import to_dict
-
-        return to_dict(self, bulk=bulk)
+        return provided("report to dict")(self, bulk=bulk)
 
     @classmethod
     def from_dict(cls, data, bulk=None) -> Report:
         """Rebuild a report from :meth:`to_dict`'s output (``bulk``: the Parquet file it names)."""
-        from .json import from_dict
-
-        return from_dict(data, bulk=bulk)
+        return provided("report from dict")(data, bulk=bulk)
 
     def to_json(self, path, *, indent: int = 2, inputs=()) -> None:
         """Write the report as JSON to ``path`` and its bulk arrays beside it (Parquet), atomically."""
-        from .json import to_json
-
-        to_json(self, path, indent=indent, inputs=inputs)
+        provided("report to json")(self, path, indent=indent, inputs=inputs)
 
     @classmethod
     def from_json(cls, path) -> Report:
-        from .json import from_json
-
-        return from_json(path)
+        return provided("report from json")(path)
 
     def to_markdown(self, *, digits: int = 3, missing: bool = True, summary: bool = True) -> str:
         """Markdown: with ``summary``, the first screen (sentences computed from the numbers and the
         summary table, :mod:`embdebias.report.summary`); the verdict, per metric its data, how
         to read it and a table (rows = tests x statistics, columns = embeddings); then the units not scored and, with
         ``missing=True``, the out-of-vocabulary words."""
-        from .markdown import to_markdown
-
-        return to_markdown(self, digits=digits, missing=missing, summary=summary)
+        return provided("report to markdown")(self, digits=digits, missing=missing, summary=summary)
 
     def __str__(self) -> str:
         return self.to_markdown()
@@ -295,15 +288,5 @@ class Report:
         return self.to_markdown()
 
     def _repr_html_(self) -> str:
-        """One HTML table: a row per (metric, test, statistic), a column per embedding, each
-        cell as the Markdown report writes it (value and interval; folded statistics in their cell)."""
-        from html import escape
-
-        from .markdown import cell_text
-
-        head = "".join(f"<th>{escape(h)}</th>" for h in ("metric", "test", "statistic", *self.embeddings))
-        body = "".join(
-            "<tr>" + "".join(f"<td>{escape(str(k))}</td>" for k in key)
-            + "".join(f"<td>{escape(cell_text(self, *key, e, 3))}</td>" for e in self.embeddings) + "</tr>"
-            for key in self.rows if key[2] not in metric_of(key[0]).folded)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        """One HTML table (:func:`embdebias.report.markdown.to_html`)."""
+        return provided("report to html")(self)

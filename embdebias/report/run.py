@@ -8,8 +8,8 @@ evaluation). The lines about each method's fit come from its estimator class
 
 from __future__ import annotations
 
-from ..debias._base import format_scalar
-from ..debias._table import DEBIASERS, DEFAULT_METHODS, column_order, run_order
+from .._format import format_scalar
+from ..debias.table import DEBIASERS, DEFAULT_METHODS, column_order, run_order
 
 
 def _methods(meta: dict) -> list[str]:

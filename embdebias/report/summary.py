@@ -5,8 +5,8 @@ The sentences answer, in order: is the first column (the original) biased -- whi
 families are significant, of how many; for each other column, what changed beyond the
 noise; whether the attribute is still recoverable (the residual tests); what it cost in
 quality. Which rows are headline measures, and what counts as significant bias, comes from
-the metrics' hooks (:attr:`~embdebias.metrics._base.Metric.headline`,
-:meth:`~embdebias.metrics._base.Metric.evidence`), never from their names.
+the metrics' hooks (:attr:`~embdebias.metrics.base.Metric.headline`,
+:meth:`~embdebias.metrics.base.Metric.evidence`), never from their names.
 
 Sign convention (the same in every sentence and table): a change is the change of the bias
 magnitude, negative when fairer; for quality rows, the change of the quality number.

@@ -177,11 +177,11 @@ def parse_config(data: dict, source: str, base: Path) -> SweepConfig:
 
 
 def _check_suite(suite, source: str) -> None:
-    from ..metrics import REGISTRY
+    from ..metrics import METRICS
 
     for name in suite or ():
-        if name not in REGISTRY:
-            _fail(source, "suite", f"unknown metric {name!r}; known: {', '.join(REGISTRY)}")
+        if name not in METRICS:
+            _fail(source, "suite", f"unknown metric {name!r}; known: {', '.join(METRICS)}")
 
 
 def _embeddings(entries, source: str, base: Path) -> tuple:

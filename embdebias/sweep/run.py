@@ -71,7 +71,7 @@ def run_point(point) -> dict:
 def _score(point) -> list[dict]:
     from ..data.attributes import as_attribute
     from ..evaluate import DEFAULT_SUITE, evaluate
-    from ..metrics._base import attribute_subspace
+    from ..metrics.base import attribute_subspace
 
     emb = loaded(point.embedding.path, point.limit)
     attr = as_attribute(point.attribute, point.lists)

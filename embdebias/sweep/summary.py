@@ -64,17 +64,17 @@ def write_tables(frame, out_dir) -> list[Path]:
 
 
 def _kinds() -> dict:
-    from ..metrics import REGISTRY
+    from ..metrics import METRICS
 
-    return {name: m.kind for name, m in REGISTRY.items()}
+    return {name: m.kind for name, m in METRICS.items()}
 
 
 def headlines(frame):
     """One row per point and metric: the headline value and interval (see the module's docs)."""
-    from ..metrics import REGISTRY
+    from ..metrics import METRICS
 
     ok = frame[frame["error"].isna() & frame["metric"].notna()]
-    first = {name: next(iter(m.statistics)) for name, m in REGISTRY.items() if m.statistics}
+    first = {name: next(iter(m.statistics)) for name, m in METRICS.items() if m.statistics}
     ok = ok[ok.apply(lambda r: first.get(r["metric"]) == r["statistic"], axis=1)] if len(ok) else ok
     keys = ["key", "embedding", "label", "order", "attribute", "method", "parameters", "seed", "metric"]
     return ok.groupby(keys, dropna=False, sort=False)[["value", "ci_low", "ci_high"]].mean().reset_index()

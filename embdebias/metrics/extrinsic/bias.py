@@ -59,7 +59,7 @@ import numpy as np
 from ... import wordlists
 from ...errors import EmbdebiasError, MissingWordsError
 from ...fairness import bcm, fairness_metric, mcm, pcm
-from .._base import N_SCORED, Metric, Option, register
+from ..base import N_SCORED, Metric, Option, register
 from .._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing
 from .templates import _SLOT, TemplateFamily, TemplateSet, load_templates
 

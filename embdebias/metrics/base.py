@@ -1,4 +1,10 @@
-"""What a metric is to :func:`~embdebias.evaluate.evaluate` and the report, and the registry.
+"""What a metric is to :func:`~embdebias.evaluate.evaluate` and the report, and the registry :data:`METRICS`.
+
+This module is public: the extension point of the metrics (``docs/contributing.md``).
+Code outside :mod:`embdebias.metrics` imports the metric contract from here (or from
+:mod:`embdebias.metrics`), never from the package's private modules: the result base
+class, the missing-word bound and the resampling engine that turns a unit's
+:class:`Sample` into an interval are re-exported here.
 
 A metric is one module: its function (``weat``, ``rnsb``, ...), its vectorised resampling
 statistic, and a :class:`Metric` subclass registered with :func:`register`, which says
@@ -8,7 +14,7 @@ statistic, and a :class:`Metric` subclass registered with :func:`register`, whic
 * its own options (:class:`Option`: default, meaning, check), passed to ``evaluate`` as
   ``options={"weat": {"n_permutations": 10_000}}``;
 * how to score one *unit* of work (a WEAT test, the SemBias file, a similarity data set)
-  on one embedding, with the :class:`~embdebias.metrics._resample.Sample` of every bias
+  on one embedding, with the :class:`Sample` of every bias
   statistic for its interval;
 * report hooks for what only it knows: how a cell is displayed, notes under its table,
   its line in the verdict.
@@ -27,10 +33,14 @@ from dataclasses import dataclass, field
 
 from .. import wordlists
 from ..errors import EmbdebiasError
-from ._common import DEFAULT_MAX_MISSING, MetricResult, lookup, unit_vectors
+from ._common import DEFAULT_MAX_MISSING, MetricResult, check_max_missing, lookup, to_builtin, unit_vectors
+from ._resample import Sample, bias_of, bootstrap_interval, paired_change, resample_rng
 
-__all__ = ["EvalContext", "Metric", "MetricResult", "N_SCORED", "Option", "REGISTRY", "describe_metrics",
-           "get_metric", "register"]
+__all__ = ["EvalContext", "METRICS", "Metric", "MetricResult", "N_SCORED", "Option", "describe_metrics",
+           "get_metric", "register",
+           # re-exported for evaluate and the report (metrics/_common.py, metrics/_resample.py)
+           "DEFAULT_MAX_MISSING", "Sample", "bias_of", "bootstrap_interval", "check_max_missing", "paired_change",
+           "resample_rng", "to_builtin"]
 
 #: Machine key of the number of items (words, pairs, lines, questions) a row scored.
 N_SCORED = "n_scored"
@@ -273,7 +283,7 @@ class EvalContext:
     def reference_direction(self):
         """``(g, label)``: the one direction every column is measured on ("original")."""
         if "reference_direction" not in self.cache:
-            from .projection import gender_direction
+            from ..subspace import gender_direction
 
             g, _ = gender_direction(self.reference, self.subspace, lists=self.lists)
             self.cache["reference_direction"] = (g, self.reference_label)
@@ -352,7 +362,7 @@ def set_vectors(emb, sets: dict, ctx: EvalContext) -> tuple[dict, dict]:
 
 
 #: The registered metrics (name -> instance), in registration order.
-REGISTRY: dict[str, Metric] = {}
+METRICS: dict[str, Metric] = {}
 
 
 def register(cls):
@@ -360,18 +370,18 @@ def register(cls):
     metric = cls()
     if not metric.name:
         raise EmbdebiasError(f"metric class {cls.__name__} needs a name")
-    REGISTRY[metric.name] = metric
+    METRICS[metric.name] = metric
     return cls
 
 
 def get_metric(name: str) -> Metric:
     """The registered metric called ``name`` (case-insensitive)."""
     key = str(name).lower()
-    if key not in REGISTRY:
-        raise EmbdebiasError(f"unknown metric {name!r}; known: {', '.join(REGISTRY)}")
-    return REGISTRY[key]
+    if key not in METRICS:
+        raise EmbdebiasError(f"unknown metric {name!r}; known: {', '.join(METRICS)}")
+    return METRICS[key]
 
 
 def describe_metrics() -> list[str]:
     """One ``name: title`` line per registered metric (the CLI's ``--tests`` help)."""
-    return [f"{name}: {m.title}" for name, m in REGISTRY.items()]
+    return [f"{name}: {m.title}" for name, m in METRICS.items()]
