@@ -391,7 +391,7 @@ def suite_for(tests=None, attribute="gender", options=None, lists: str = "publis
     tests : sequence of str, optional
         Metric names (None: the default suite of the attribute).
     attribute : str, path or Attribute, optional
-        As :func:`evaluate`'s (None: gender).
+        As :func:`evaluate`'s (default gender).
     options : dict, optional
         ``{metric: {option: value}}``, as :func:`evaluate`'s.
     lists : str

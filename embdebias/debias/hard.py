@@ -207,7 +207,8 @@ class HardDebias(Debiaser):
     case_variants : bool, default False
         See above.
     attribute : Attribute or str, optional
-        The protected attribute (:func:`embdebias.load_attribute`); None: gender.
+        The protected attribute (:func:`embdebias.load_attribute`); not given: the attribute of a fitted
+        ``subspace``, else gender (one that disagrees with the subspace's is an error).
     neutralize : {"all", "neutral"} or list of str, default "all"
         See above.
     chunk_rows : int

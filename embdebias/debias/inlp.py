@@ -91,7 +91,8 @@ class INLP(LinearDebiaser):
     subspace, lists : accepted for ``embdebias run`` (the labels use ``he - she``, or the
         attribute's defining sets).
     attribute : Attribute or str, optional
-        The protected attribute (:func:`embdebias.load_attribute`); None: gender.
+        The protected attribute (:func:`embdebias.load_attribute`); not given: the attribute of a fitted
+        ``subspace``, else gender (one that disagrees with the subspace's is an error).
     random_state : int, default 0
         Seed of the splits, the neutral sample and the classifiers.
     chunk_rows : int

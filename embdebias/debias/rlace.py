@@ -305,7 +305,8 @@ class RLACE(LinearDebiaser):
     fraction, max_words : the labels' share and vocabulary (as :class:`~embdebias.debias.inlp.INLP`).
     subspace, lists : accepted for ``embdebias run``.
     attribute : Attribute or str, optional
-        The protected attribute (:func:`embdebias.load_attribute`); None: gender. For
+        The protected attribute (:func:`embdebias.load_attribute`); not given: the attribute of a fitted
+        ``subspace``, else gender (one that disagrees with the subspace's is an error). For
         ``k`` groups the game is played on the ``k`` groups' words
         (:func:`~embdebias.debias._labels.attribute_labels`) with a softmax
         cross-entropy predictor (the authors' choice beyond two classes), and the stopping

@@ -114,7 +114,8 @@ class SoftDebias(Debiaser):
     random_state : int, default 0
         Seed of the SVM expansion (the solve itself is deterministic).
     attribute : Attribute or str, optional
-        The protected attribute (:func:`embdebias.load_attribute`); None: gender. Its
+        The protected attribute (:func:`embdebias.load_attribute`); not given: the attribute of a fitted
+        ``subspace``, else gender (one that disagrees with the subspace's is an error). Its
         defining sets give the ``k - 1``-dimensional subspace (the bias term then
         shrinks the neutral words' part in all of it) and its specific words are the
         words treated as not neutral. ``gender_specific="expand"`` (the SVM expansion

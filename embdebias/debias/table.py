@@ -168,10 +168,12 @@ class DebiaserSpec:
     def build(self, **params):
         """The configured, unfitted estimator; a keyword it does not take is an error naming both.
 
-        ``attribute`` (an :class:`~embdebias.Attribute` or its name/path; None: gender) is
-        checked against :attr:`max_groups` first: a binary method asked for more groups is
-        an error, in one line, naming the method and the attribute's groups. A method whose
-        estimator takes no ``attribute`` works on gender's lists only, and refuses another.
+        ``attribute`` (an :class:`~embdebias.Attribute` or its name/path; not given: the
+        estimator's default) is checked against :attr:`max_groups` first: a binary method asked
+        for more groups is an error, in one line, naming the method and the attribute's groups.
+        A method whose estimator takes no ``attribute`` works on gender's lists only, and
+        refuses another. Options become these keywords in one place,
+        :func:`~embdebias.debias.configure.configure`.
         """
         cls = self.estimator_class()
         accepted = set(inspect.signature(cls).parameters)
