@@ -472,7 +472,7 @@ def _one_attribute(value, lists: str):
 def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None, direction_name: str | None = None,
              random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
-             progress=None, attribute="gender", **moved) -> Report:
+             progress=None, attribute="gender", trust: bool = True, **moved) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters
@@ -518,6 +518,10 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         is the metrics that can measure it (:meth:`~embdebias.metrics.Metric.supports`), WEAT
         on the attribute's own bundled tests, and its ``subspace`` is fitted on its defining
         sets in the first column (:func:`~embdebias.metrics.base.attribute_subspace`).
+    trust : bool, default True
+        Also say how far to trust the numbers (:attr:`Report.trust`, :mod:`embdebias.metrics.trust`):
+        the seed-word band of every word-set statistic, Cronbach's alpha across the base pairs,
+        the agreement of the metric families across three or more columns (needs ``bootstrap``).
     **moved
         Nothing: a metric's option given here (as before issue 19, see :data:`MOVED_OPTIONS`)
         raises :class:`~embdebias.errors.EmbdebiasError` saying where it goes now.
@@ -568,6 +572,10 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         with one_thread():  # thousands of small products (resamples x items)
             _add_uncertainty(report, samples, int(bootstrap), float(level), random_state)
             _add_aggregates(report, samples, int(bootstrap), float(level), random_state)
+            if trust:
+                from .metrics.trust import assess
+
+                report.trust = to_builtin(assess(report, samples, ctx, random_state))
     return report
 
 
