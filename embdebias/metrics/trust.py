@@ -427,3 +427,68 @@ def assess(report, samples: dict, ctx, seed, n_agreement: int = N_AGREEMENT) -> 
     except EmbdebiasError as exc:
         out["consistency_note"] = str(exc)
     return out
+
+
+# -- test-retest reliability across training seeds ---------------------------------------------------------
+
+#: Fewest embeddings an ICC is computed from (two raters give an ICC, but no one should trust it).
+MIN_RETEST = 3
+
+
+def reliability(embeddings, words=None, pairs=None, *, lists: str | None = None, lowercase: bool = True,
+                n_boot: int = 1000, random_state=0, level: float = 0.95) -> dict:
+    """Test-retest reliability of the per-word measures across embeddings of one corpus trained with
+    different seeds (Du et al. 2021): per measure, the ICC(2,1) and ICC(3,1) of the per-word scores
+    (words = subjects, embeddings = raters; each word's score the mean over the base pairs), with a
+    bootstrap interval of ICC(2,1) over the words.
+
+    Parameters
+    ----------
+    embeddings : dict name -> Embedding, or list of Embedding
+        Three or more.
+    words : sequence of str, optional
+        The words scored (default: the list set's professions); those in every embedding are used.
+    pairs : sequence of (str, str), optional
+        The base pairs (default the list set's definitional pairs); those in every embedding are used.
+
+    Returns
+    -------
+    dict
+        ``{"embeddings", "n_words", "pairs", "measures": {measure: {"icc2", "icc3", "ci_low",
+        "ci_high"}}}`` for the measures of :data:`WORD_MEASURES` and ``sc_weat``.
+
+    Raises
+    ------
+    EmbdebiasError
+        Fewer than three embeddings, or fewer than two words or two pairs common to all.
+    """
+    from .. import wordlists
+    from ..embedding import as_embedding
+
+    lists = lists or wordlists.DEFAULT_LISTS
+    named = embeddings if isinstance(embeddings, dict) else {getattr(e, "name", str(i)): e
+                                                            for i, e in enumerate(embeddings)}
+    named = {str(k): as_embedding(v, name=str(k)) for k, v in named.items()}
+    if len(named) < MIN_RETEST:
+        raise EmbdebiasError(f"reliability: expected at least {MIN_RETEST} embeddings of the same corpus trained "
+                             f"with different seeds, got {len(named)} ({', '.join(named) or 'none'})")
+    words = list(words) if words is not None else wordlists.professions(lists)
+    pairs = [tuple(p) for p in (pairs if pairs is not None else wordlists.definitional_pairs(lists))]
+    common = [w for w in words if all(_rows(e, [w], lowercase)[0][0] >= 0 for e in named.values())] \
+        if len(words) < 5000 else words
+    both = [p for p in pairs if all((_rows(e, list(p), lowercase)[0] >= 0).all() for e in named.values())]
+    if len(common) < 2 or len(both) < 2:
+        raise EmbdebiasError(f"reliability: {len(common)} word(s) and {len(both)} base pair(s) are in every "
+                             f"embedding; expected at least 2 of each")
+    per_emb = []
+    for emb in named.values():
+        scores = pair_scores(emb, common, both, lowercase)
+        scores["sc_weat"] = sc_weat_of_pairs(emb, scores, lowercase)
+        per_emb.append(scores)
+    measures = {}
+    for m in (*WORD_MEASURES, "sc_weat"):
+        matrix = np.column_stack([s[m].mean(axis=1) if s[m].ndim == 2 else s[m] for s in per_emb])
+        lo, hi = icc_interval(matrix, "icc2", n_boot, random_state, level)
+        measures[m] = {"icc2": icc(matrix, "icc2"), "icc3": icc(matrix, "icc3"), "ci_low": lo, "ci_high": hi}
+    return {"embeddings": list(named), "n_words": len(common), "pairs": [f"{x}/{y}" for x, y in both],
+            "measures": measures, "level": level}

@@ -41,7 +41,7 @@ def sensitivity_lines(report) -> list[str]:
     bands.sort(key=_width, reverse=True)
     top = bands[0]
     flips = [b for b in bands if b.get("sign_holds") is False]
-    verdict = (f"its sign holds for every leave-one-out set" if top.get("sign_holds")
+    verdict = ("its sign holds for every leave-one-out set" if top.get("sign_holds")
                else "its sign changes when one word is left out" if top.get("sign_holds") is False else "")
     lines = [f"**Seed words.** On {report.embeddings[0]}, {_row_name(top)} moves between {_num(top['loo_low'])} "
              f"and {_num(top['loo_high'])} when one word is left out (the widest band of {len(bands)})"
@@ -91,9 +91,15 @@ def reliability_lines(report) -> list[str]:
         return ["**Training seeds.** Not measured in this run (one embedding per method): train the same corpus "
                 "with several seeds (`embdebias train CORPUS --seeds 1,2,3 --out DIR`) and run "
                 "`embdebias reliability` on them for each measure's test-retest ICC.", ""]
-    parts = [f"{m} ICC(2,1) {_num(v['icc2'])} [{_num(v['ci_low'])}, {_num(v['ci_high'])}]" for m, v in rel.items()
-             if isinstance(v, dict) and "icc2" in v]
-    return [f"**Training seeds.** Across the seeds: {'; '.join(parts)}.", ""]
+    if "note" in rel:
+        return [f"**Training seeds.** Test-retest reliability not computed: {rel['note']}.", ""]
+    measures = rel["measures"]
+    parts = [f"{m} {_num(v['icc2'])} [{_num(v['ci_low'])}, {_num(v['ci_high'])}]" for m, v in measures.items()]
+    poor = [m for m, v in measures.items() if _grade(v["icc2"]) == "poor"]
+    said = (f"{', '.join(poor)} would move with another training seed as much as with the words"
+            if poor else "every per-word measure is stable across training seeds")
+    return [f"**Training seeds.** Over the {len(rel['embeddings'])} columns as embeddings of one corpus trained "
+            f"with different seeds ({rel['n_words']} words), ICC(2,1): {'; '.join(parts)}: {said}.", ""]
 
 
 def agreement_lines(report) -> list[str]:
