@@ -64,6 +64,7 @@ def sensitivity_lines(report) -> list[str]:
 def _grade(value) -> str:
     if value is None or not math.isfinite(value):
         return "undefined"
+    value = round(value, 2)  # graded as shown
     return "good" if value >= GOOD else "acceptable" if value >= ACCEPTABLE else "poor"
 
 
