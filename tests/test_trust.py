@@ -191,3 +191,21 @@ def test_cli_reliability_and_bad_input(emb, tmp_path):
     two = subprocess.run([sys.executable, "-m", "embdebias", "reliability", *paths[:2]], capture_output=True,
                          text=True)
     assert two.returncode == 2 and "at least 3 embeddings" in two.stderr and len(two.stderr.strip().splitlines()) == 1
+
+
+def test_cli_score_with_a_lexicon_and_bad_lexicon(emb, tmp_path):
+    from synthetic import write_word2vec_text
+
+    vectors = tmp_path / "e.txt"
+    write_word2vec_text(emb, vectors)
+    lexicon = _lexicon(tmp_path, emb)
+    run = subprocess.run([sys.executable, "-m", "embdebias", "score", str(vectors), "--tests", "wat", "--lexicon",
+                          f"wat={lexicon}", "--json"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    rows = {(r["metric"], r["statistic"]): r for r in json.loads(run.stdout)["rows"]}
+    assert rows[("wat", "r")]["values"]["e.txt"] > 0.9
+    bad = _lexicon(tmp_path, emb, "bad.csv", rows="doctor,1\ndoctor,2\n")
+    for arg, needle in ((f"wat={bad}", "listed twice"), ("weat=x.csv", "METRIC=FILE")):
+        run = subprocess.run([sys.executable, "-m", "embdebias", "score", str(vectors), "--tests", "wat",
+                              "--lexicon", arg], capture_output=True, text=True)
+        assert run.returncode == 2 and needle in run.stderr and len(run.stderr.strip().splitlines()) == 1

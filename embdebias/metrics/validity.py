@@ -41,7 +41,7 @@ from .trust import single_category_weat
 #: The one line that says how to supply a lexicon (none is bundled).
 LEXICON_HELP = ("is not bundled (the published lexicons carry restrictive or no licences): give your copy as a "
                 "UTF-8 CSV or TSV file with a header and word, rating columns, e.g. options={{'{metric}': "
-                "{{'lexicon': 'FILE'}}}} or on the command line --lexicon {metric}=FILE")
+                "{{'lexicon': 'FILE'}}}} or on the command line embdebias score --lexicon {metric}=FILE")
 
 
 @dataclass
@@ -178,8 +178,11 @@ class _Validity(Metric):
         return {k: None if v is None else str(v) for k, v in opts.items()}
 
     def data(self, ctx):
-        path = ctx.opts(self.name)["lexicon"]
-        return f"the user's lexicon `{path}` (not bundled)" if path else "no lexicon given"
+        # read here, before any scoring: a bad or missing lexicon stops the evaluation with its one
+        # line (exit 2 on the command line) instead of leaving empty cells
+        opts = ctx.opts(self.name)
+        table, words, _ = read_lexicon(opts["lexicon"], opts["value_column"], self.name)
+        return f"the user's lexicon `{table.path}` (not bundled): {len(words)} words, rating column {table.column!r}"
 
     def cells(self, r: ValidityResult, unit: str, fairer: str):
         cells = {"r": (r.r, *r.ci), "spearman": r.spearman, N_SCORED: r.n_scored}
