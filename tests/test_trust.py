@@ -209,3 +209,31 @@ def test_cli_score_with_a_lexicon_and_bad_lexicon(emb, tmp_path):
         run = subprocess.run([sys.executable, "-m", "embdebias", "score", str(vectors), "--tests", "wat",
                               "--lexicon", arg], capture_output=True, text=True)
         assert run.returncode == 2 and needle in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_train_seeds_on_a_corpus_gensim_ships(tmp_path):
+    """``embdebias train --seeds`` writes one embedding per seed (gensim's common_texts), then
+    ``embdebias reliability`` reads them; the paths carry the seed before the extension."""
+    from gensim.test.utils import common_texts
+
+    from embdebias.cli.train import seed_path
+
+    corpus = tmp_path / "common.txt"
+    corpus.write_text("\n".join(" ".join(t) for t in common_texts * 20) + "\n")
+    out = tmp_path / "vec.txt"
+    run = subprocess.run([sys.executable, "-m", "embdebias", "train", str(corpus), "--out", str(out), "--seeds",
+                          "1,2,3", "--workers", "1", "--dim", "8", "--min-count", "1", "--epochs", "2", "-q"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    paths = [seed_path(str(out), s) for s in (1, 2, 3)]
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["vec-seed1.txt", "vec-seed2.txt", "vec-seed3.txt"]
+    from embdebias import io
+
+    first, second = io.load(paths[0]), io.load(paths[1])
+    assert first.words == second.words and not np.allclose(first.vectors, second.vectors)
+    # the toy corpus has no gender words: the reliability says so in one line (exit 2)
+    rel = subprocess.run([sys.executable, "-m", "embdebias", "reliability", *paths], capture_output=True, text=True)
+    assert rel.returncode == 2 and "base pair(s) are in every embedding" in rel.stderr
+    bad = subprocess.run([sys.executable, "-m", "embdebias", "train", str(corpus), "--out", str(out), "--seeds", "1"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "two or more distinct seeds" in bad.stderr
