@@ -310,8 +310,11 @@ def family_biases(report, samples: dict, n_boot: int, seed) -> dict:
         metric = METRICS.get(name)
         if metric is None or metric.kind == "quality":
             continue
+        tests = list(dict.fromkeys(t for (m, t, _) in report.rows if m == name))
+        # a headline's test: "*" every test, "" the metric's first, else the one named
         rows = [(t, s, _fairer(f)) for (m, t, s) in report.rows if m == name
-                for (ht, hs, f) in metric.headline if hs == s and ht in ("*", t, "") and _fairer(f)]
+                for (ht, hs, f) in metric.headline
+                if hs == s and (ht == "*" or ht == t or (ht == "" and t == tests[0])) and _fairer(f)]
         rows = [r for r in dict.fromkeys(rows) if all((c, name, r[0], r[1]) in samples for c in columns)]
         if not rows:
             continue
