@@ -302,6 +302,17 @@ def _add_aggregates(report: Report, samples: dict, n_boot: int, level: float, se
             report.aggregates.append(to_builtin(entry))
 
 
+def _retest(named: dict, ctx: EvalContext) -> dict:
+    """The test-retest reliability of the columns (a note instead when it cannot be computed)."""
+    from .metrics.trust import reliability
+
+    try:
+        return reliability(named, ctx.neutral(ctx.options.get("direct_bias", {}).get("neutral_words")),
+                           lists=ctx.lists, lowercase=ctx.lowercase, random_state=ctx.random_state)
+    except EmbdebiasError as exc:
+        return {"note": str(exc)}
+
+
 def _check_moved(kwargs: dict) -> None:
     """A keyword ``evaluate`` no longer takes: say which metric's option it is now."""
     for key in kwargs:
@@ -472,7 +483,8 @@ def _one_attribute(value, lists: str):
 def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None, direction_name: str | None = None,
              random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
-             progress=None, attribute="gender", **moved) -> Report:
+             progress=None, attribute="gender", trust: bool = True, retest: bool = False,
+             **moved) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters
@@ -518,6 +530,14 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         is the metrics that can measure it (:meth:`~embdebias.metrics.Metric.supports`), WEAT
         on the attribute's own bundled tests, and its ``subspace`` is fitted on its defining
         sets in the first column (:func:`~embdebias.metrics.base.attribute_subspace`).
+    trust : bool, default True
+        Also say how far to trust the numbers (:attr:`Report.trust`, :mod:`embdebias.metrics.trust`):
+        the seed-word band of every word-set statistic, Cronbach's alpha across the base pairs,
+        the agreement of the metric families across three or more columns (needs ``bootstrap``).
+    retest : bool, default False
+        The columns are embeddings of one corpus trained with different seeds (``embdebias train
+        --seeds``): also the test-retest ICC of each per-word measure
+        (:func:`~embdebias.metrics.trust.reliability`; three or more columns).
     **moved
         Nothing: a metric's option given here (as before issue 19, see :data:`MOVED_OPTIONS`)
         raises :class:`~embdebias.errors.EmbdebiasError` saying where it goes now.
@@ -568,6 +588,12 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         with one_thread():  # thousands of small products (resamples x items)
             _add_uncertainty(report, samples, int(bootstrap), float(level), random_state)
             _add_aggregates(report, samples, int(bootstrap), float(level), random_state)
+            if trust:
+                from .metrics.trust import assess
+
+                report.trust = to_builtin(assess(report, samples, ctx, random_state))
+    if retest:
+        report.trust["reliability"] = to_builtin(_retest(named, ctx))
     return report
 
 

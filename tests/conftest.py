@@ -20,6 +20,11 @@ SLOW_MODULES = {
 
 # Single tests (a parametrized test by its name: every parameter).
 SLOW_TESTS = {
+    "test_trust.py::test_cli_reliability_and_bad_input",
+    "test_trust.py::test_train_seeds_on_a_corpus_gensim_ships",
+    "test_trust.py::test_cli_score_with_a_lexicon_and_bad_lexicon",
+    "test_trust.py::test_evaluate_trust_section_and_json_round_trip",
+    "test_trust.py::test_trust_off_leaves_no_section",
     "test_readme.py::test_python_snippet_runs",
     "test_readme.py::test_extrinsic_snippet_of_the_docs_runs",
     "test_debiaser_table.py::test_soft_takes_its_moments_from_hards_pass",

@@ -28,6 +28,10 @@ def add_parser(sub, parents) -> None:
     add_arguments(p, names=("sembias",))
     lists_opt(p)
     attribute_opt(p, several=True)
+    p.add_argument("--lexicon", action="append", metavar="METRIC=FILE",
+                   help="a lexicon of human ratings for valnorm (valence) or wat (gender association), which "
+                        "adds that metric to the tests; none is bundled (their licences): a UTF-8 CSV or TSV "
+                        "with a header, word and rating columns (repeatable)")
     p.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
     scoring_opts(p)
     add_arguments(p, names=("random_state",))
@@ -55,6 +59,26 @@ def tests_help() -> str:
             "[{\"id\", \"title\", \"X\": {\"name\", \"words\"}, \"Y\", \"A\", \"B\"}]")
 
 
+#: The metrics that read a user's lexicon (``--lexicon METRIC=FILE``).
+LEXICON_METRICS = ("valnorm", "wat")
+
+
+def add_lexicons(options: dict, given) -> None:
+    """``--lexicon METRIC=FILE``: the metric's ``lexicon`` option, and the metric added to the tests."""
+    from ..errors import EmbdebiasError, quote
+    from ..evaluate import DEFAULT_SUITE
+
+    for text in given:
+        metric, sep, path = str(text).partition("=")
+        if not sep or metric.strip().lower() not in LEXICON_METRICS or not path.strip():
+            raise EmbdebiasError(f"--lexicon takes METRIC=FILE with METRIC one of {', '.join(LEXICON_METRICS)}, "
+                                 f"got {quote(text)}")
+        metric = metric.strip().lower()
+        options.setdefault("options", {}).setdefault(metric, {})["lexicon"] = path.strip()
+        suite = tuple(options.get("suite") or DEFAULT_SUITE)
+        options["suite"] = suite if metric in suite else (*suite, metric)
+
+
 def run_score(args, say) -> int:
     from ..data.attributes import resolve_attributes
     from ..evaluate import evaluate, suite_options
@@ -66,6 +90,7 @@ def run_score(args, say) -> int:
     options = suite_options(args.tests) if args.tests else {}
     if args.sembias is not None:  # BAT's own option
         options.setdefault("options", {}).setdefault("bat", {})["sembias"] = args.sembias
+    add_lexicons(options, args.lexicon or ())
     reports = {a.name if args.attribute else None:
                evaluate(embeddings, random_state=args.random_state, strict=args.strict, max_missing=args.max_missing,
                         lists=args.lists, attribute=a, **options)

@@ -35,6 +35,10 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--workers", type=POSITIVE.parse, default=None, metavar="N",
                    help="training threads (default: every core; 1: bit-for-bit reproducible)")
     p.add_argument("--seed", type=SEED.parse, default=0, help="gensim's seed (default 0)")
+    p.add_argument("--seeds", type=_seed_list, default=None, metavar="S,S,...",
+                   help="train one embedding per seed (comma-separated, e.g. 1,2,3), each written beside --out "
+                        "with -seedS before its extension (vectors.txt -> vectors-seed1.txt): the embeddings "
+                        "'embdebias reliability' compares (test-retest reliability, Du et al. 2021)")
     p.add_argument("--min-n", type=POSITIVE.parse, default=None, metavar="N",
                    help="fastText: shortest character n-gram (default 3)")
     p.add_argument("--max-n", type=POSITIVE.parse, default=None, metavar="N",
@@ -62,7 +66,11 @@ def run_train(args, say) -> int:
     from ..train import train_embedding
 
     check_corpus_path(args.corpus)  # a missing corpus or a directory is named first
-    prepare_output(args, args.out, say, vectors=True, inputs=(args.corpus,))
+    if args.seeds is not None and args.seed != 0:
+        raise EmbdebiasError("give --seed or --seeds, not both")
+    outputs = [(args.seed, args.out)] if args.seeds is None else [(s, seed_path(args.out, s)) for s in args.seeds]
+    for _, out in outputs:  # every output is checked before the first is trained
+        prepare_output(args, out, say, vectors=True, inputs=(args.corpus,))
     params = {"sg": int(args.arch == "skipgram"), "vector_size": args.dim, "window": args.window,
               "min_count": args.min_count, "epochs": args.epochs, "negative": args.negative,
               "sample": args.sample, "workers": args.workers, "seed": args.seed,
@@ -74,11 +82,36 @@ def run_train(args, say) -> int:
     if fasttext and args.model != "fasttext":
         given = " and ".join(f"--{name.replace('_', '-')}" for name in fasttext)
         raise EmbdebiasError(f"{given} appl{'ies' if len(fasttext) == 1 else 'y'} to --model fasttext only")
-    t0 = time.perf_counter()
-    emb = train_embedding(args.corpus, args.out, args.model, format=args.format, transform=_cda_transform(args),
-                          progress=not args.quiet, log=say, **params, **fasttext)
-    say(f"wrote {len(emb)} x {emb.dim} {args.model} vectors -> {args.out} ({time.perf_counter() - t0:.1f} s)")
+    transform = _cda_transform(args)
+    for seed, out in outputs:
+        t0 = time.perf_counter()
+        emb = train_embedding(args.corpus, out, args.model, format=args.format, transform=transform,
+                              progress=not args.quiet, log=say, **{**params, "seed": seed}, **fasttext)
+        say(f"wrote {len(emb)} x {emb.dim} {args.model} vectors -> {out} ({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+def _seed_list(text: str) -> tuple:
+    """``--seeds 1,2,3``: distinct seeds, at least two (one is ``--seed``)."""
+    import argparse
+
+    try:
+        seeds = tuple(SEED.parse(part.strip()) for part in str(text).split(","))
+    except (argparse.ArgumentTypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated seeds, e.g. 1,2,3: {exc}") from None
+    if len(seeds) < 2 or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"expected two or more distinct seeds, e.g. 1,2,3, got {text!r}")
+    return seeds
+
+
+def seed_path(out: str, seed: int) -> str:
+    """Where ``--seeds`` writes the embedding of ``seed``: ``-seedN`` before the name's first extension
+    (``vec.txt`` -> ``vec-seed1.txt``, ``model.ft.bin`` -> ``model-seed1.ft.bin``, ``dir`` -> ``dir-seed1``)."""
+    from pathlib import Path
+
+    path = Path(out)
+    stem, dot, rest = path.name.partition(".")
+    return str(path.with_name(f"{stem}-seed{seed}{dot}{rest}"))
 
 
 def _cda_transform(args):

@@ -35,6 +35,8 @@ see :data:`METRICS` and :func:`describe_metrics`). The public module
 :func:`ripa`                    Ethayarajh et al. (2019) relational inner product association
 :func:`generalized_weat`        Swinger et al. (2019) WEAT for k groups, with a permutation p-value
 :func:`same`                    Schröder et al. (2021) SAME score, k groups, with skew and stereotype
+:func:`valnorm`                 Toney & Caliskan (2021) agreement with human valence norms (user's lexicon)
+:func:`wat`                     Du et al. (2019) agreement with human gender associations (user's file)
 ==============================  ===============================================================
 """
 
@@ -67,6 +69,7 @@ from .rnd import RndResult, rnd
 from .ripa import RipaResult, ripa
 from .generalized_weat import GeneralizedWeatResult, generalized_weat
 from .same import SameResult, same
+from .validity import ValidityResult, valnorm, wat
 # isort: on
 
 #: The functions of the metrics and their results (checked against :data:`METRICS` by the tests).
@@ -81,7 +84,9 @@ __all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "EvalC
            "GeneralizedWeatResult", "MacResult", "RipaResult", "RndResult", "SameResult", "generalized_weat", "mac",
            "ripa", "rnd", "same",
            # RAN-Debias's companion metric (Kumar et al. 2020)
-           "GipeResult", "gipe"]
+           "GipeResult", "gipe",
+           # validity against human norms (issue 34): the user's lexicon, never bundled
+           "ValidityResult", "valnorm", "wat"]
 
 
 def __getattr__(name):

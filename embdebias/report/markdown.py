@@ -18,12 +18,14 @@ from .model import metric_of
 def to_markdown(report, *, digits: int = 3, missing: bool = True, summary: bool = True) -> str:
     """See :meth:`Report.to_markdown <embdebias.report.model.Report.to_markdown>`."""
     from .summary import first_screen
+    from .trust import trust_lines
 
     parts = (first_screen(report) if summary else []) + verdict_lines(report)
     noted = False  # the interval footnote once, under the first table with intervals
     for metric in report.metrics():
         parts += metric_section(report, metric, digits, interval_footnote=not noted)
         noted = noted or _has_intervals(report, metric)
+    parts += trust_lines(report)
     if report.failures:
         parts.append("### Not scored\n")
         parts += [f"- {f['embedding']}, {f['metric']}/{f['unit']}: {f['reason']}" for f in report.failures]

@@ -93,6 +93,11 @@ class Report:
         one per column: ``{"embedding", "name", "label", "metric", "statistic", "tests",
         "value", "ci_low", "ci_high"}`` and, for every column but the first, the paired
         ``change``, ``change_ci_low``, ``change_ci_high``, ``outcome`` and ``n_items``.
+    trust : dict
+        How far to trust the numbers (:mod:`embdebias.metrics.trust`, issue 34): ``"sensitivity"``
+        (the seed-word band of every word-set statistic), ``"consistency"`` (Cronbach's alpha across
+        base pairs), ``"agreement"`` (Kendall's tau between metric families across the columns),
+        ``"word_agreement"`` and ``"validity"``; empty when not computed.
     """
 
     embeddings: list[str]
@@ -106,6 +111,7 @@ class Report:
     failures: list[dict] = field(default_factory=list)
     comparisons: list[dict] = field(default_factory=list)
     aggregates: list[dict] = field(default_factory=list)
+    trust: dict = field(default_factory=dict)
 
     # -- building --------------------------------------------------------------------
     def add(self, embedding: str, metric: str, test: str, statistic: str, value, ci_low=None,

@@ -83,7 +83,7 @@ def _score(point) -> list[dict]:
     default = not attr.uses_gender_lists and tuple(point.suite) == tuple(DEFAULT_SUITE)
     report = evaluate({column: target}, None if default else point.suite,
                       subspace=subspace, random_state=point.seed, bootstrap=point.bootstrap, lists=point.lists,
-                      attribute=attr)
+                      attribute=attr, trust=False)  # a point keeps its rows only: no trust readings to pay for
     frame = report.to_frame()
     frame = frame[frame["embedding"] == column].drop(columns="embedding")
     n_scored = {(m, t): v for m, t, s, v in frame[["metric", "test", "statistic", "value"]].itertuples(index=False)
