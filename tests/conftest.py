@@ -1,4 +1,4 @@
-"""The ``slow`` marker of the suite.
+"""The ``slow`` marker of the suite, the check that the fast loop stays fast, and the warnings check.
 
 ``python -m pytest -q`` (the README's test command, and the last step of CI) runs every test;
 ``python -m pytest -q -m "not slow"`` is the fast loop, under a minute. A test is slow when it
@@ -6,9 +6,20 @@ takes more than about a second on two cores: a real run, a subprocess, a signal,
 the full GloVe. They are named here, by module or by test, so that the marker needs no edit
 of the test files; a name that no longer matches a collected test is an error (when a
 whole module is collected), so the list cannot silently rot.
+
+Every test not marked slow is timed (setup, call and teardown: a module fixture counts for the
+first test that asks for it). Its CPU time is what is checked, not its wall time, because
+the CPU time of a test hardly moves with the load of a shared machine: the process's own
+and that of the subprocesses it waited for (:func:`os.times`). A fast-tier test over
+:data:`REPORT_CPU_SECONDS` is listed at the end of the run; one over :data:`FAIL_CPU_SECONDS`
+fails the run (exit status 1), which a test meant to take under a second reaches only when it
+was never marked. The bound is generous on purpose: the check must never fail by chance.
 """
 
 from __future__ import annotations
+
+import os
+import time
 
 import pytest
 
@@ -16,9 +27,10 @@ import pytest
 SLOW_MODULES = {
     "test_run.py", "test_run_locks.py", "test_outputs_safety.py", "test_locks.py", "test_fuzz.py",
     "test_benchmarks_smoke.py", "test_golden.py",
+    "test_sweep_dask.py",  # dask clusters of worker processes
 }
 
-# Single tests (a parametrized test by its name: every parameter).
+# Single tests (a parametrized test by its name: every parameter; with its id in brackets: that one).
 SLOW_TESTS = {
     "test_readme.py::test_python_snippet_runs",
     "test_readme.py::test_extrinsic_snippet_of_the_docs_runs",
@@ -48,23 +60,72 @@ SLOW_TESTS = {
     "test_cli.py::test_plot_one_panel_per_input",
     "test_run_methods.py::test_the_default_run_compares_its_methods_and_states_its_expected_shortfalls_once",
     "test_io_pickle.py::test_mutated_pickles_and_companions_give_clean_errors",
+    # Measured in the fast tier on 2026-11-27 (issue 30): over about a second each.
+    # Whole runs, sweeps and evaluations of the full suite (the module fixture of the first
+    # test counts for the tests that share it, so they are named together).
+    "test_run_save.py::test_only_the_saved_methods_vectors_are_written",
+    "test_run_save.py::test_a_method_evaluated_row_by_row_scores_as_its_written_vectors",
+    "test_run_save.py::test_the_parameters_make_the_vectors_later",
+    "test_run_save.py::test_a_rerun_evaluates_an_unsaved_method_from_its_parameters",
+    "test_run_save.py::test_vectors_no_longer_saved_leave_the_directory",
+    "test_run_save.py::test_debias_params_applies_every_methods_file",
+    "test_run_attributes.py::test_one_attribute_and_several_do_not_share_a_directory",
+    "test_run_attributes.py::test_a_run_of_several_attributes_keeps_its_input",
+    "test_run_attributes.py::test_run_pipeline_takes_attribute_in_python",
+    "test_run_attributes.py::test_a_run_of_several_attributes_has_a_section_and_verdict_lines_for_each",
+    "test_run_attributes.py::test_debias_inlp_and_rlace_take_an_attribute",
+    "test_run_attributes.py::test_evaluate_and_run_a_three_group_attribute",
+    "test_run_attributes.py::test_run_of_another_attribute_names_it_everywhere",
+    "test_run_attributes.py::test_an_attribute_without_weat_tests_scores_no_weat",
+    "test_run_attributes.py::test_debias_plot_and_score_take_the_attribute",
+    "test_cli_traps.py::test_run_into_another_inputs_results_needs_force",
+    "test_cli_traps.py::test_ctrl_c_during_run_says_how_to_resume",
+    "test_cli_traps.py::test_debias_and_train_check_the_name_too",
+    "test_run_methods.py::test_max_missing_reaches_every_method_that_takes_it",
+    "test_run_methods.py::test_run_tests_file_scores_the_users_tests_and_reruns_when_it_changes",
+    "test_run_methods.py::test_a_users_list_shortfall_is_warned_and_stated_once_in_the_report",
+    "test_sweep.py::test_serial_sweep_table_summary_error_row_and_resume",
+    "test_sweep.py::test_command",
+    "test_evaluate.py::test_report_table_shape_and_values",
+    "test_evaluate.py::test_markdown",
+    "test_evaluate.py::test_value_raises_key_error_and_report_explains_itself",
+    "test_evaluate.py::test_to_frame_long_format_or_clear_error",
+    "test_evaluate.py::test_names_are_case_insensitive_and_quality_needs_no_definitional_pairs",
+    "test_uncertainty.py::test_score_and_run_give_a_column_the_same_numbers",
+    "test_uncertainty.py::test_a_column_keeps_its_numbers_whatever_its_name_and_company",
+    "test_uncertainty.py::test_every_bias_number_gets_an_interval_and_a_paired_comparison",
+    "test_report_summary.py::test_the_run_figures_are_drawn_with_captions_tied_to_the_tables",
+    "test_report_methods.py::test_a_metric_warning_of_every_column_is_said_once_with_its_count",
+    "test_extrinsic.py::test_report_has_the_extrinsic_section_and_agreement",
+    "test_cli.py::test_score_is_tolerant_unless_strict_and_keeps_warning_filters",
+    # Fits of the iterative debiasers, solver comparisons, long reads.
+    "test_debias_multiclass.py::test_inlp_and_rlace_remove_three_groups",
+    "test_debiasers_params.py::test_round_trip_gives_the_same_vectors[rlace]",
+    "test_debiasers_params.py::test_round_trip_gives_the_same_vectors[ran]",
+    "test_debiasers_rlace.py::test_seeded_and_deterministic",
+    "test_debiasers_rlace.py::test_solvers_agree_on_a_fit",
+    "test_evaluate_fast_paths.py::test_analogy_answers_match_the_float64_argmax",
+    "test_io_errors.py::test_text_error_line_found_in_a_late_block",
+    "test_metric_gipe.py::test_equals_the_word_by_word_transcription",
+    "test_train.py::test_training_finds_the_planted_topics",
 }
 
 
-def _key(item) -> tuple[str, str]:
-    """``(module file name, module::test name without parameters)`` of a collected test."""
+def _key(item) -> tuple[str, str, str]:
+    """``(module file name, module::test name without parameters, module::test[parameters])`` of a
+    collected test (the last two are the same for a test without parameters)."""
     module = item.path.name
-    return module, f"{module}::{item.originalname if hasattr(item, 'originalname') else item.name}"
+    return module, f"{module}::{getattr(item, 'originalname', item.name)}", f"{module}::{item.name}"
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m / -k deselect anything
 def pytest_collection_modifyitems(config, items):
     seen_modules, seen_tests = set(), set()
     for item in items:
-        module, test = _key(item)
+        module, test, instance = _key(item)
         seen_modules.add(module)
-        seen_tests.add(test)
-        if module in SLOW_MODULES or test in SLOW_TESTS:
+        seen_tests.update((test, instance))
+        if module in SLOW_MODULES or test in SLOW_TESTS or instance in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
     if any("::" in arg for arg in config.args):
         return  # single tests were asked for: their modules are not whole
@@ -76,6 +137,32 @@ def pytest_collection_modifyitems(config, items):
 
 def _whole_suite(config) -> bool:
     return not config.args or all(arg.rstrip("/").endswith("tests") for arg in config.args)
+
+
+# -- the fast tier stays fast ---------------------------------------------------------------
+#: CPU seconds over which a test not marked slow is listed at the end of the run.
+REPORT_CPU_SECONDS = 1.0
+#: CPU seconds over which a test not marked slow fails the run.
+FAIL_CPU_SECONDS = 5.0
+_FAST_BUT_SLOW: list[tuple[float, float, str]] = []  # (CPU seconds, wall seconds, test id)
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of the subprocesses it has waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if item.get_closest_marker("slow") is not None:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.perf_counter()
+    yield
+    cpu, wall = _cpu_seconds() - cpu, time.perf_counter() - wall
+    if cpu > REPORT_CPU_SECONDS:
+        _FAST_BUT_SLOW.append((cpu, wall, item.nodeid))
 
 
 # -- every warning asserted or filtered ---------------------------------------------------
@@ -90,11 +177,18 @@ def pytest_warning_recorded(warning_message, when, nodeid, location):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if _UNEXPECTED_WARNINGS and exitstatus == pytest.ExitCode.OK:
+    too_slow = any(cpu > FAIL_CPU_SECONDS for cpu, _, _ in _FAST_BUT_SLOW)
+    if (_UNEXPECTED_WARNINGS or too_slow) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _FAST_BUT_SLOW:
+        terminalreporter.section(f"tests not marked slow over {REPORT_CPU_SECONDS:g} s of CPU (over "
+                                 f"{FAIL_CPU_SECONDS:g} s fails the run: name them in tests/conftest.py)")
+        for cpu, wall, nodeid in sorted(_FAST_BUT_SLOW, reverse=True):
+            verdict = "  FAILS" if cpu > FAIL_CPU_SECONDS else ""
+            terminalreporter.write_line(f"{cpu:6.2f} s CPU {wall:6.2f} s wall  {nodeid}{verdict}")
     if _UNEXPECTED_WARNINGS:
         terminalreporter.section("warnings neither asserted nor filtered (they fail the run)")
         for line in _UNEXPECTED_WARNINGS:
