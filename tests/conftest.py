@@ -100,8 +100,6 @@ SLOW_TESTS = {
     "test_cli.py::test_score_is_tolerant_unless_strict_and_keeps_warning_filters",
     # Fits of the iterative debiasers, solver comparisons, long reads.
     "test_debias_multiclass.py::test_inlp_and_rlace_remove_three_groups",
-    "test_debiasers_params.py::test_round_trip_gives_the_same_vectors[rlace]",
-    "test_debiasers_params.py::test_round_trip_gives_the_same_vectors[ran]",
     "test_debiasers_rlace.py::test_seeded_and_deterministic",
     "test_debiasers_rlace.py::test_solvers_agree_on_a_fit",
     "test_evaluate_fast_paths.py::test_analogy_answers_match_the_float64_argmax",

@@ -157,16 +157,15 @@ def test_debias_params_applies_every_methods_file(tmp_path, capsys):
     """Each registered method's fitted parameters, saved and applied by the command line, give
     the vectors of the fitted estimator (and every line the command prints works without
     the fit's transient attributes)."""
-    from debiaser_data import gendered_embedding
+    from debiaser_data import QUICK_FIT, gendered_embedding
 
     from embdebias.debias import DEBIASERS, make_debiaser
 
-    fast = {"rlace": {"max_iter": 3000}, "ran": {"n_epochs": 30}, "double-hard": {"n_words": 100, "n_candidates": 3}}
     source = tmp_path / "g.txt"
     write_word2vec_text(gendered_embedding(), source)
     emb = io.load(source)
     for name in DEBIASERS:
-        est = make_debiaser(name, **fast.get(name, {})).fit(emb)
+        est = make_debiaser(name, **QUICK_FIT.get(name, {})).fit(emb)
         params, out = est.save_params(tmp_path / f"{name}.npz"), tmp_path / f"{name}.embd"
         assert main(["debias", str(source), "--params", params, "--out", str(out), "-q"]) == 0, name
         np.testing.assert_array_equal(np.asarray(io.load(out)), np.asarray(est.transform(emb)), err_msg=name)
