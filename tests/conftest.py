@@ -23,7 +23,10 @@ import time
 
 import pytest
 
-# Every test of these modules: full runs, subprocesses, signals and lock races.
+pytest_plugins = ["pytester"]  # test_fast_tier_check runs this file's checks on toy tests
+
+# Every test of these modules: full runs, subprocesses, signals and lock races (the fast loop,
+# -m "not slow", does not import them: see pytest_ignore_collect).
 SLOW_MODULES = {
     "test_run.py", "test_run_locks.py", "test_outputs_safety.py", "test_locks.py", "test_fuzz.py",
     "test_benchmarks_smoke.py", "test_golden.py",
@@ -163,7 +166,26 @@ SLOW_TESTS = {
     "test_metrics_weat.py::test_same_seed_same_numbers_and_block_size_does_not_matter",
     "test_residual.py::test_shuffled_rows_and_native_files_give_identical_results",
     "test_query_metrics.py::test_evaluate_gives_the_query_metrics_intervals_and_paired_comparisons",
+    "test_io_input.py::test_every_reading_command_passes_unicode_errors_on[plot]",
+    "test_cli_fairness.py::test_options_reach_the_metric",
 }
+
+
+_SKIPPED_SLOW_MODULES: set[str] = set()
+
+
+def _fast_tier(config) -> bool:
+    """The run is the fast loop: ``-m "not slow"`` and nothing else."""
+    return " ".join((config.option.markexpr or "").split()) == "not slow"
+
+
+def pytest_ignore_collect(collection_path, config):
+    # The fast loop does not even import the slow modules (their imports -- dask, the
+    # benchmarks -- cost it seconds of collection); they count as seen for the stale check.
+    if _fast_tier(config) and collection_path.name in SLOW_MODULES:
+        _SKIPPED_SLOW_MODULES.add(collection_path.name)
+        return True
+    return None
 
 
 def _key(item) -> tuple[str, str, str]:
@@ -175,7 +197,7 @@ def _key(item) -> tuple[str, str, str]:
 
 @pytest.hookimpl(tryfirst=True)  # before -m / -k deselect anything
 def pytest_collection_modifyitems(config, items):
-    seen_modules, seen_tests = set(), set()
+    seen_modules, seen_tests = set(_SKIPPED_SLOW_MODULES), set()
     for item in items:
         module, test, instance = _key(item)
         seen_modules.add(module)
