@@ -19,6 +19,7 @@ was never marked. The bound is generous on purpose: the check must never fail by
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import pytest
@@ -221,7 +222,7 @@ def _whole_suite(config) -> bool:
 REPORT_CPU_SECONDS = 1.0
 #: CPU seconds over which a test not marked slow fails the run.
 FAIL_CPU_SECONDS = 5.0
-_FAST_BUT_SLOW: list[tuple[float, float, str]] = []  # (CPU seconds, wall seconds, test id)
+_FAST_BUT_SLOW: list[tuple[float, float, str, list[str]]] = []  # (CPU s, wall s, test id, packages it imported)
 
 
 def _cpu_seconds() -> float:
@@ -235,11 +236,13 @@ def pytest_runtest_protocol(item, nextitem):
     if item.get_closest_marker("slow") is not None:
         yield
         return
-    cpu, wall = _cpu_seconds(), time.perf_counter()
+    modules, cpu, wall = len(sys.modules), _cpu_seconds(), time.perf_counter()
     yield
     cpu, wall = _cpu_seconds() - cpu, time.perf_counter() - wall
     if cpu > REPORT_CPU_SECONDS:
-        _FAST_BUT_SLOW.append((cpu, wall, item.nodeid))
+        # The first test to import a library pays for it: say so (sys.modules keeps import order).
+        imported = [name for name in list(sys.modules)[modules:] if "." not in name and not name.startswith("_")]
+        _FAST_BUT_SLOW.append((cpu, wall, item.nodeid, imported))
 
 
 # -- every warning asserted or filtered ---------------------------------------------------
@@ -254,7 +257,7 @@ def pytest_warning_recorded(warning_message, when, nodeid, location):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    too_slow = any(cpu > FAIL_CPU_SECONDS for cpu, _, _ in _FAST_BUT_SLOW)
+    too_slow = any(cpu > FAIL_CPU_SECONDS for cpu, *_ in _FAST_BUT_SLOW)
     if (_UNEXPECTED_WARNINGS or too_slow) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -263,9 +266,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if _FAST_BUT_SLOW:
         terminalreporter.section(f"tests not marked slow over {REPORT_CPU_SECONDS:g} s of CPU (over "
                                  f"{FAIL_CPU_SECONDS:g} s fails the run: name them in tests/conftest.py)")
-        for cpu, wall, nodeid in sorted(_FAST_BUT_SLOW, reverse=True):
+        for cpu, wall, nodeid, imported in sorted(_FAST_BUT_SLOW, reverse=True):
             verdict = "  FAILS" if cpu > FAIL_CPU_SECONDS else ""
-            terminalreporter.write_line(f"{cpu:6.2f} s CPU {wall:6.2f} s wall  {nodeid}{verdict}")
+            first = f" (imported {', '.join(imported)})" if imported else ""
+            terminalreporter.write_line(f"{cpu:6.2f} s CPU {wall:6.2f} s wall  {nodeid}{verdict}{first}")
     if _UNEXPECTED_WARNINGS:
         terminalreporter.section("warnings neither asserted nor filtered (they fail the run)")
         for line in _UNEXPECTED_WARNINGS:

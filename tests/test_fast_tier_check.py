@@ -23,6 +23,12 @@ def test_listed():
     burn(0.05)
 
 
+def test_importing():
+    import fresh_module_of_the_check  # noqa: F401 (a module no test imported before)
+
+    burn(0.05)
+
+
 def test_over_the_bound():
     burn(0.15)
 
@@ -44,19 +50,21 @@ def _run(pytester, monkeypatch, *args):
     text = text.replace("SLOW_TESTS = {", 'SLOW_TESTS = {"test_burning.py::test_marked_slow", ', 1)
     pytester.makeconftest(text)
     pytester.makeini("[pytest]\nmarkers =\n    slow: slow\n")
-    pytester.makefile(".py", test_burning=BURNING, test_nothing_else="def test_x():\n    pass\n")
+    pytester.makefile(".py", test_burning=BURNING, test_nothing_else="def test_x():\n    pass\n",
+                      fresh_module_of_the_check="")
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
 
 
 def test_a_fast_tier_test_over_the_bound_fails_the_run_and_the_listed_ones_are_named(pytester, monkeypatch):
     result = _run(pytester, monkeypatch, "-m", "not slow")
     # test_marked_slow is deselected; the slow module's test_x is not even collected
-    result.assert_outcomes(passed=3, deselected=1)
+    result.assert_outcomes(passed=4, deselected=1)
     assert result.ret == 1
     out = result.stdout.str()
     assert "test_burning.py::test_over_the_bound  FAILS" in out
-    listed = [line for line in out.splitlines() if " s CPU " in line]
-    assert [line.split()[-1] for line in listed] == ["FAILS", "test_burning.py::test_listed"]
+    listed = sorted(line.split("wall  ")[1] for line in out.splitlines() if " s CPU " in line)
+    assert listed == ["test_burning.py::test_importing (imported fresh_module_of_the_check)", "test_burning.py::test_listed",
+                      "test_burning.py::test_over_the_bound  FAILS"]
 
 
 def test_a_slow_test_is_not_timed(pytester, monkeypatch):
