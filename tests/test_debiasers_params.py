@@ -5,13 +5,12 @@ import zipfile
 
 import numpy as np
 import pytest
-from debiaser_data import gendered_embedding
+from debiaser_data import QUICK_FIT, gendered_embedding
 
 from embdebias.debias import DEBIASERS, make_debiaser
 from embdebias.embedding import Embedding
 from embdebias.errors import DimensionError, ParamsFileError
 
-FAST = {"rlace": {"max_iter": 3000}, "ran": {"n_epochs": 30}, "double-hard": {"n_words": 100, "n_candidates": 3}}
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +19,7 @@ def emb():
 
 
 def fitted(name, emb):
-    return make_debiaser(name, **FAST.get(name, {})).fit(emb)
+    return make_debiaser(name, **QUICK_FIT.get(name, {})).fit(emb)
 
 
 @pytest.mark.parametrize("name", list(DEBIASERS))
