@@ -36,6 +36,7 @@ from .errors import EmbdebiasError, quote
 #: The longest name (characters) of a path component that comes from data.
 MAX_NAME = 64
 _PUNCTUATION = frozenset("_-.")
+_SEPARATORS = frozenset(filter(None, ("/", "\\", os.sep, os.altsep, "\0")))
 RULE = f"1 to {MAX_NAME} letters, digits, '_', '-' or '.', not starting with '.'"
 
 
@@ -94,17 +95,21 @@ def _link_problem(path: Path, directory: bool) -> str | None:
 
 
 def inside(root, *parts, directory: bool = False) -> Path:
-    """``root / parts...``, checked: each part a name (:func:`check_name`), and no existing component
-    below ``root`` a symbolic link (the last one, with ``directory``, a directory if it exists).
+    """``root / parts...``, checked: each part one path component (not empty, ``.`` or ``..``, without
+    a separator or NUL: a name from data has passed :func:`check_name` before), and no existing
+    component below ``root`` a symbolic link (the last one, with ``directory``, a directory if it
+    exists).
 
     Raises
     ------
     EmbdebiasError
-        A part is not a name, or a component is a link or (where a directory goes) a file.
+        A part is not one component, or a component is a link or (where a directory goes) a file.
     """
     path = Path(root)
     for i, part in enumerate(parts):
-        path = path / check_name(part, f"{path}: an output name")
+        if not isinstance(part, str) or part in ("", ".", "..") or any(c in part for c in _SEPARATORS):
+            raise EmbdebiasError(f"{path}: {quote(part)} is not one file name inside it")
+        path = path / part
         problem = _link_problem(path, directory or i < len(parts) - 1)
         if problem is not None:
             raise EmbdebiasError(f"{path}: {problem}")

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .._atomic import atomic_file
-from ..errors import EmbdebiasError
+from .._outdir import name_problem
+from ..errors import EmbdebiasError, quote
 from ..metrics._common import to_builtin
 from .model import Cell, Report
 
@@ -211,4 +212,6 @@ def from_json(path) -> Report:
             raise EmbdebiasError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
     _check(data)
     bulk = data.get("bulk")
+    if bulk and name_problem(bulk) is not None:  # a file beside the JSON, never a path out of its directory
+        raise EmbdebiasError(f"{path}: bulk: expected the name of the Parquet file beside it, got {quote(bulk)}")
     return from_dict(data, bulk=None if not bulk else path.parent / bulk)
