@@ -49,6 +49,7 @@ SLOW_TESTS = {
     "test_run_methods.py::test_the_default_run_compares_its_methods_and_states_its_expected_shortfalls_once",
     "test_io_pickle.py::test_mutated_pickles_and_companions_give_clean_errors",
     "test_output_paths.py::test_a_sweep_with_failed_points_exits_1_and_says_why",
+    "test_user_files.py::test_a_large_list_named_by_an_attribute_file_is_read_in_bounded_memory",
 }
 
 
