@@ -37,7 +37,13 @@ File formats (UTF-8):
 * SemBias: see :mod:`embdebias.metrics.bat`;
 * WEAT tests (``weat_tests.json``, shared by both sets): a JSON list of tests, each
   an object with ``id``, ``title``, ``group``, ``source``, and four sets ``X``,
-  ``Y``, ``A``, ``B`` (each ``{"name": ..., "words": [...]}``).
+  ``Y``, ``A``, ``B`` (each exactly ``{"name": ..., "words": [...]}``, ``words`` a list of
+  words); ids are unique, case aside; other keys of a test are kept as notes.
+
+Bounds: a list file is at most :data:`MAX_LIST_BYTES` (a text list is read a block at a
+time, never whole); a JSON file nests at most :data:`MAX_JSON_DEPTH` deep, names each key
+of an object once and holds no integer of more than :data:`MAX_INT_DIGITS` digits; a word
+is :data:`WORD_RULE`.
 
 A malformed entry raises :class:`~embdebias.errors.WordListError` naming the file
 and line.

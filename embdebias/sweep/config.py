@@ -21,7 +21,10 @@
 
 Every problem is one :class:`~embdebias.errors.EmbdebiasError` line naming the key
 (``methods.soft.lam``, ``embeddings[1].path``): an unknown key, method, parameter or
-attribute, an empty grid, a missing file.
+attribute, an empty grid, a missing file, an embedding that is a FIFO or a device; and,
+before the file is parsed or a grid expanded, a file that is not regular or is over
+:data:`MAX_CONFIG_BYTES`, not UTF-8, nested over :data:`MAX_DEPTH`, with an integer beyond
+64 bits, or a sweep of over :data:`MAX_POINTS` points.
 """
 
 from __future__ import annotations
