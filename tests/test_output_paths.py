@@ -174,13 +174,15 @@ def victim(tmp_path):
     return where
 
 
-@pytest.mark.parametrize("planted", [outputs.PARTIAL, outputs.STATE, outputs.MARKER, "report.md", "hard.embd"])
+@pytest.mark.parametrize("planted", [outputs.PARTIAL, outputs.STATE, outputs.MARKER, "report.md", "hard.embd",
+                                     "report.json"])
 def test_run_refuses_a_link_planted_in_its_output_directory(planted, small, victim, tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
     if planted != outputs.MARKER:
         (out / outputs.MARKER).write_text("{}", encoding="utf-8")  # the directory is an earlier run's
-    target = victim if planted in (outputs.PARTIAL, "hard.embd") else victim / "run_state.json"
+    target = {outputs.PARTIAL: victim, "hard.embd": victim, "report.json": "/dev/zero"}.get(
+        planted, victim / "run_state.json")  # /dev/zero: a report.json read through the link would fill memory
     (out / planted).symlink_to(target)
     before = tree(tmp_path)
     assert main(["-q", "run", str(small), "--out-dir", str(out), "--methods", "hard"]) == 2

@@ -228,11 +228,15 @@ def check_attributes_dir(out_dir, names, *, force: bool = False) -> None:
 
 
 def holds_attributes(out_dir) -> bool:
-    """Whether ``out_dir`` holds a run of several attributes (its report.json lists them)."""
+    """Whether ``out_dir`` holds a run of several attributes (its report.json lists them; a link there,
+    to ``/dev/zero`` say, is not read: the plan refuses it)."""
     import json
 
+    path = Path(out_dir) / "report.json"
+    if not is_own_file(path):
+        return False
     try:
-        return "attributes" in json.loads((Path(out_dir) / "report.json").read_text(encoding="utf-8"))
+        return "attributes" in json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, TypeError):
         return False
 
