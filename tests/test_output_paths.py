@@ -251,6 +251,8 @@ def test_a_link_among_stored_points_is_not_a_point(tmp_path, victim):
     (victim / "abc123.json").write_text(json.dumps(record), encoding="utf-8")
     (tmp_path / "out" / "points" / "abc123.json").symlink_to(victim / "abc123.json")
     assert store.read_points(tmp_path / "out") == {}
+    with open(tmp_path / "out" / "points" / "big.json", "wb") as fh:  # sparse: never read
+        fh.truncate(store.MAX_POINT_BYTES + 1)
     store.write_point(tmp_path / "out", {"key": "def456", "rows": []})
     assert list(store.read_points(tmp_path / "out")) == ["def456"]
 

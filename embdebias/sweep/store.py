@@ -19,6 +19,8 @@ from .._outdir import check_name, inside, is_own_file, make_dirs
 from ..pipeline.state import write_json
 
 POINTS_DIR = "points"
+#: A stored point is a few kB (its rows); a larger file there is not one (it is never read).
+MAX_POINT_BYTES = 16 << 20
 
 
 def point_path(out_dir, key: str) -> Path:
@@ -36,7 +38,8 @@ def write_point(out_dir, record: dict) -> Path:
 
 
 def read_points(out_dir) -> dict:
-    """``{key: record}`` of every stored point (an unreadable file, or a link, counts as not finished).
+    """``{key: record}`` of every stored point (an unreadable file, a link or a file over
+    :data:`MAX_POINT_BYTES` counts as not finished).
 
     Raises
     ------
@@ -46,7 +49,7 @@ def read_points(out_dir) -> dict:
     directory = inside(out_dir, POINTS_DIR, directory=True)
     out = {}
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else ():
-        if not is_own_file(path):
+        if not is_own_file(path) or path.stat().st_size > MAX_POINT_BYTES:
             continue
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
