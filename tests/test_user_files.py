@@ -159,6 +159,14 @@ def test_bad_bytes_are_placed_across_blocks(tmp_path, monkeypatch):
         wordlists.load_words(path)
 
 
+def test_a_word_of_a_text_list_holds_no_control_character(tmp_path):
+    path = tmp_path / "list.txt"
+    path.write_bytes(b"he\nsh\x01e\n")
+    with pytest.raises(WordListError, match=r"list.txt:2: expected a word \(a non-empty string without white space "
+                                            r"or control characters\), got '\"sh\\\\u0001e\"'"):
+        wordlists.load_words(path)
+
+
 def test_a_json_lists_lines_are_found_in_one_pass(tmp_path):
     class Counting(str):
         scanned = 0

@@ -277,7 +277,8 @@ def _too_deep(path) -> str:
 def _unique_keys(pairs: list) -> dict:
     out = dict(pairs)
     if len(out) != len(pairs):
-        twice = next(k for i, (k, _) in enumerate(pairs) if any(k == other for other, _ in pairs[:i]))
+        seen: set = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
         raise ValueError(f"the key {_quote(twice)} is given twice in one JSON object (expected each once)")
     return out
 
@@ -375,7 +376,7 @@ def _text_entries(path: Path, width: int):
         if len(fields) != width:
             what = "one word per line" if width == 1 else "two words per line (female male)"
             raise WordListError(f"{path}:{line}: expected {what}, got {_quote(text)}")
-        yield line, fields
+        yield line, [_check_word(w, path, line) for w in fields]  # no control character either
 
 
 def _stamp(path: Path) -> tuple[Path, int, int]:
