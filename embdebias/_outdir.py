@@ -84,7 +84,7 @@ def _link_problem(path: Path, directory: bool) -> str | None:
     """Why ``path`` cannot be entered or written by embdebias (None: it is missing or fine)."""
     try:
         mode = os.lstat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # missing (the OSError of making it names it)
         return None
     if stat.S_ISLNK(mode):
         return ("is a symbolic link; embdebias does not follow links inside its output directory that it did "
