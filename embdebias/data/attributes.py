@@ -220,6 +220,12 @@ class _Reader:
             sources=self.sources(data.get("sources")),
             description=self.description(data.get("description", "")), path=str(self.path))
 
+    def text(self, data: dict, key: str) -> str:
+        value = data.get(key)
+        if not isinstance(value, str) or not value.strip():
+            self.fail(key, f"expected a non-empty string, got {quote(value)}")
+        return value.strip()
+
     def name(self, data: dict) -> str:
         """The attribute's name, under the rule of every name that becomes a path component
         (:mod:`embdebias._outdir`): a run of several attributes writes each into ``OUT/NAME/``."""
@@ -230,11 +236,10 @@ class _Reader:
                               f"{OUTPUT_NAME_RULE}")
         return name
 
-    def text(self, data: dict, key: str) -> str:
-        value = data.get(key)
-        if not isinstance(value, str) or not value.strip():
-            self.fail(key, f"expected a non-empty string, got {quote(value)}")
-        return value.strip()
+    def description(self, value) -> str:
+        if not isinstance(value, str):
+            self.fail("description", f"expected a string, got {quote(value)}")
+        return value
 
     def groups(self, value) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(g, str) and g.strip() for g in value):
@@ -342,11 +347,6 @@ class _Reader:
             if tid not in known:
                 self.fail(f"weat_tests[{i}]", f"no bundled WEAT test {quote(tid)}")
         return tuple(value)
-
-    def description(self, value) -> str:
-        if not isinstance(value, str):
-            self.fail("description", f"expected a string, got {quote(value)}")
-        return value
 
     def sources(self, value) -> dict:
         if value is None:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._atomic import check_output, check_replaceable
-from .._outdir import check_distinct, check_name, inside, is_own_file
 from ..debias._table import DEBIASERS, DEFAULT_METHODS
 from .._lock import LOCK_SUFFIX
+from .._outdir import check_distinct, check_name, inside, is_own_file
 from ..errors import EmbdebiasError
 
 # Output names and the format of a name come from one table in embdebias.io.

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .._atomic import atomic_file
 from .._outdir import name_problem
-from ..errors import EmbdebiasError, quote
+from ..errors import EmbdebiasError
 from ..metrics._common import to_builtin
 from .model import Cell, Report
 
@@ -212,6 +212,7 @@ def from_json(path) -> Report:
             raise EmbdebiasError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
     _check(data)
     bulk = data.get("bulk")
-    if bulk and name_problem(bulk) is not None:  # a file beside the JSON, never a path out of its directory
-        raise EmbdebiasError(f"{path}: bulk: expected the name of the Parquet file beside it, got {quote(bulk)}")
+    problem = name_problem(bulk) if bulk else None
+    if problem is not None:  # a file beside the JSON, never a path out of its directory
+        raise EmbdebiasError(f"{path}: bulk: expected the name of the Parquet file beside it ({problem})")
     return from_dict(data, bulk=None if not bulk else path.parent / bulk)
