@@ -175,6 +175,8 @@ SLOW_TESTS = {
     "test_query_metrics.py::test_evaluate_gives_the_query_metrics_intervals_and_paired_comparisons",
     "test_io_input.py::test_every_reading_command_passes_unicode_errors_on[plot]",
     "test_cli_fairness.py::test_options_reach_the_metric",
+    "test_output_paths.py::test_a_sweep_with_failed_points_exits_1_and_says_why",
+    "test_user_files.py::test_a_large_list_named_by_an_attribute_file_is_read_in_bounded_memory",
 }
 
 

@@ -49,7 +49,7 @@ def write_toml(tmp_path, text: str):
     ('[[embeddings]]\npath = "nowhere.bin"\n', "embeddings[0].path: no such file"),
     ('[[embeddings]]\npath = "runs/*.bin"\n', "embeddings[0].path: the glob"),
     ('[[embeddings]]\npath = "glove-6b-50d"\nyear = 1990\n', "embeddings[0].year: unknown key"),
-    ('suite = ["wat"]\n[[embeddings]]\npath = "glove-6b-50d"\n', "suite: unknown metric 'wat'"),
+    ('suite = ["wut"]\n[[embeddings]]\npath = "glove-6b-50d"\n', "suite: unknown metric 'wut'"),
     ('[[embeddings]]\npath = "glove-6b-50d"\n[methods.hard]\nsubspace = [1]\n', "methods.hard.subspace"),
     ("[[embeddings]\n", "not valid TOML"),
 ])

@@ -20,7 +20,7 @@ import warnings
 
 from ..errors import EmbdebiasError
 from . import cda, convert, debias, expand, fairness, info, plot, reliability, run, score, sweep, train
-from ._common import DEFAULT, FORMATS_TEXT, Printer
+from ._common import DEFAULT, FORMATS_TEXT, Printer, one_line as _one_line
 
 #: The subcommands in ``--help`` order, each a module with ``add_parser(sub, parents)``.
 COMMANDS = (debias, convert, info, expand, score, plot, run, cda, train, fairness, sweep, reliability)
@@ -89,12 +89,6 @@ def main(argv=None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-
-
-def _one_line(message: str, limit: int = 600) -> str:
-    """An error message as one line of bounded length, whatever input it quotes."""
-    message = message.replace("\r", "\\r").replace("\n", "\\n")
-    return message if len(message) <= limit else f"{message[:limit]}... ({len(message) - limit:,} more characters)"
 
 
 def _run(args, say) -> int:

@@ -141,3 +141,9 @@ def list_file_opts(p, *, equalize=True, expand=True):
 
     names = ["definitional", "gender_specific"] + ["equalize"] * equalize + ["expand", "seeds"] * expand
     add_arguments(p, names=names)
+
+
+def one_line(message: str, limit: int = 600) -> str:
+    """An error message as one line of bounded length, whatever input it quotes."""
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
+    return message if len(message) <= limit else f"{message[:limit]}... ({len(message) - limit:,} more characters)"

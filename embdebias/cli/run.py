@@ -64,9 +64,12 @@ def run_run(args, say) -> int:
 
 def recorded_input(out_dir) -> str | None:
     """The input whose results ``out_dir`` holds (``report.json``'s ``input.source``), or None."""
+    from .._outdir import is_own_file
+
     path = Path(out_dir) / "report.json"
     try:
-        if path.stat().st_size > MAX_REPORT_BYTES:
+        # a link planted there (to /dev/zero, whose size is 0) is never read; the run's plan refuses it
+        if not is_own_file(path) or path.stat().st_size > MAX_REPORT_BYTES:
             return None
         source = json.loads(path.read_text(encoding="utf-8")).get("input", {}).get("source")
     except (OSError, ValueError, AttributeError):  # none, unreadable or damaged: nothing to protect

@@ -56,7 +56,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AttributeFileError, WordListError, quote
-from .wordlists import DEFAULT_LISTS, check_lists, data_dir, is_bundled_name, load_pairs, load_words, read_json
+from .._outdir import RULE as OUTPUT_NAME_RULE
+from .._outdir import name_problem
+from .wordlists import (DEFAULT_LISTS, WORD_RULE, check_lists, data_dir, is_bundled_name, is_word, load_pairs,
+                        load_words, read_json, same_word)
 
 __all__ = ["Attribute", "DEFAULT_ATTRIBUTE", "as_attribute", "attribute_path", "bundled_attributes", "given_attribute",
            "is_default_attribute", "load_attribute", "resolve_attribute", "resolve_attributes"]
@@ -279,7 +282,7 @@ class _Reader:
         unknown = [k for k in data if k not in _KEYS]
         if unknown:
             self.fail(unknown[0], f"unknown key; expected one of {', '.join(_KEYS)}")
-        name = self.text(data, "name")
+        name = self.name(data)
         groups = self.groups(data.get("groups"))
         defining = self.sets(data.get("defining_sets"), "defining_sets", groups, required=True)
         if len(defining) < 2:  # the subspace would refuse it later, naming neither the file nor the key
@@ -297,13 +300,28 @@ class _Reader:
             weat_tests=self.weat_ids(data.get("weat_tests")),
             direction_words=self.direction_words(data.get("direction_words"), groups),
             sources=self.sources(data.get("sources")), list_names=dict(self.list_names),
-            description=str(data.get("description", "")), path=str(self.path))
+            description=self.description(data.get("description", "")), path=str(self.path))
 
     def text(self, data: dict, key: str) -> str:
         value = data.get(key)
         if not isinstance(value, str) or not value.strip():
             self.fail(key, f"expected a non-empty string, got {quote(value)}")
         return value.strip()
+
+    def name(self, data: dict) -> str:
+        """The attribute's name, under the rule of every name that becomes a path component
+        (:mod:`embdebias._outdir`): a run of several attributes writes each into ``OUT/NAME/``."""
+        name = self.text(data, "name")
+        problem = name_problem(name)
+        if problem is not None:
+            self.fail("name", f"{quote(name)} cannot name the attribute's output directory ({problem}); expected "
+                              f"{OUTPUT_NAME_RULE}")
+        return name
+
+    def description(self, value) -> str:
+        if not isinstance(value, str):
+            self.fail("description", f"expected a string, got {quote(value)}")
+        return value
 
     def groups(self, value) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(g, str) and g.strip() for g in value):
@@ -315,8 +333,8 @@ class _Reader:
         return tuple(value)
 
     def word(self, value, key: str) -> str:
-        if not isinstance(value, str) or not value or any(ch.isspace() for ch in value):
-            self.fail(key, f"expected a word (a non-empty string without white space), got {quote(value)}")
+        if not is_word(value):
+            self.fail(key, f"expected a word ({WORD_RULE}), got {quote(ascii(value))}")
         return value
 
     def reference(self, value: str, key: str, reader):
@@ -356,8 +374,9 @@ class _Reader:
                 self.fail(f"{key}[{i}]", f"{size} word(s); expected {len(groups)}, one per group "
                                          f"({', '.join(groups)})")
             words = tuple(self.word(w, f"{key}[{i}]") for w in item)
-            if len(set(words)) != len(words):
-                self.fail(f"{key}[{i}]", f"a word stands for two groups: {quote(list(words))}")
+            if any(same_word(a, b) for j, a in enumerate(words) for b in words[j + 1:]):
+                # hard debias equalizes each set's lower-, Title- and UPPER-case forms: ["He", "he"] is one word
+                self.fail(f"{key}[{i}]", f"a word stands for two groups (case aside): {quote(list(words))}")
             out.append(words)
         return tuple(out)
 

@@ -37,7 +37,13 @@ File formats (UTF-8):
 * SemBias: see :mod:`embdebias.metrics.bat`;
 * WEAT tests (``weat_tests.json``, shared by both sets): a JSON list of tests, each
   an object with ``id``, ``title``, ``group``, ``source``, and four sets ``X``,
-  ``Y``, ``A``, ``B`` (each ``{"name": ..., "words": [...]}``).
+  ``Y``, ``A``, ``B`` (each exactly ``{"name": ..., "words": [...]}``, ``words`` a list of
+  words); ids are unique, case aside; other keys of a test are kept as notes.
+
+Bounds: a list file is at most :data:`MAX_LIST_BYTES` (a text list is read a block at a
+time, never whole); a JSON file nests at most :data:`MAX_JSON_DEPTH` deep, names each key
+of an object once and holds no integer of more than :data:`MAX_INT_DIGITS` digits; a word
+is :data:`WORD_RULE`.
 
 A malformed entry raises :class:`~embdebias.errors.WordListError` naming the file
 and line.
@@ -45,6 +51,7 @@ and line.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -154,17 +161,22 @@ def describe(name_or_path, lists: str = DEFAULT_LISTS) -> dict:
     return {"name": str(name_or_path), "source": "user file", "path": str(name_or_path)}
 
 
-def read_bytes(path) -> bytes:
-    """The bytes of a list file, refusing anything but a regular file of at most :data:`MAX_LIST_BYTES`.
-
-    The file is opened without blocking and checked on the open descriptor, so a FIFO,
-    a device (``/dev/zero``) or a directory is refused at once, never read, even if it
-    replaced a file after an earlier check.
-    """
+@contextlib.contextmanager
+def _open_list(path):
+    """A list file opened for binary reading, refused unless it is a regular file of at most
+    :data:`MAX_LIST_BYTES` (checked on the open descriptor: a FIFO, a device such as
+    ``/dev/zero`` or a directory is refused at once, never read, even if it replaced a file
+    after an earlier check)."""
     with open_regular(path, WordListError, "a word list") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > MAX_LIST_BYTES:
             raise WordListError(f"{path}: {size:,} bytes; a word list is at most {MAX_LIST_BYTES:,} bytes")
+        yield fh
+
+
+def read_bytes(path) -> bytes:
+    """The bytes of a list file, refusing anything but a regular file of at most :data:`MAX_LIST_BYTES`."""
+    with _open_list(path) as fh:
         return fh.read(MAX_LIST_BYTES)
 
 
@@ -178,40 +190,116 @@ def read_text(path: Path) -> str:
         raise WordListError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def data_lines(path) -> list[tuple[int, str]]:
-    """``(line number, stripped line)`` of a word-list-style file, without blank and ``#`` lines."""
-    path = Path(path)
-    out = []
-    for i, line in enumerate(read_text(path).splitlines(), 1):
+#: Bytes read at a time by :func:`iter_lines`.
+_BLOCK = 1 << 20
+
+
+def iter_lines(path):
+    """``(line number, line)`` of a UTF-8 list file, read a block at a time (a word list of
+    :data:`MAX_LIST_BYTES` is never held whole, as bytes or as text, besides what the caller
+    keeps), without a leading byte-order mark; lines end where :meth:`str.splitlines` ends
+    them in the whole text. A block is cut after its last ``\\n``, so no line, ``\\r\\n``
+    or UTF-8 sequence is split."""
+    number, offset = 0, 0
+    for data in _newline_blocks(path):
+        try:
+            text = data.decode("utf-8-sig" if offset == 0 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise WordListError(f"{path}: not UTF-8 text ({exc.reason} at byte {offset + exc.start})") from None
+        offset += len(data)
+        lines = text.splitlines()
+        yield from zip(range(number + 1, number + 1 + len(lines)), lines)
+        number += len(lines)
+
+
+def _newline_blocks(path):
+    """The bytes of a list file in blocks that each end with ``\\n`` (but the last), of at most
+    :data:`MAX_LIST_BYTES` in all."""
+    pending, total = [], 0
+    with _open_list(path) as fh:
+        while block := fh.read(_BLOCK):
+            total += len(block)
+            if total > MAX_LIST_BYTES:  # grown since its size was checked
+                raise WordListError(f"{path}: over {MAX_LIST_BYTES:,} bytes; a word list is at most that")
+            cut = block.rfind(b"\n") + 1
+            if not cut:
+                pending.append(block)
+                continue
+            yield b"".join([*pending, block[:cut]])
+            pending = [block[cut:]]
+    if any(pending):
+        yield b"".join(pending)
+
+
+def iter_data_lines(path):
+    """``(line number, stripped line)`` of a word-list-style file, without blank and ``#`` lines, streamed."""
+    for i, line in iter_lines(Path(path)):
         line = line.strip()
         if line and not line.startswith("#"):
-            out.append((i, line))
-    return out
+            yield i, line
+
+
+def data_lines(path) -> list[tuple[int, str]]:
+    """``(line number, stripped line)`` of a word-list-style file, without blank and ``#`` lines."""
+    return list(iter_data_lines(path))
 
 
 _quote = quote
 
+#: The deepest nesting of a JSON list file: a list of tests, each an object of sets, each an
+#: object holding a list of words, is 4 deep; an attribute file 3.
+MAX_JSON_DEPTH = 8
+
 
 def read_json(path: Path) -> tuple[str, object]:
-    """The text of a JSON list file and its value, bounded: nesting too deep or an integer of more than
+    """The text of a JSON list file and its value, bounded: nesting deeper than :data:`MAX_JSON_DEPTH`,
+    an object naming a key twice (JSON keeps the last silently) or an integer of more than
     :data:`MAX_INT_DIGITS` digits is a :class:`WordListError` naming the file, never a traceback."""
     text = read_text(path)
     try:
-        return text, json.loads(text, parse_int=_bounded_int)
+        data = json.loads(text, parse_int=_bounded_int, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise WordListError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     except RecursionError:
-        raise WordListError(f"{path}: JSON nested too deeply; expected a list of words or pairs") from None
-    except ValueError as exc:  # an integer of too many digits (_bounded_int)
+        raise WordListError(_too_deep(path)) from None
+    except ValueError as exc:  # an integer of too many digits (_bounded_int), a key twice (_unique_keys)
         raise WordListError(f"{path}: {exc}") from None
+    if _depth_over(data, MAX_JSON_DEPTH):
+        raise WordListError(_too_deep(path))
+    return text, data
 
 
-def _json_entries(path: Path) -> list[tuple[int, object]]:
-    """``(line number, element)`` of a JSON file holding one list."""
+def _too_deep(path) -> str:
+    return (f"{path}: JSON nested more than {MAX_JSON_DEPTH} deep; expected a list of words or pairs, or an "
+            f"object of them")
+
+
+def _unique_keys(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {_quote(twice)} is given twice in one JSON object (expected each once)")
+    return out
+
+
+def _depth_over(data, limit: int) -> bool:
+    """Whether the lists and objects of ``data`` nest more than ``limit`` deep (iterative: no recursion)."""
+    level = [data]
+    for _ in range(limit):
+        level = [v for item in level if isinstance(item, (list, dict))
+                 for v in (item.values() if isinstance(item, dict) else item)]
+        if not any(isinstance(v, (list, dict)) for v in level):
+            return False
+    return True
+
+
+def _json_entries(path: Path):
+    """``(line number, element)`` of a JSON file holding one list (an iterator)."""
     text, data = read_json(path)
     if not isinstance(data, list):
         raise WordListError(f"{path}:1: expected a JSON list, got a JSON {type(data).__name__}")
-    return list(zip(_element_lines(text), data, strict=False))
+    return zip(_element_lines(text), data, strict=False)
 
 
 #: The most digits a JSON integer of a list may have (Python refuses to parse 4,300 and more).
@@ -225,45 +313,70 @@ def _bounded_int(digits: str) -> int:
 
 
 def _element_lines(text: str):
-    """Line number of every element of the (valid) JSON list ``text``, in order."""
+    """Line number of every element of the (valid) JSON list ``text``, in order (the newlines
+    are counted from one element to the next, so the whole is linear in the text's length)."""
     decoder = json.JSONDecoder()
     ws = re.compile(r"[ \t\n\r]*")
     pos = ws.match(text, text.index("[") + 1).end()
+    line, counted = 1, 0
     while pos < len(text) and text[pos] != "]":
-        yield text.count("\n", 0, pos) + 1
+        line += text.count("\n", counted, pos)
+        counted = pos
+        yield line
         pos = ws.match(text, decoder.raw_decode(text, pos)[1]).end()
         pos = ws.match(text, pos + (text[pos] == ",")).end()
 
 
+#: What a word never holds: white space, a control character, half of a surrogate pair (a JSON
+#: escape such as ``"\\ud800"``: no UTF-8 file can hold it, so no embedding's word is one).
+_NOT_IN_WORD = re.compile("[\\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+WORD_RULE = "a non-empty string without white space or control characters"
+
+
+def is_word(word) -> bool:
+    """Whether ``word`` is a word (:data:`WORD_RULE`); the one test of every list reader."""
+    return isinstance(word, str) and bool(word) and _NOT_IN_WORD.search(word) is None
+
+
+def same_word(a: str, b: str) -> bool:
+    """Whether two words of a pair or set are one word to hard debias, which equalizes each pair's
+    lower-, Title- and UPPER-case forms (``"He"`` and ``"he"`` would be equalized with themselves)."""
+    return a.lower() == b.lower()
+
+
 def _check_word(word, path: Path, line: int) -> str:
-    if not isinstance(word, str) or not word or any(ch.isspace() for ch in word):
-        raise WordListError(f"{path}:{line}: expected a word (a non-empty string without "
-                            f"white space), got {_quote(json.dumps(word, ensure_ascii=False))}")
+    if not is_word(word):
+        raise WordListError(f"{path}:{line}: expected a word ({WORD_RULE}), got "
+                            f"{_quote(json.dumps(word, ensure_ascii=True))}")
     return word
 
 
-def _entries(path: Path, width: int) -> list[tuple[int, list]]:
-    """``(line, fields)`` of a word list (``width`` 1) or pair list (2), text or JSON."""
-    if path.suffix.lower() == ".json":
-        out = []
-        for line, item in _json_entries(path):
-            if width == 1 and isinstance(item, list) and item:
-                item = item[0]  # [word, score, ...] as in the published professions
-            fields = [item] if width == 1 else item
-            if not isinstance(fields, list) or len(fields) != width:
-                what = "a word" if width == 1 else "a pair [a, b]"
-                raise WordListError(f"{path}:{line}: expected {what}, got "
-                                    f"{_quote(json.dumps(item, ensure_ascii=False))}")
-            out.append((line, [_check_word(w, path, line) for w in fields]))
-        return out
-    out = []
-    for line, text in data_lines(path):
+def _entries(path: Path, width: int):
+    """``(line, fields)`` of a word list (``width`` 1) or pair list (2), text or JSON (an iterator)."""
+    return (_json_list_entries if path.suffix.lower() == ".json" else _text_entries)(path, width)
+
+
+def _json_list_entries(path: Path, width: int):
+    """``(line, fields)`` of a JSON word or pair list."""
+    for line, item in _json_entries(path):
+        if width == 1 and isinstance(item, list) and item:
+            item = item[0]  # [word, score, ...] as in the published professions
+        fields = [item] if width == 1 else item
+        if not isinstance(fields, list) or len(fields) != width:
+            what = "a word" if width == 1 else "a pair [a, b]"
+            raise WordListError(f"{path}:{line}: expected {what}, got "
+                                f"{_quote(json.dumps(item, ensure_ascii=False))}")
+        yield line, [_check_word(w, path, line) for w in fields]
+
+
+def _text_entries(path: Path, width: int):
+    """``(line, fields)`` of a text word or pair list, streamed (see :func:`iter_lines`)."""
+    for line, text in iter_data_lines(path):
         fields = text.split()
         if len(fields) != width:
             what = "one word per line" if width == 1 else "two words per line (female male)"
             raise WordListError(f"{path}:{line}: expected {what}, got {_quote(text)}")
-        out.append((line, fields))
-    return out
+        yield line, [_check_word(w, path, line) for w in fields]  # no control character either
 
 
 def _stamp(path: Path) -> tuple[Path, int, int]:
@@ -286,8 +399,8 @@ def load_words(name_or_path, lists: str = DEFAULT_LISTS) -> list[str]:
 def _load_pairs_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple[tuple[str, str], ...]:
     pairs = []
     for line, (a, b) in _entries(path, 2):
-        if a == b:
-            raise WordListError(f"{path}:{line}: the pair names {_quote(a)} twice")
+        if same_word(a, b):
+            raise WordListError(f"{path}:{line}: the pair names {_quote(a)} twice (case aside)")
         pairs.append((a, b))
     return tuple(pairs)
 
@@ -317,7 +430,7 @@ def resolve_pairs(pairs, role: str, lists: str = DEFAULT_LISTS) -> list[tuple[st
     if _is_path_like(pairs):
         return load_pairs(pairs, lists)
     out = [tuple(p) for p in pairs]
-    bad = [p for p in out if len(p) != 2 or p[0] == p[1]]
+    bad = [p for p in out if len(p) != 2 or same_word(str(p[0]), str(p[1]))]
     if bad:
         raise WordListError(f"{role}: every pair needs two different words, got {_quote(bad[0])}")
     return out
@@ -414,25 +527,67 @@ class WeatTest:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 
-def _wordset(obj, path, test_id, key) -> WordSet:
-    try:
-        return WordSet(str(obj["name"]), tuple(str(w) for w in obj["words"]))
-    except (KeyError, TypeError):
-        raise WordListError(f"{path}: test {test_id!r}: set {key} needs 'name' and 'words'") from None
+#: The keys of a WEAT test object that are read; any other key is kept as a note (``extra``:
+#: the bundled tests' ``removed_names``).
+_WEAT_KEYS = ("id", "title", "group", "source", "X", "Y", "A", "B")
+#: The longest test id (it names a report row).
+MAX_TEST_ID = 100
+
+
+def _wordset(obj, where: str) -> WordSet:
+    """One set of a test: ``{"name": str, "words": [word, ...]}``, nothing else."""
+    if not isinstance(obj, dict) or set(obj) != {"name", "words"}:
+        got = sorted(obj) if isinstance(obj, dict) else f"a JSON {_json_type(obj)}"
+        raise WordListError(f"{where}: expected an object with exactly 'name' and 'words', got {_quote(got)}")
+    name, words = obj["name"], obj["words"]
+    if not isinstance(name, str) or not name.strip():
+        raise WordListError(f"{where}.name: expected a non-empty string, got {_quote(json.dumps(name))}")
+    if not isinstance(words, list) or not words:  # a string would be scored as its letters
+        raise WordListError(f"{where}.words: expected a non-empty list of words, got a JSON {_json_type(words)}"
+                            + (f" {_quote(words)}" if isinstance(words, str) else ""))
+    bad = next((w for w in words if not is_word(w)), None)
+    if bad is not None:
+        raise WordListError(f"{where}.words: expected words ({WORD_RULE}), got "
+                            f"{_quote(json.dumps(bad, ensure_ascii=True))}")
+    return WordSet(name, tuple(words))
+
+
+def _json_type(value) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number")
+
+
+def _weat_test(t, path, line: int) -> WeatTest:
+    """A test object checked key by key (every error names the file, line, test and key)."""
+    if not isinstance(t, dict):
+        raise WordListError(f"{path}:{line}: expected a test object with id, X, Y, A and B")
+    tid = t.get("id")
+    if not is_word(tid) or len(tid) > MAX_TEST_ID:
+        raise WordListError(f"{path}:{line}: id: expected a test id ({WORD_RULE}, at most {MAX_TEST_ID} "
+                            f"characters), got {_quote(json.dumps(tid, ensure_ascii=True))}")
+    for key in ("title", "group", "source"):
+        if key in t and not isinstance(t[key], str):
+            raise WordListError(f"{path}:{line}: test {_quote(tid)}: {key}: expected a string, got a JSON "
+                                f"{_json_type(t[key])}")
+    sets = {k: _wordset(t.get(k), f"{path}:{line}: test {_quote(tid)}: {k}") for k in "XYAB"}
+    extra = {k: v for k, v in t.items() if k not in _WEAT_KEYS}
+    return WeatTest(tid, t.get("title", tid), group=t.get("group", ""), source=t.get("source", ""), extra=extra,
+                    **sets)
 
 
 def load_weat_tests(name_or_path="weat_tests") -> list[WeatTest]:
-    """All WEAT tests in a ``weat_tests.json``-format file."""
+    """All WEAT tests in a ``weat_tests.json``-format file, each checked against the format
+    (the module docstring): a ``words`` that is not a list of words, a set with other keys, or
+    two tests with one id (case aside) is a :class:`WordListError` naming the file, line, test and key."""
     path = wordlist_path(name_or_path)
-    tests = []
+    tests, seen = [], {}
     for line, t in _json_entries(path):
-        if not isinstance(t, dict):
-            raise WordListError(f"{path}:{line}: expected a test object with id, X, Y, A and B")
-        tid = t.get("id", "?")
-        sets = {k: _wordset(t.get(k), path, tid, k) for k in "XYAB"}
-        extra = {k: v for k, v in t.items() if k not in {"id", "title", "group", "source", *"XYAB"}}
-        tests.append(WeatTest(str(tid), str(t.get("title", tid)), group=str(t.get("group", "")),
-                              source=str(t.get("source", "")), extra=extra, **sets))
+        test = _weat_test(t, path, line)
+        first = seen.setdefault(test.id.casefold(), (len(tests) + 1, line))
+        if first[0] != len(tests) + 1:
+            raise WordListError(f"{path}:{line}: id: {_quote(test.id)} is the id of test {first[0]} (line {first[1]}) "
+                                f"too; each test needs its own (the id names its report rows)")
+        tests.append(test)
     return tests
 
 

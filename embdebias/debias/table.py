@@ -24,6 +24,7 @@ import inspect
 from dataclasses import dataclass
 
 from .. import _validation
+from .._outdir import check_distinct, check_name
 from ..errors import EmbdebiasError
 
 #: The list roles a debiaser may use, each with the estimator keyword it is passed as.
@@ -228,9 +229,17 @@ DEBIASERS: dict[str, DebiaserSpec] = {}
 
 
 def register(spec: DebiaserSpec) -> DebiaserSpec:
-    """Add ``spec`` to :data:`DEBIASERS` (a name already there is an error)."""
+    """Add ``spec`` to :data:`DEBIASERS` (a name already there is an error).
+
+    Its ``output_stem`` names its files in a run's output directory (``STEM.embd``,
+    ``STEM.params.npz``), so it must be a name under the output-name rule
+    (:func:`embdebias._outdir.check_name`) and differ, case aside, from every other method's.
+    """
     if spec.name in DEBIASERS:
         raise EmbdebiasError(f"debiaser {spec.name!r} is already registered")
+    where = f"debiaser {spec.name!r}: output_stem"
+    check_name(spec.output_stem, where)
+    check_distinct([s.output_stem for s in DEBIASERS.values()] + [spec.output_stem], where)
     DEBIASERS[spec.name] = spec
     return spec
 

@@ -480,6 +480,10 @@ def _check_tests(value) -> list:
             out.append(by_id[str(t)])
         else:
             raise EmbdebiasError(f"unknown WEAT test {t!r}; known: {', '.join(by_id)}")
+    ids = [t.id.casefold() for t in out]
+    twice = next((t.id for t, i in zip(out, ids) if ids.count(i) > 1), None)
+    if twice is not None:  # a report row is keyed by its test's id: one of the two would be lost
+        raise EmbdebiasError(f"WEAT tests: two tests have the id {twice!r} (case aside); give each test its own id")
     return out
 
 

@@ -2,10 +2,11 @@
 
 The whole output plan (:func:`planned_outputs`) is checked first: no output may be an
 input, a list file or a companion of one, a file where a directory goes or the
-reverse, and the directory must be the run's own (marked by :data:`MARKER` or holding
-``run_state.json``), empty or new. Another non-empty directory is refused unless
-``force=True``, and even then only the files named in the plan are replaced: nothing
-else in it is ever deleted.
+reverse, or a symbolic link (:mod:`embdebias._outdir`: a link planted in the output
+directory is refused, never followed nor replaced), and the directory must be the run's
+own (marked by :data:`MARKER` or holding ``run_state.json``), empty or new. Another
+non-empty directory is refused unless ``force=True``, and even then only the files named
+in the plan are replaced: nothing else in it is ever deleted.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from .._atomic import check_output, check_replaceable
 from ..debias.table import DEBIASERS, DEFAULT_METHODS
 from .._lock import LOCK_SUFFIX
+from .._outdir import check_distinct, check_name, inside, is_own_file
 from ..errors import EmbdebiasError
 
 # Output names and the format of a name come from one table in embdebias.io.
@@ -103,9 +105,15 @@ def known_names() -> set[str]:
 
 
 def is_run_directory(path) -> bool:
-    """True if ``path`` is a directory that ``run`` wrote (its :data:`MARKER` or ``run_state.json``)."""
+    """True if ``path`` is a directory that ``run`` wrote (its :data:`MARKER` or ``run_state.json``,
+    a regular file: a link there is nothing ``run`` made)."""
     path = Path(path)
-    return path.is_dir() and ((path / MARKER).is_file() or (path / STATE).is_file())
+    return path.is_dir() and (is_own_file(path / MARKER) or is_own_file(path / STATE))
+
+
+#: The names in a run's output directory that the run reads back or enters as its own: a link at
+#: one of them is refused (:mod:`embdebias._outdir`), never followed.
+OWN_NAMES = (PARTIAL, STATE, MARKER)
 
 
 def check_out_dir(out_dir, plan: dict[str, bool], *, force: bool = False, inputs=(), log=print) -> None:
@@ -122,12 +130,14 @@ def check_out_dir(out_dir, plan: dict[str, bool], *, force: bool = False, inputs
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise EmbdebiasError(f"{out_dir}: exists and is not a directory")
+    for name in OWN_NAMES:
+        inside(out_dir, name, directory=name == PARTIAL)
     # A lock file left by a killed writer does not make a directory someone else's.
     if out_dir.is_dir() and not is_run_directory(out_dir) and any(
             not q.name.endswith(LOCK_SUFFIX) for q in out_dir.iterdir()):
         _check_foreign_dir(out_dir, plan, force, log)
-    for name, is_dir in plan.items():
-        _check_planned(out_dir / name, is_dir, inputs)
+    for name, is_dir in plan.items():  # each one file name in out_dir, none a link (embdebias._outdir)
+        _check_planned(inside(out_dir, name, directory=is_dir), is_dir, inputs)
 
 
 def _check_planned(path: Path, is_dir: bool, inputs) -> None:
@@ -163,8 +173,33 @@ def run_scored(out_dir) -> bool:
 
     out_dir = Path(out_dir)
     summary = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
-    dirs = [out_dir / name for name in summary.get("attributes", {})] or [out_dir]
+    dirs = [inside(out_dir, name, directory=True) for name in summary.get("attributes", {})] or [out_dir]
     return any(scored(Report.from_json(d / EVALUATION_FILE)) for d in dirs)
+
+
+def attribute_dirs(out_dir, attrs) -> dict:
+    """``{name: out_dir/name}`` of the attributes of a run of several: each name one path component
+    under the output-name rule (:mod:`embdebias._outdir`; an attribute file's name is checked when it
+    is read, an :class:`~embdebias.data.attributes.Attribute` built in Python here), none of the
+    directory's own files (``report.md``...), no two equal case aside, none a link.
+
+    Raises
+    ------
+    EmbdebiasError
+        Before anything is written, naming the attribute's file and the name.
+    """
+    out_dir = Path(out_dir)
+    reserved = {n.casefold() for n in (*REPORT_FILES, *OWN_NAMES)}
+    dirs = {}
+    for attr in attrs:
+        where = f"{attr.path or 'attribute'}: name"
+        check_name(attr.name, where)
+        if attr.name.casefold() in reserved:
+            raise EmbdebiasError(f"{where}: {attr.name!r} is the name of a file of the run's own in {out_dir}; "
+                                 f"rename the attribute")
+        dirs[attr.name] = inside(out_dir, attr.name, directory=True)
+    check_distinct(list(dirs), f"{out_dir}: the attributes' subdirectories")
+    return dirs
 
 
 def check_attributes_dir(out_dir, names, *, force: bool = False) -> None:
@@ -174,6 +209,8 @@ def check_attributes_dir(out_dir, names, *, force: bool = False) -> None:
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise EmbdebiasError(f"{out_dir}: exists and is not a directory")
+    for name in OWN_NAMES:
+        inside(out_dir, name, directory=name == PARTIAL)
     if out_dir.is_dir() and not is_run_directory(out_dir) and not force and any(
             not q.name.endswith(LOCK_SUFFIX) for q in out_dir.iterdir()):
         raise EmbdebiasError(f"{out_dir}: an existing directory that is not an earlier run's output; choose a new "
@@ -187,14 +224,19 @@ def check_attributes_dir(out_dir, names, *, force: bool = False) -> None:
         if (out_dir / name).exists() and not (out_dir / name).is_dir():
             raise EmbdebiasError(f"{out_dir / name}: exists and is not a directory (the {name} attribute's run "
                                  f"goes there)")
+        inside(out_dir, name, directory=True)
 
 
 def holds_attributes(out_dir) -> bool:
-    """Whether ``out_dir`` holds a run of several attributes (its report.json lists them)."""
+    """Whether ``out_dir`` holds a run of several attributes (its report.json lists them; a link there,
+    to ``/dev/zero`` say, is not read: the plan refuses it)."""
     import json
 
+    path = Path(out_dir) / "report.json"
+    if not is_own_file(path):
+        return False
     try:
-        return "attributes" in json.loads((Path(out_dir) / "report.json").read_text(encoding="utf-8"))
+        return "attributes" in json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, TypeError):
         return False
 

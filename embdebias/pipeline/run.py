@@ -30,6 +30,7 @@ from .. import __version__
 from ..debias.table import DEBIASERS, column_order, run_order
 from ..debias.configure import configure
 from .._lock import output_lock
+from .._outdir import make_dirs
 from .._provenance import check_stamp
 from ..errors import EmbdebiasError
 from . import options as run_options
@@ -213,27 +214,28 @@ def _run_attributes(source, out_dir: Path, o: RunOptions, attrs: list, log, prog
     state and resume), every one prepared (subspace, fits) before anything is written, then
     ``out_dir/report.md`` with one section per attribute and one verdict line per attribute
     and method (:func:`~embdebias.report.run.render_attributes_report`)."""
-    from .outputs import check_attributes_dir
+    from .outputs import attribute_dirs, check_attributes_dir
 
     t_start = time.perf_counter()
+    dirs = attribute_dirs(out_dir, attrs)  # each name one safe path component, before any other check
     runs = []
     for attr in attrs:  # every plan and list checked first
         sub_o = _narrowed(dataclasses.replace(o, attribute=(attribute_arg(attr),)), attr, log)
-        runs.append((attr, sub_o, _lists_used(sub_o, attr), check_plan(out_dir / attr.name, source, sub_o, log=log)))
-    check_attributes_dir(out_dir, [a.name for a in attrs], force=o.force)
+        runs.append((attr, sub_o, _lists_used(sub_o, attr), check_plan(dirs[attr.name], source, sub_o, log=log)))
+    check_attributes_dir(out_dir, list(dirs), force=o.force)
     timings = {}
     emb, ident, _ = _load(source, o, (), timings, log)
     prepared = []
     for attr, sub_o, lists_used, inputs in runs:  # every fit before the first write
         log(f"[{attr.name}] {attr.k} groups: {', '.join(attr.groups)}")
         t = dict(timings)
-        prepared.append(_prepare(out_dir / attr.name, emb, ident, sub_o, lists_used, (*inputs, emb.path), t, attr))
+        prepared.append(_prepare(dirs[attr.name], emb, ident, sub_o, lists_used, (*inputs, emb.path), t, attr))
         runs[len(prepared) - 1] += (t,)
     with output_lock(out_dir, purpose="run", inside=True):
         adopt(out_dir, log)
         reports = {}
         for (attr, sub_o, lists_used, inputs, t), ready in zip(runs, prepared):
-            sub = out_dir / attr.name
+            sub = make_dirs(out_dir, attr.name)  # checked again where it is entered: never through a link
             with output_lock(sub, purpose="run", inside=True) as token:
                 adopt(sub, log)
                 steps = Steps(sub, sub_o.force, log, (*inputs, emb.path), token)

@@ -40,7 +40,8 @@ from .._atomic import atomic_file, check_replaceable, clean_stale_temporaries, r
 from .._provenance import check_stamp, stamp, stamp_problem
 from ..errors import quote
 from ..io.native import NATIVE_FILES as _NATIVE_FILES
-from .outputs import MARKER, PARTIAL, REPORT_FILES, STATE, known_names, steps
+from .._outdir import inside, is_own_file, make_dirs
+from .outputs import MARKER, OWN_NAMES, PARTIAL, REPORT_FILES, STATE, known_names, steps
 
 # A real run_state.json is a few kB (the expansion's added words at most some 100 kB).
 MAX_STATE_BYTES = 16 << 20
@@ -62,9 +63,15 @@ def write_text(path: Path, text: str, inputs=()) -> None:
 
 
 def adopt(out_dir: Path, log) -> None:
-    """Create and mark the output directory, remove stale temporaries, finish an interrupted commit."""
+    """Create and mark the output directory, remove stale temporaries, finish an interrupted commit.
+
+    A link at :data:`PARTIAL`, ``run_state.json`` or the marker is refused here again (the plan
+    refused it before the input was loaded): nothing is cleaned, read or written through it.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
-    if not (out_dir / MARKER).is_file():
+    for name in OWN_NAMES:
+        inside(out_dir, name, directory=name == PARTIAL)
+    if not is_own_file(out_dir / MARKER):
         write_json(out_dir / MARKER, {"written_by": f"embdebias {__version__} run",
                                       "note": "marks this directory as the output of 'embdebias run'"})
     for where in (out_dir, out_dir / PARTIAL):
@@ -77,7 +84,7 @@ def read_state(path: Path) -> tuple[dict, list | None]:
     if not path.exists() and not path.is_symlink():
         return {}, None
     try:
-        if not path.is_file():
+        if not is_own_file(path):  # a link is never read (nor, at the commit, written through)
             raise ValueError("not a regular file")
         size = path.stat().st_size
         if size > MAX_STATE_BYTES:
@@ -212,8 +219,10 @@ class Steps:
         return True
 
     def path(self, name: str, file: str) -> Path:
-        """Where step ``name``'s output ``file`` is: where it was found, or PARTIAL for a new one."""
-        return self.where.get(name, self.partial) / file
+        """Where step ``name``'s output ``file`` is: where it was found, or PARTIAL for a new one
+        (made here if missing, and never through a link: :func:`embdebias._outdir.make_dirs`)."""
+        where = self.where.get(name)
+        return (where if where is not None else make_dirs(self.out_dir, PARTIAL)) / file
 
     def entry(self, name: str) -> dict:
         """The record of step ``name`` as used by this run ({} if it did not run)."""
@@ -224,6 +233,7 @@ class Steps:
 
     def record(self, name: str, key: str, outputs: list[str], seconds: float, extra=None) -> None:
         self.timings[name] = seconds
+        make_dirs(self.out_dir, PARTIAL)
         self.staged[name] = {"key": key, "outputs": outputs, "seconds": seconds, **(extra or {}),
                              "written": stamp(self.partial, outputs, self.token)}
         self.where[name] = self.partial

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .._atomic import atomic_file
+from .._outdir import name_problem
 from ..errors import EmbdebiasError
 from ..metrics.base import to_builtin
 from .model import Cell, Report
@@ -211,4 +212,7 @@ def from_json(path) -> Report:
             raise EmbdebiasError(f"{path}: line {exc.lineno}: invalid JSON ({exc.msg})") from None
     _check(data)
     bulk = data.get("bulk")
+    problem = name_problem(bulk) if bulk else None
+    if problem is not None:  # a file beside the JSON, never a path out of its directory
+        raise EmbdebiasError(f"{path}: bulk: expected the name of the Parquet file beside it ({problem})")
     return from_dict(data, bulk=None if not bulk else path.parent / bulk)

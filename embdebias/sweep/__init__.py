@@ -20,6 +20,8 @@ __all__ = ["ATTRIBUTES", "BASELINE", "SweepConfig", "load_config", "sweep"]
 
 #: Where :func:`sweep` writes unless told otherwise.
 DEFAULT_OUT_DIR = "embdebias-sweep"
+#: The subdirectory of the output directory holding the embeddings of ``save``'s methods.
+SAVED_DIR = "embeddings"
 
 
 def sweep(config, out_dir=DEFAULT_OUT_DIR, *, scheduler: str | None = None, workers: int | None = None,
@@ -57,6 +59,7 @@ def sweep(config, out_dir=DEFAULT_OUT_DIR, *, scheduler: str | None = None, work
     from tqdm.auto import tqdm
 
     from .._lock import output_lock
+    from .._outdir import inside
     from . import run, store, summary
     from .points import make_points
 
@@ -70,7 +73,8 @@ def sweep(config, out_dir=DEFAULT_OUT_DIR, *, scheduler: str | None = None, work
         cfg = with_attributes(cfg, attributes)
     out_dir = Path(out_dir)
     with output_lock(out_dir, purpose="sweep", inside=True):
-        points = make_points(cfg, str((out_dir / "embeddings").resolve()) if cfg.save else None)
+        # the saved embeddings' directory is resolved to an absolute path for the workers: never through a link
+        points = make_points(cfg, str(inside(out_dir, SAVED_DIR, directory=True).resolve()) if cfg.save else None)
         done = store.finished(store.read_points(out_dir))
         todo = [p for p in points if p.key not in done]
         log(f"[sweep] {len(points)} points: {len(points) - len(todo)} already finished, {len(todo)} to run")

@@ -21,18 +21,24 @@
 
 Every problem is one :class:`~embdebias.errors.EmbdebiasError` line naming the key
 (``methods.soft.lam``, ``embeddings[1].path``): an unknown key, method, parameter or
-attribute, an empty grid, a missing file.
+attribute, an empty grid, a missing file, an embedding that is a FIFO or a device; and,
+before the file is parsed or a grid expanded, a file that is not regular or is over
+:data:`MAX_CONFIG_BYTES`, not UTF-8, nested over :data:`MAX_DEPTH`, with an integer beyond
+64 bits, or a sweep of over :data:`MAX_POINTS` points.
 """
 
 from __future__ import annotations
 
 import glob
 import itertools
+import math
 import numbers
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._files import open_regular
 from ..data.attributes import bundled_attributes
 from ..errors import EmbdebiasError
 
@@ -40,6 +46,14 @@ from ..errors import EmbdebiasError
 ATTRIBUTES = tuple(bundled_attributes())
 #: The "method" of a point that evaluates the embedding as it is (every sweep's reference).
 BASELINE = "none"
+
+#: The largest configuration file read (a real one is a few hundred bytes).
+MAX_CONFIG_BYTES = 1 << 20
+#: The deepest nesting of tables and arrays (``methods.soft.lam`` is a list three tables down).
+MAX_DEPTH = 8
+#: The most points a sweep may have (embeddings x attributes x seeds x (1 + each method's grid));
+#: every combination of a method's grid is checked by building its estimator before any work.
+MAX_POINTS = 100_000
 
 _TOP_KEYS = {"embeddings", "attributes", "methods", "suite", "seeds", "bootstrap", "limit", "save", "lists"}
 _EMBEDDING_KEYS = {"path", "label", "order", "limit"}
@@ -78,18 +92,62 @@ class SweepConfig:
 
 
 def load_config(config) -> SweepConfig:
-    """A :class:`SweepConfig` from a TOML path, a dict, or one already made."""
+    """A :class:`SweepConfig` from a TOML path, a dict, or one already made.
+
+    The file is read only if it is a regular file of at most :data:`MAX_CONFIG_BYTES` (a
+    FIFO, a device such as ``/dev/zero`` or a directory is refused without being read) and
+    must be UTF-8 TOML; tables and arrays may nest :data:`MAX_DEPTH` deep and integers must
+    fit in 64 bits; the grid may have :data:`MAX_POINTS` points. Each is one line, before any work.
+    """
     if isinstance(config, SweepConfig):
         return config
     if isinstance(config, dict):
         return parse_config(config, "<dict>", Path.cwd())
     path = Path(config)
+    return parse_config(_read_toml(path), str(path), path.parent)
+
+
+def _read_toml(path: Path) -> dict:
+    """The parsed TOML of the configuration file ``path`` (see :func:`load_config` for the bounds)."""
+    with open_regular(path, EmbdebiasError, "a sweep configuration") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(MAX_CONFIG_BYTES + 1)
+    if max(size, len(data)) > MAX_CONFIG_BYTES:
+        raise EmbdebiasError(f"{path}: {max(size, len(data)):,} bytes; a sweep configuration is at most "
+                             f"{MAX_CONFIG_BYTES:,} bytes")
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EmbdebiasError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); TOML is UTF-8") from None
+    try:
+        parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise EmbdebiasError(f"{path}: not valid TOML: {exc}") from None
-    return parse_config(data, str(path), path.parent)
+    except RecursionError:
+        raise EmbdebiasError(f"{path}: arrays or tables nested more than {MAX_DEPTH} deep") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise EmbdebiasError(f"{path}: an integer too long to read ({str(exc).split(';')[0]}); integers must fit "
+                             f"in 64 bits") from None
+    _check_values(parsed, str(path))
+    return parsed
+
+
+def _check_values(data: dict, source: str) -> None:
+    """Refuse nesting deeper than :data:`MAX_DEPTH` and integers beyond 64 bits, naming the key."""
+    level = [(k, v) for k, v in data.items()]
+    for depth in range(1, MAX_DEPTH + 2):
+        below = []
+        for key, value in level:
+            if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+                _fail(source, key, f"the integer {str(value)[:20]}... does not fit in 64 bits")
+            if isinstance(value, (dict, list)):
+                if depth > MAX_DEPTH:
+                    _fail(source, key, f"arrays or tables nested more than {MAX_DEPTH} deep")
+                items = value.items() if isinstance(value, dict) else enumerate(value)
+                below += [(f"{key}.{k}" if isinstance(value, dict) else f"{key}[{k}]", v) for k, v in items]
+        if not below:
+            return
+        level = below
 
 
 def with_attributes(config: SweepConfig, attributes) -> SweepConfig:
@@ -157,7 +215,8 @@ def parse_config(data: dict, source: str, base: Path) -> SweepConfig:
     embeddings = _embeddings(data.get("embeddings"), source, base)
     attributes = tuple(_attribute(a, source, base, data.get("lists", "published"))
                        for a in _list_of(data, "attributes", source, str, ["gender"]))
-    methods = _methods(data.get("methods", {}), source, DEBIASERS)
+    seeds = _list_of(data, "seeds", source, int, [0])
+    methods = _methods(data.get("methods", {}), source, DEBIASERS, len(embeddings) * len(attributes) * len(seeds))
     suite = _list_of(data, "suite", source, str, None)
     _check_suite(suite, source)
     save = _list_of(data, "save", source, str, None) if data.get("save") not in (None, []) else ()
@@ -171,7 +230,7 @@ def parse_config(data: dict, source: str, base: Path) -> SweepConfig:
         _fail(source, "lists", f"unknown list set {lists!r}; known: {', '.join(wordlists.LIST_SETS)}")
     return SweepConfig(embeddings=embeddings, methods=methods, attributes=attributes,
                        suite=suite if suite is not None else tuple(DEFAULT_SUITE),
-                       seeds=_list_of(data, "seeds", source, int, [0]),
+                       seeds=seeds,
                        bootstrap=_count(data, "bootstrap", source, 200, 0),
                        limit=_count(data, "limit", source, None, 1), save=tuple(save), lists=lists, source=source)
 
@@ -222,17 +281,30 @@ def _expand(path: str, label, order, where: str, source: str, base: Path, defaul
         matches = sorted(glob.glob(str(full)))
         if not matches:
             _fail(source, where, f"the glob {path!r} matches no file")
+        for match in matches:
+            _check_embedding_path(Path(match), source, where)
         return [EmbeddingSpec(m, f"{label or Path(path).name}:{Path(m).name}" if len(matches) > 1 else label or m,
                               i if order is None else order) for i, m in enumerate(matches)]
     if not full.exists():
         _fail(source, where, f"no such file: {full}")
+    _check_embedding_path(full, source, where)
     return [EmbeddingSpec(str(full), label or Path(path).name, order)]
 
 
-def _methods(methods, source: str, debiasers: dict) -> dict:
+def _check_embedding_path(path: Path, source: str, where: str) -> None:
+    """An embedding is a regular file or a directory (the native format); a FIFO or a device is refused
+    now, without being opened, rather than failing (or blocking) every point of it."""
+    if not (path.is_file() or path.is_dir()):
+        _fail(source, where, f"{path} is not a regular file or directory (a FIFO or a device is never read)")
+
+
+def _methods(methods, source: str, debiasers: dict, runs: int) -> dict:
+    """The methods' grids, each combination checked; ``runs`` is the number of (embedding, attribute,
+    seed) runs, each of which has a baseline point and every method's grid."""
     if not isinstance(methods, dict):
         _fail(source, "methods", "expected a table of methods ([methods.NAME])")
     out = {}
+    _check_points(methods, source, runs)
     for name, grid in methods.items():
         where = f"methods.{name}"
         if name not in debiasers:
@@ -246,6 +318,19 @@ def _methods(methods, source: str, debiasers: dict) -> dict:
         for values in _grid_points(out[name]):
             _check_params(debiasers[name], values, f"{source}: {where}")
     return out
+
+
+def _check_points(methods: dict, source: str, runs: int) -> None:
+    """Refuse a sweep of more than :data:`MAX_POINTS` points before any grid is expanded."""
+    sizes = {name: math.prod(len(v) if isinstance(v, list) else 1 for v in grid.values())
+             for name, grid in methods.items() if isinstance(grid, dict)}
+    total = runs * (1 + sum(sizes.values()))
+    if total > MAX_POINTS:
+        largest = max(sizes, key=sizes.get, default=None)
+        detail = f"; methods.{largest}'s grid alone has {sizes[largest]:,}" if largest is not None else ""
+        _fail(source, "methods", f"{total:,} points ({runs:,} embedding x attribute x seed runs of "
+                                 f"{1 + sum(sizes.values()):,} points each{detail}); a sweep has at most "
+                                 f"{MAX_POINTS:,}")
 
 
 def _grid_points(params: dict):

@@ -116,8 +116,10 @@ def _debiased(point, emb, subspace, attr):
         return debiaser.lazy_transform(emb, name=point.method)
     from ..debias.api import transform_to_file
 
-    out = os.path.join(point.save_dir, point.key)
-    os.makedirs(point.save_dir, exist_ok=True)
+    from .._outdir import make_dirs
+
+    saved = make_dirs(os.path.dirname(point.save_dir), os.path.basename(point.save_dir))  # never through a link
+    out = os.path.join(saved, point.key)
     return transform_to_file(debiaser, emb, out, "native")
 
 

@@ -53,6 +53,18 @@ def to_frame(records):
     return frame
 
 
+def failure_reasons(frame) -> list[tuple[int, str]]:
+    """``(points, error)`` of each distinct error of the failed points of ``frame``, the commonest
+    first (ties in the table's order); an error is kept to its first line."""
+    per_point = frame.drop_duplicates("key")
+    errors = [str(e).strip().splitlines()[0] if str(e).strip() else "(no message)"
+              for e in per_point["error"] if e is not None and e == e]
+    counts: dict = {}
+    for error in errors:
+        counts[error] = counts.get(error, 0) + 1
+    return sorted(((n, e) for e, n in counts.items()), key=lambda item: -item[0])
+
+
 def write_tables(frame, out_dir) -> list[Path]:
     out_dir = Path(out_dir)
     paths = [out_dir / "sweep.parquet", out_dir / "sweep.csv"]
