@@ -68,7 +68,7 @@ def run_score(args, say) -> int:
         options.setdefault("options", {}).setdefault("bat", {})["sembias"] = args.sembias
     reports = {a.name if args.attribute else None:
                evaluate(embeddings, random_state=args.random_state, strict=args.strict, max_missing=args.max_missing,
-                        lists=args.lists, attribute=a, **options)
+                        min_share=args.min_share, lists=args.lists, attribute=a, **options)
                for a in attrs}
     text = _text(reports, args.json)
     if args.out:
