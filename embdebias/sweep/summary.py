@@ -29,11 +29,14 @@ from .config import BASELINE
 
 #: The table's columns, in order (then the bookkeeping ones).
 COLUMNS = ["embedding", "label", "order", "attribute", "method", "parameters", "metric", "test", "statistic",
-           "value", "ci_low", "ci_high", "n_scored", "seed", "versions", "limit", "key", "error", "seconds", "worker"]
+           "value", "ci_low", "ci_high", "n_scored", "outcome", "share", "reference", "seed", "versions", "limit",
+           "key", "error", "seconds", "worker"]
 #: The trade-off's axes, the first (metric, test, statistic) the sweep has of each.
 BIAS_AXES = (("direct_bias", "professions", "direct_bias_original"), ("weat", None, "effect_size"),
              ("rnsb", None, "rnsb"), ("ect", None, "spearman"))
 QUALITY_AXES = (("similarity", None, "spearman"), ("analogy", None, "accuracy"))
+#: The columns a point's rows give (the others are the point's).
+ROW_KEYS = ("metric", "test", "statistic", "value", "ci_low", "ci_high", "n_scored", "outcome", "share", "reference")
 FIGURES = ("tradeoff.png", "parameters.png", "trends.png", "rankings.png")
 
 
@@ -43,12 +46,11 @@ def to_frame(records):
 
     rows = []
     for r in records:
-        meta = {k: r.get(k) for k in COLUMNS if k not in ("metric", "test", "statistic", "value", "ci_low",
-                                                          "ci_high", "n_scored")}
+        meta = {k: r.get(k) for k in COLUMNS if k not in ROW_KEYS}
         for row in r.get("rows") or [{}]:
             rows.append({**meta, **row})
     frame = pd.DataFrame.from_records(rows, columns=COLUMNS)
-    for col in ("value", "ci_low", "ci_high", "n_scored", "order", "seconds", "limit"):
+    for col in ("value", "ci_low", "ci_high", "n_scored", "share", "order", "seconds", "limit"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce")
     return frame
 
