@@ -16,6 +16,8 @@ import pytest
 SLOW_MODULES = {
     "test_run.py", "test_run_locks.py", "test_outputs_safety.py", "test_locks.py", "test_fuzz.py",
     "test_benchmarks_smoke.py", "test_golden.py",
+    # a run and a sweep of the same methods (the smallest check: about 40 s on a shared machine)
+    "test_sweep_agrees_with_run.py",
 }
 
 # Single tests (a parametrized test by its name: every parameter).
