@@ -343,6 +343,25 @@ def _add_aggregates(report: Report, samples: dict, n_boot: int, level: float, se
             report.aggregates.append(to_builtin(entry))
 
 
+def _progress(progress, total: int):
+    """``(tick, bar)``: what is called before each metric of each column, and the tqdm bar to close
+    (``progress`` True: a bar named after the metric and column running; a callable: itself)."""
+    if progress is None or progress is False:
+        return None, None
+    if callable(progress):
+        return progress, None
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, desc="[evaluate]", unit="metric", leave=False)
+
+    def tick(name: str, metric: str) -> None:
+        if bar.n or bar.postfix:  # the previous metric is done
+            bar.update(1)
+        bar.set_postfix_str(f"{name}: {metric}")
+
+    return tick, bar
+
+
 def _check_moved(kwargs: dict) -> None:
     """A keyword ``evaluate`` no longer takes: say which metric's option it is now."""
     for key in kwargs:
@@ -550,8 +569,9 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         Coverage of the intervals.
     strict : bool, default False
         Raise on the first unit that cannot be scored instead of leaving it empty.
-    progress : callable, optional
-        Called as ``progress(embedding_name, metric)`` before each metric runs.
+    progress : bool or callable, optional
+        True: a progress bar (tqdm, on stderr) over the columns' metrics; a callable is called as
+        ``progress(embedding_name, metric)`` before each metric runs.
     attribute : str, path or Attribute, optional
         The protected attribute measured: a bundled name (``"gender"``, ``"race"``,
         ``"religion"``), a user's JSON file or an :class:`~embdebias.data.attributes.Attribute`;
@@ -601,13 +621,18 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         report.labels[metric.name] = dict(metric.statistics)
     samples: dict = {}
     raised: list = []
-    for name, emb in named.items():
-        report.details.setdefault(name, {})
-        for metric in metrics:
-            if progress is not None:
-                progress(name, metric.name)
-            for unit in metric.units(ctx):
-                _score_unit(report, metric, name, emb, unit, ctx, strict, samples, raised)
+    tick, bar = _progress(progress, len(named) * len(metrics))
+    try:
+        for name, emb in named.items():
+            report.details.setdefault(name, {})
+            for metric in metrics:
+                if tick is not None:
+                    tick(name, metric.name)
+                for unit in metric.units(ctx):
+                    _score_unit(report, metric, name, emb, unit, ctx, strict, samples, raised)
+    finally:
+        if bar is not None:
+            bar.close()
     _warn_once(raised, report.embeddings)
     _warn_unscored(report)
     if bootstrap:

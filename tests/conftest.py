@@ -22,6 +22,7 @@ SLOW_MODULES = {
 
 # Single tests (a parametrized test by its name: every parameter).
 SLOW_TESTS = {
+    "test_progress.py::test_evaluate_shows_a_bar_over_the_columns_metrics",
     "test_readme.py::test_python_snippet_runs",
     "test_readme.py::test_extrinsic_snippet_of_the_docs_runs",
     "test_debiaser_table.py::test_soft_takes_its_moments_from_hards_pass",
