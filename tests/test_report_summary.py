@@ -300,3 +300,18 @@ def test_a_familys_row_is_its_most_significant_test(emb):
     chosen = informative_test(r, "weat", "effect_size", tests)
     assert r.value("weat", chosen, "p_value") == min(r.value("weat", t, "p_value") for t in tests)
     assert ("weat", chosen, "effect_size", "0") in [tuple(x) for x in headline_rows(r)]
+
+
+def test_a_method_whose_median_share_is_under_the_minimum_is_said_to_make_small_changes():
+    from embdebias.report import Report
+    from embdebias.report.summary import changed_text, ranked_methods
+
+    r = Report(["original", "ran", "hard"], params={"min_share": {"direct_bias": 0.10, "ect": 0.10}})
+    for emb, share, outcome in (("ran", 0.03, "small change"), ("hard", 0.9, "improved")):
+        for metric in ("direct_bias", "ect"):
+            r.comparisons.append({**_comparison(outcome, share), "embedding": emb, "metric": metric})
+    assert ranked_methods(r) == ["hard", "ran"]  # most bias removed first
+    assert "'ran'" not in changed_text(r, "hard")
+    assert changed_text(r, "ran").startswith("removed a median 3 % of the bias over 2 families -- its changes are "
+                                            "small (under the 10 % minimum)")
+    assert "its changes are small" not in changed_text(r, "hard")

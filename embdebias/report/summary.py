@@ -239,8 +239,13 @@ def changed_text(report, emb: str) -> str | None:
     fam = sorted({metric_of(c["metric"]).title for c in n["worse"]})
     head = (f"removed a median {percent(removed['median'])} of the bias over {len(removed['families'])} families"
             if removed else "changed")
-    small = " -- its changes are small" if not n["improved"] and n["small change"] else \
-        (" -- no change beyond the noise" if not n["improved"] and not n["worse"] else "")
+    floor = min((report.params.get("min_share") or {}).values(), default=0.0)
+    if removed and removed["median"] < floor:  # the method as a whole: under the smallest minimum share
+        small = f" -- its changes are small (under the {percent(floor)} minimum)"
+    elif not n["improved"]:
+        small = " -- its changes are small" if n["small change"] else " -- no change beyond the noise"
+    else:
+        small = ""
     return (f"{head}{small} (fairer on {len(n['improved'])} of {len(comps)} bias numbers, small changes on "
             f"{len(n['small change'])}, less fair on {len(n['worse'])}" + (f": {', '.join(fam)}" if fam else "") + ")")
 
@@ -303,7 +308,9 @@ def quality_losses(report, emb: str) -> list[dict]:
     original's number)."""
     out = []
     for c in report.comparisons:
-        if c["embedding"] != emb or stat_kind(c["metric"], c["statistic"]) != "quality":
+        # the quality tests (similarity, analogy): a bias metric's own quality number (BAT's
+        # Definition) is shown in its row, not taken for the embedding's quality
+        if c["embedding"] != emb or metric_of(c["metric"]).kind != "quality":
             continue
         ref, value = c["reference_value"], c["value"]
         if ref is None or value is None or not ref:
@@ -328,8 +335,9 @@ def worst_loss_text(report, emb: str) -> str | None:
         w["high"] is not None and w["low"] == w["low"] else ""
     word = {"worse": "a loss beyond the noise", "improved": "better beyond the noise"}.get(w["outcome"],
                                                                                           "within the noise")
+    digits = 1 if abs(w["relative"]) < 0.01 else 0
     text = (f"{w['label']} {w['reference_value']:.3f} -> {w['value']:.3f} "
-            f"({100 * w['relative']:+.0f} %{interval}, {word})")
+            f"({100 * w['relative']:+.{digits}f} %{interval}, {word})")
     others = [q["label"] for q in losses[1:] if q["outcome"] == "worse"]
     return text + (f"; also worse beyond the noise: {', '.join(others)}" if others else "")
 
