@@ -315,3 +315,18 @@ def test_a_method_whose_median_share_is_under_the_minimum_is_said_to_make_small_
     assert changed_text(r, "ran").startswith("removed a median 3 % of the bias over 2 families -- its changes are "
                                             "small (under the 10 % minimum)")
     assert "its changes are small" not in changed_text(r, "hard")
+
+
+def test_the_choosing_page_quotes_the_reports_own_protocol():
+    from pathlib import Path
+
+    from embdebias.evaluate import DEFAULT_SUITE
+    from embdebias.metrics import METRICS
+    from embdebias.report import Report
+    from embdebias.report.summary import summary_table
+
+    r = Report(["original", "x"], params={"min_share": {n: METRICS[n].min_share for n in DEFAULT_SUITE}})
+    for emb, value in (("original", 0.2), ("x", 0.1)):
+        r.add(emb, "direct_bias", "professions", "direct_bias_original", value)
+    page = Path(__file__).resolve().parent.parent / "docs" / "user_guide" / "debiasers" / "choosing.md"
+    assert "> " + summary_table(r)[-1] in page.read_text(encoding="utf-8")
