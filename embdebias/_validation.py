@@ -96,6 +96,8 @@ POSITIVE = at_least(1)
 NONNEGATIVE = Rule(float, lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0")
 #: A fraction in [0, 1].
 FRACTION = Rule(float, lambda v: 0 <= v <= 1, "a number in [0, 1]")
+#: A share in [0, 1): the smallest share of bias removed that counts as fairer.
+SHARE = Rule(float, lambda v: 0 <= v < 1, "a number in [0, 1)")
 #: A target precision in (0, 1], or none (the SVM's own rule).
 PRECISION_TARGET = Rule(float, lambda v: 0 < v <= 1, "a number in (0, 1] or none", {"none": None})
 #: How many of the most frequent words to label: a count, "n_train" or "all".

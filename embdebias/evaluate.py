@@ -235,7 +235,40 @@ def _warn_unscored(report: Report) -> None:
                       UnscoredWarning, stacklevel=3)
 
 
-def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, seed) -> None:
+def _min_shares(min_share, metrics) -> dict:
+    """``{metric: the smallest share of bias removed that counts as fairer}``: each metric's own
+    :attr:`~embdebias.metrics.Metric.min_share`, or ``min_share`` for every one (a number in [0, 1))."""
+    if min_share is not None and (isinstance(min_share, bool) or not isinstance(min_share, numbers.Real)
+                                  or not 0.0 <= float(min_share) < 1.0):
+        raise EmbdebiasError(f"evaluate: min_share must be a number in [0, 1) (a share of the original's bias), "
+                             f"got {min_share!r}")
+    return {m.name: float(m.min_share if min_share is None else min_share) for m in metrics}
+
+
+def _fair_value(metric: str, stat: str, sample: Sample, chance: float):
+    """The fair value a bias row's share is measured from: the metric's declaration, else 0 for a
+    statistic whose sample reads "lower" or "zero" (a "higher" one without a declared value has none)."""
+    metric_obj = get_metric(metric) if metric in METRICS else None
+    if metric_obj is not None and metric_obj.direction(stat) is not None:
+        return metric_obj.fair_value(stat, chance)
+    if metric_obj is not None and metric_obj.kind == "quality":
+        return None
+    return 0.0 if sample.fairer in ("lower", "zero") else None
+
+
+def sized_outcome(change: dict, min_share: float) -> dict:
+    """A paired change whose outcome also weighs its size: beyond the noise but removing (or adding)
+    less than ``min_share`` of the original's bias is "small change" (see
+    ``docs/user_guide/p_values_and_intervals.md``); a change without a share keeps its outcome."""
+    share = change.get("share")
+    if share is None or share != share or change["outcome"] not in ("improved", "worse"):
+        return change
+    big = share >= min_share if change["outcome"] == "improved" else share <= -min_share
+    return change if big else {**change, "outcome": "small change"}
+
+
+def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, seed,
+                     min_shares: dict | None = None) -> None:
     """Bootstrap intervals of every sampled statistic, and paired comparisons with the first column.
 
     Each interval and comparison draws from its own generator (:func:`resample_rng`, seeded
@@ -243,16 +276,22 @@ def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, s
     position or the other columns), so a column's numbers do not depend on the company it
     keeps, :func:`~embdebias.metrics.weat` with the same seed gives the same interval, and
     every paired comparison of a row draws the same resamples of the common items for the
-    reference and the other column.
+    reference and the other column. A bias row's comparison also gives the share of the
+    reference's bias removed, and its outcome weighs it (:func:`sized_outcome`, ``min_shares``).
     """
+    from .metrics.residual import chance_level
+
     reference = report.embeddings[0]
+    chance = chance_level(report)
     for (emb, metric, test, stat), sample in samples.items():
         lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, metric, test, stat), level)
         report.set_interval(emb, metric, test, stat, lo, hi)
         ref = samples.get((reference, metric, test, stat))
         if emb == reference or ref is None:
             continue
-        change = paired_change(ref, sample, n_boot, resample_rng(seed, "paired", metric, test, stat), level)
+        change = paired_change(ref, sample, n_boot, resample_rng(seed, "paired", metric, test, stat), level,
+                               fair_value=_fair_value(metric, stat, sample, chance))
+        change = sized_outcome(change, (min_shares or {}).get(metric, 0.0))
         report.comparisons.append({
             "embedding": emb, "reference": reference, "metric": metric, "test": test, "statistic": stat,
             "reference_value": report.value(metric, test, stat, reference),
@@ -279,7 +318,8 @@ def mean_bias_sample(parts: dict) -> Sample:
     return Sample(groups, stat, fairer="lower")
 
 
-def _add_aggregates(report: Report, samples: dict, n_boot: int, level: float, seed) -> None:
+def _add_aggregates(report: Report, samples: dict, n_boot: int, level: float, seed,
+                    min_shares: dict | None = None) -> None:
     """:data:`AGGREGATES` of every column: value, interval and paired change from the first column
     (on the tests both scored); each from its own seeded stream, as every row's."""
     reference = report.embeddings[0]
@@ -297,7 +337,8 @@ def _add_aggregates(report: Report, samples: dict, n_boot: int, level: float, se
             if emb != reference and common:
                 change = paired_change(mean_bias_sample({t: per[reference][t] for t in common}),
                                        mean_bias_sample({t: parts[t] for t in common}), n_boot,
-                                       resample_rng(seed, "aggregate-paired", name), level)
+                                       resample_rng(seed, "aggregate-paired", name), level, fair_value=0.0)
+                change = sized_outcome(change, (min_shares or {}).get(metric, 0.0))
                 entry.update({f"change_{k}" if k in ("ci_low", "ci_high") else k: v for k, v in change.items()})
             report.aggregates.append(to_builtin(entry))
 
@@ -311,6 +352,25 @@ def _retest(named: dict, ctx: EvalContext) -> dict:
                            lists=ctx.lists, lowercase=ctx.lowercase, random_state=ctx.random_state)
     except EmbdebiasError as exc:
         return {"note": str(exc)}
+
+
+def _progress(progress, total: int):
+    """``(tick, bar)``: what is called before each metric of each column, and the tqdm bar to close
+    (``progress`` True: a bar named after the metric and column running; a callable: itself)."""
+    if progress is None or progress is False:
+        return None, None
+    if callable(progress):
+        return progress, None
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, desc="[evaluate]", unit="metric", leave=False)
+
+    def tick(name: str, metric: str) -> None:
+        if bar.n or bar.postfix:  # the previous metric is done
+            bar.update(1)
+        bar.set_postfix_str(f"{name}: {metric}")
+
+    return tick, bar
 
 
 def _check_moved(kwargs: dict) -> None:
@@ -483,7 +543,7 @@ def _one_attribute(value, lists: str):
 def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None, direction_name: str | None = None,
              random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
-             progress=None, attribute="gender", trust: bool = True, retest: bool = False,
+             progress=None, attribute="gender", min_share=None, trust: bool = True, retest: bool = False,
              **moved) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
@@ -521,8 +581,9 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         Coverage of the intervals.
     strict : bool, default False
         Raise on the first unit that cannot be scored instead of leaving it empty.
-    progress : callable, optional
-        Called as ``progress(embedding_name, metric)`` before each metric runs.
+    progress : bool or callable, optional
+        True: a progress bar (tqdm, on stderr) over the columns' metrics; a callable is called as
+        ``progress(embedding_name, metric)`` before each metric runs.
     attribute : str, path or Attribute, optional
         The protected attribute measured: a bundled name (``"gender"``, ``"race"``,
         ``"religion"``), a user's JSON file or an :class:`~embdebias.data.attributes.Attribute`;
@@ -530,6 +591,11 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         is the metrics that can measure it (:meth:`~embdebias.metrics.Metric.supports`), WEAT
         on the attribute's own bundled tests, and its ``subspace`` is fitted on its defining
         sets in the first column (:func:`~embdebias.metrics.base.attribute_subspace`).
+    min_share : float, optional
+        The smallest share of the first column's bias a change beyond the noise must remove
+        (add) to be "improved" ("worse"); a smaller one is "small change". Default: each
+        metric's :attr:`~embdebias.metrics.Metric.min_share` (recorded in the report's
+        parameters); 0 counts every change beyond the noise.
     trust : bool, default True
         Also say how far to trust the numbers (:attr:`Report.trust`, :mod:`embdebias.metrics.trust`):
         the seed-word band of every word-set statistic, Cronbach's alpha across the base pairs,
@@ -567,27 +633,34 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         ctx.opts(name)
     report = Report(list(named))
     report.params = _params(metrics, ctx, bootstrap=bootstrap, level=level, strict=strict)
+    shares = _min_shares(min_share, metrics)
+    report.params["min_share"] = shares
     for metric in metrics:
         report.data[metric.name] = metric.data(ctx)
         report.legends[metric.name] = metric.legend_for(ctx)
         report.labels[metric.name] = dict(metric.statistics)
     samples: dict = {}
     raised: list = []
-    for name, emb in named.items():
-        report.details.setdefault(name, {})
-        for metric in metrics:
-            if progress is not None:
-                progress(name, metric.name)
-            for unit in metric.units(ctx):
-                _score_unit(report, metric, name, emb, unit, ctx, strict, samples, raised)
+    tick, bar = _progress(progress, len(named) * len(metrics))
+    try:
+        for name, emb in named.items():
+            report.details.setdefault(name, {})
+            for metric in metrics:
+                if tick is not None:
+                    tick(name, metric.name)
+                for unit in metric.units(ctx):
+                    _score_unit(report, metric, name, emb, unit, ctx, strict, samples, raised)
+    finally:
+        if bar is not None:
+            bar.close()
     _warn_once(raised, report.embeddings)
     _warn_unscored(report)
     if bootstrap:
         from ._threads import one_thread
 
         with one_thread():  # thousands of small products (resamples x items)
-            _add_uncertainty(report, samples, int(bootstrap), float(level), random_state)
-            _add_aggregates(report, samples, int(bootstrap), float(level), random_state)
+            _add_uncertainty(report, samples, int(bootstrap), float(level), random_state, shares)
+            _add_aggregates(report, samples, int(bootstrap), float(level), random_state, shares)
             if trust:
                 from .metrics.trust import assess
 

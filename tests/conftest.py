@@ -32,6 +32,8 @@ SLOW_MODULES = {
     "test_run.py", "test_run_locks.py", "test_outputs_safety.py", "test_locks.py", "test_fuzz.py",
     "test_benchmarks_smoke.py", "test_golden.py",
     "test_sweep_dask.py",  # dask clusters of worker processes
+    # a run and a sweep of the same methods (the smallest check: about 40 s on a shared machine)
+    "test_sweep_agrees_with_run.py",
 }
 
 # Single tests (a parametrized test by its name: every parameter; with its id in brackets: that one).
@@ -41,6 +43,7 @@ SLOW_TESTS = {
     "test_trust.py::test_cli_score_with_a_lexicon_and_bad_lexicon",
     "test_trust.py::test_evaluate_trust_section_and_json_round_trip",
     "test_trust.py::test_trust_off_leaves_no_section",
+    "test_progress.py::test_evaluate_shows_a_bar_over_the_columns_metrics",
     "test_readme.py::test_python_snippet_runs",
     "test_readme.py::test_extrinsic_snippet_of_the_docs_runs",
     "test_debiaser_table.py::test_soft_takes_its_moments_from_hards_pass",

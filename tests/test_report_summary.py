@@ -52,10 +52,11 @@ def test_debiased_columns_say_what_changed_beyond_the_noise_and_at_what_cost(emb
     sentences = opening_sentences(r)
     assert len(sentences) <= 5
     bias = [c for c in r.comparisons if c["embedding"] == "hard" and c["metric"] != "similarity"
-            and c["outcome"] != "not comparable"]
+            and c["statistic"] != "definition" and c["outcome"] != "not comparable"]
     improved = sum(c["outcome"] == "improved" for c in bias)
-    assert f"'hard' is fairer beyond the noise on {improved} of {len(bias)} bias numbers" in sentences[1]
-    assert sentences[-1].startswith("**What did it cost?** 'hard': wordsim353 Spearman rho ")
+    assert sentences[1].startswith("**Which removed the most bias?**")
+    assert f"(fairer on {improved} of {len(bias)} bias numbers" in sentences[1]
+    assert sentences[-1].startswith("**What did it cost?** The worst quality test kept: 'hard': ")
     # quality has intervals and paired changes like every bias number
     assert r.interval("similarity", "wordsim353", "spearman", "hard") is not None
     assert any(c["metric"] == "similarity" for c in r.comparisons)
@@ -221,3 +222,111 @@ def test_a_run_with_quality_but_no_bias_number_is_unscorable():
     quality_only = Report(["e"])
     quality_only.add("e", "similarity", "wordsim353", "spearman", 0.5)
     assert scored(quality_only)
+
+
+def _comparison(outcome, share, **extra):
+    return {"embedding": "m", "reference": "original", "metric": "direct_bias", "test": "professions",
+            "statistic": "direct_bias_original", "reference_value": 0.2, "value": 0.2 * (1 - share),
+            "change": -0.2 * share, "ci_low": -0.01, "ci_high": -0.001, "outcome": outcome, "n_items": 300,
+            "share": share, "share_ci_low": share - 0.01, "share_ci_high": share + 0.01, **extra}
+
+
+@pytest.mark.parametrize("share, expected", [(0.03, "small change"), (0.10, "improved"), (0.5, "improved")])
+def test_a_change_beyond_the_noise_is_fairer_only_from_the_minimum_share(share, expected):
+    from embdebias.evaluate import sized_outcome
+
+    assert sized_outcome(_comparison("improved", share), 0.10)["outcome"] == expected
+    # a bias added: less fair only from the same share
+    added = sized_outcome(_comparison("worse", -share), 0.10)["outcome"]
+    assert added == {"improved": "worse"}.get(expected, expected)
+    # within the noise stays within the noise, whatever its size
+    assert sized_outcome(_comparison("no significant change", share), 0.10)["outcome"] == "no significant change"
+
+
+def test_the_share_removed_and_its_interval_come_from_the_same_resamples(emb):
+    from embdebias.debias import make_debiaser
+
+    soft = make_debiaser("soft").fit(emb).transform(emb)
+    r = evaluate({"original": emb, "soft": soft}, ["direct_bias", "ect"], bootstrap=200)
+    zero = evaluate({"original": emb, "soft": soft}, ["direct_bias", "ect"], bootstrap=200, min_share=0.0)
+    assert r.params["min_share"] == {"direct_bias": 0.10, "ect": 0.10}
+    for c, c0 in zip(r.comparisons, zero.comparisons):
+        metric = c["metric"]
+        fair = 1.0 if metric == "ect" else 0.0  # ECT's Spearman rho is fair at 1
+        ref_bias = fair - c["reference_value"] if metric == "ect" else c["reference_value"]
+        assert c["share"] == pytest.approx(-c["change"] / ref_bias)
+        assert c["share_ci_low"] <= c["share"] <= c["share_ci_high"]
+        assert (c["change"], c["ci_low"], c["ci_high"]) == (c0["change"], c0["ci_low"], c0["ci_high"])
+        if c0["outcome"] == "improved" and c["share"] < 0.10:
+            assert c["outcome"] == "small change"
+        else:
+            assert c["outcome"] == c0["outcome"]
+
+
+def test_min_share_is_checked():
+    from embdebias.errors import EmbdebiasError
+
+    with pytest.raises(EmbdebiasError, match="min_share must be a number in \\[0, 1\\)"):
+        evaluate({"e": synthetic_embedding(n_filler=100)}, ["direct_bias"], bootstrap=0, min_share=1.5)
+
+
+def test_every_direction_is_declared_once_in_the_headline():
+    from embdebias.metrics import METRICS
+
+    bat, ect, res = METRICS["bat"], METRICS["ect"], METRICS["residual"]
+    assert bat.is_quality("definition") and bat.direction("definition") == "higher"
+    assert not bat.is_quality("stereotype") and bat.fair_value("stereotype") == 0.0
+    assert ect.direction("spearman") == "higher" and ect.fair_value("spearman") == 1.0
+    assert ect.bias_magnitude("spearman", 0.8) == pytest.approx(0.2)
+    assert res.fair_value("cluster_accuracy", chance=1 / 3) == pytest.approx(1 / 3)
+    assert METRICS["weat"].direction("effect_size") == "zero"
+    assert METRICS["weat"].bias_magnitude("effect_size", -0.7) == pytest.approx(0.7)
+    assert METRICS["analogy"].is_quality("accuracy") and METRICS["analogy"].fair_value("accuracy") is None
+
+
+def test_is_it_biased_counts_every_family_with_a_test(emb):
+    r = evaluate({"mine": emb}, ["weat", "direct_bias", "ect", "rnsb", "bat"], bootstrap=100, options=OPTS)
+    first = opening_sentences(r)[0]
+    for family in ("WEAT (", "Direct bias (", "ECT (", "RNSB (", "BAT ("):
+        assert family in first, family
+    assert " of 5 test families" in first
+
+
+def test_a_familys_row_is_its_most_significant_test(emb):
+    from embdebias.report.summary import informative_test
+
+    r = evaluate({"mine": emb}, ["weat"], bootstrap=0, options=OPTS)
+    tests = [t for (m, t, s) in r.rows if m == "weat" and s == "p_value"]
+    chosen = informative_test(r, "weat", "effect_size", tests)
+    assert r.value("weat", chosen, "p_value") == min(r.value("weat", t, "p_value") for t in tests)
+    assert ("weat", chosen, "effect_size", "0") in [tuple(x) for x in headline_rows(r)]
+
+
+def test_a_method_whose_median_share_is_under_the_minimum_is_said_to_make_small_changes():
+    from embdebias.report import Report
+    from embdebias.report.summary import changed_text, ranked_methods
+
+    r = Report(["original", "ran", "hard"], params={"min_share": {"direct_bias": 0.10, "ect": 0.10}})
+    for emb, share, outcome in (("ran", 0.03, "small change"), ("hard", 0.9, "improved")):
+        for metric in ("direct_bias", "ect"):
+            r.comparisons.append({**_comparison(outcome, share), "embedding": emb, "metric": metric})
+    assert ranked_methods(r) == ["hard", "ran"]  # most bias removed first
+    assert "'ran'" not in changed_text(r, "hard")
+    assert changed_text(r, "ran").startswith("removed a median 3 % of the bias over 2 families -- its changes are "
+                                            "small (under the 10 % minimum)")
+    assert "its changes are small" not in changed_text(r, "hard")
+
+
+def test_the_choosing_page_quotes_the_reports_own_protocol():
+    from pathlib import Path
+
+    from embdebias.evaluate import DEFAULT_SUITE
+    from embdebias.metrics import METRICS
+    from embdebias.report import Report
+    from embdebias.report.summary import summary_table
+
+    r = Report(["original", "x"], params={"min_share": {n: METRICS[n].min_share for n in DEFAULT_SUITE}})
+    for emb, value in (("original", 0.2), ("x", 0.1)):
+        r.add(emb, "direct_bias", "professions", "direct_bias_original", value)
+    page = Path(__file__).resolve().parent.parent / "docs" / "user_guide" / "debiasers" / "choosing.md"
+    assert "> " + summary_table(r)[-1] in page.read_text(encoding="utf-8")

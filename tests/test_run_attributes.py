@@ -129,7 +129,8 @@ def test_a_run_of_several_attributes_has_a_section_and_verdict_lines_for_each(sm
     assert md.startswith("# embdebias report: small.txt -- 2 attributes (gender, sex)")
     for attr in ("gender", "sex"):
         for method in ("soft", "hard"):
-            assert f"- **{attr}, {method}**: fairer beyond the noise on " in md
+            line = next(x for x in md.splitlines() if x.startswith(f"- **{attr}, {method}**: "))
+            assert " bias numbers, small changes on " in line
         assert f"## {attr} (female, male)" in md and f"[{attr}/report.md]({attr}/report.md)" in md
         assert (out / attr / "report.md").is_file() and (out / attr / "hard.embd").is_dir()
     assert "### Methods compared" in md
@@ -317,8 +318,14 @@ def test_summary_shows_chance_of_k_groups_and_says_when_nothing_tests_significan
         r.add(emb, "residual", "colour", "classification_accuracy", *acc)
     table = "\n".join(summary_table(r))
     assert "| 0.33 (chance) |" in table and "| 0.5 |" not in table
+    # the residual tests are a test family (issue 31): an accuracy interval above chance (1/3) is bias
     sentence = _biased_sentence(r)
-    assert sentence.startswith("**Is 'original' biased by colour? Not tested**")
+    assert sentence.startswith("**Is 'original' biased by colour? Yes**: 1 of 1 test families")
+    assert "cluster_accuracy 0.33" in sentence
+    # a family without an interval tests nothing
+    bare = Report(["original"], params={"groups": ["a", "b", "c"], "attribute": "colour"})
+    bare.add("original", "residual", "colour", "cluster_accuracy", 0.99)
+    assert _biased_sentence(bare).startswith("**Is 'original' biased by colour? Not tested**")
 
 
 def test_methods_all_for_three_groups_runs_the_methods_that_can(tmp_path):

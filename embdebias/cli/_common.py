@@ -104,10 +104,11 @@ def lists_opt(p):
 
 
 def scoring_opts(p, *, strict: bool = True):
-    """``--max-missing`` (one default everywhere: RunOptions') and, with ``strict``, ``--strict``."""
+    """``--max-missing`` (one default everywhere: RunOptions') and, with ``strict`` (a command that
+    scores: its verdict), ``--min-share`` and ``--strict``."""
     from ..pipeline.options import add_arguments
 
-    add_arguments(p, names=("max_missing", "strict") if strict else ("max_missing",))
+    add_arguments(p, names=("max_missing", "min_share", "strict") if strict else ("max_missing",))
 
 
 def attribute_opt(p, *, several: bool = False):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from ..pipeline.options import add_arguments
 from ._common import attribute_opt, force_opt, input_opts, lists_opt, load_many, prepare_output, scoring_opts
@@ -93,7 +94,8 @@ def run_score(args, say) -> int:
     add_lexicons(options, args.lexicon or ())
     reports = {a.name if args.attribute else None:
                evaluate(embeddings, random_state=args.random_state, strict=args.strict, max_missing=args.max_missing,
-                        lists=args.lists, attribute=a, **options)
+                        min_share=args.min_share, lists=args.lists, attribute=a,
+                        progress=not args.quiet and sys.stderr.isatty(), **options)
                for a in attrs}
     text = _text(reports, args.json)
     if args.out:

@@ -109,12 +109,19 @@ def bootstrap_interval(sample: Sample, n_boot: int, rng: np.random.Generator,
 
 
 def paired_change(reference: Sample, other: Sample, n_boot: int, rng: np.random.Generator,
-                  level: float = 0.95) -> dict:
+                  level: float = 0.95, fair_value: float | None = None) -> dict:
     """Change of the bias from ``reference`` to ``other`` on the items both have.
 
     Returns ``{"change", "ci_low", "ci_high", "outcome", "n_items"}``: the change of the
     bias magnitude (negative: fairer), its paired-bootstrap interval, and ``outcome``
     "improved", "worse" or "no significant change" (the interval contains 0).
+
+    With ``fair_value`` (the value of no bias: 0 for a "lower" or "zero" statistic, ECT's 1 for
+    its "higher" correlation), also ``"share"``, ``"share_ci_low"``, ``"share_ci_high"``: the share
+    of the reference's bias removed, ``-change / bias(reference)`` with the bias measured from
+    ``fair_value`` (1: all of it; negative: bias added), and its interval over the SAME resamples
+    as the change's, each resample's change divided by that resample's reference bias (so the
+    change's interval and outcome are those without ``fair_value``).
     """
     pos_ref, pos_other, n_items = {}, {}, 0
     for g, keys in reference.groups.items():
@@ -125,20 +132,37 @@ def paired_change(reference: Sample, other: Sample, n_boot: int, rng: np.random.
         n_items += len(common)
     full = {g: np.arange(len(p))[None, :] for g, p in pos_ref.items()}
     with np.errstate(all="ignore"):
-        change = _bias_change(reference, other, pos_ref, pos_other, full)[0]
-    diffs = _resampled({g: len(p) for g, p in pos_ref.items()}, n_boot, rng,
-                       lambda draws: _bias_change(reference, other, pos_ref, pos_other, draws))
-    lo, hi = _interval(diffs, level)
+        change, ref_bias = _bias_change(reference, other, pos_ref, pos_other, full)[0]
+    both = _resampled({g: len(p) for g, p in pos_ref.items()}, n_boot, rng,
+                      lambda draws: _bias_change(reference, other, pos_ref, pos_other, draws))
+    both = both.reshape(-1, 2)
+    lo, hi = _interval(both[:, 0], level)
     outcome = ("improved" if hi < 0 else "worse" if lo > 0 else "no significant change") \
         if np.isfinite(lo) else "not comparable"
-    return {"change": float(change), "ci_low": lo, "ci_high": hi, "outcome": outcome, "n_items": n_items}
+    out = {"change": float(change), "ci_low": lo, "ci_high": hi, "outcome": outcome, "n_items": n_items}
+    if fair_value is not None:
+        offset = _magnitude_offset(reference.fairer, fair_value)
+        with np.errstate(all="ignore"):
+            shares = -both[:, 0] / (both[:, 1] + offset)
+            share = -change / (ref_bias + offset)
+        s_lo, s_hi = _interval(np.where(np.isfinite(shares), shares, np.nan), level)
+        out.update(share=float(share) if np.isfinite(share) else float("nan"), share_ci_low=s_lo, share_ci_high=s_hi)
+    return out
+
+
+def _magnitude_offset(fairer: str, fair_value: float) -> float:
+    """What turns :func:`bias_of` into the distance from the fair value: ``fair - v`` for a
+    "higher" statistic is ``bias_of(v) + fair``; "lower" is measured from 0 (its values are
+    magnitudes), "zero" is ``|v|``."""
+    return float(fair_value) if fairer == "higher" else 0.0
 
 
 def _bias_change(reference: Sample, other: Sample, pos_ref: dict, pos_other: dict, idx: dict) -> np.ndarray:
+    """``(B, 2)``: each resample's change of the bias magnitude and the reference's bias (:func:`bias_of`)."""
     ref_vals = reference.stat({g: pos_ref[g][i] for g, i in idx.items()})
     other_vals = other.stat({g: pos_other[g][i] for g, i in idx.items()})
-    return bias_of(np.asarray(other_vals, float), other.fairer) - bias_of(np.asarray(ref_vals, float),
-                                                                        reference.fairer)
+    ref_bias = bias_of(np.asarray(ref_vals, float), reference.fairer)
+    return np.stack([bias_of(np.asarray(other_vals, float), other.fairer) - ref_bias, ref_bias], axis=1)
 
 
 #: Two-sided 95% normal quantile.

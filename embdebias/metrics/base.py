@@ -36,8 +36,8 @@ from ..errors import EmbdebiasError
 from ._common import DEFAULT_MAX_MISSING, MetricResult, check_max_missing, lookup, to_builtin, unit_vectors
 from ._resample import Sample, bias_of, bootstrap_interval, paired_change, resample_rng
 
-__all__ = ["EvalContext", "METRICS", "Metric", "MetricResult", "N_SCORED", "Option", "describe_metrics",
-           "get_metric", "register",
+__all__ = ["EvalContext", "METRICS", "Metric", "MetricResult", "N_SCORED", "Option", "chance_level",
+           "describe_metrics", "get_metric", "interval_evidence", "register",
            # re-exported for evaluate and the report (metrics/_common.py, metrics/_resample.py)
            "DEFAULT_MAX_MISSING", "Sample", "bias_of", "bootstrap_interval", "check_max_missing", "paired_change",
            "resample_rng", "to_builtin"]
@@ -103,7 +103,17 @@ class Metric:
         Which family of numbers it gives (the agreement of intrinsic and extrinsic verdicts).
     headline : tuple of (test, statistic, fairer)
         The rows of the report's summary table: ``test`` is a test name, "" for the metric's
-        first test, "*" for every test; ``fairer`` says which way is fairer (or better).
+        first test, "*" for every test; ``fairer`` says which way is fairer (or better). It is
+        the one declaration of a statistic's direction and fair value that the verdict, the
+        summary, the sweep's rankings and the trade-off read (:meth:`direction`,
+        :meth:`fair_value`, :meth:`is_quality`): "lower" (0 is fair), "0" (0 is fair, the
+        bias is the absolute value), "higher (1)" (1 is fair: ECT), "chance" (the
+        residual accuracies' chance level), "higher (better)" (a quality number: BAT's
+        Definition, the similarity and analogy scores).
+    min_share : float
+        The smallest share of the original's bias a change beyond the noise must remove (or
+        add) to count as fairer (less fair); a smaller one is "a small change". See
+        ``docs/user_guide/p_values_and_intervals.md`` for each family's value.
     scope : {"gender", "binary", "any"}
         The protected attributes it can measure (:meth:`supports`): "gender" when its data
         are gender's own (SemBias, the extrinsic templates), "binary" for any two-group
@@ -125,6 +135,48 @@ class Metric:
     headline: tuple = ()
     scope = "gender"
     needs: tuple = ()
+    min_share = 0.10
+
+    # -- which way is fairer: read from :attr:`headline`, nowhere else ------------------------
+    def _declared(self, statistic: str) -> str | None:
+        return next((fairer for _, stat, fairer in self.headline if stat == statistic), None)
+
+    def direction(self, statistic: str) -> str | None:
+        """Which way is fairer (better) for ``statistic``: "lower", "higher", "zero" (the absolute
+        value: closer to 0) or "chance" (closer to the chance level); None when not declared."""
+        declared = self._declared(statistic)
+        if declared is None:
+            return None
+        word = declared.split()[0]
+        return {"0": "zero"}.get(word, word)
+
+    def fair_value(self, statistic: str, chance: float = 0.5) -> float | None:
+        """The value of no bias of ``statistic`` (0; ECT's 1; ``chance`` for the residual
+        accuracies), or None for a quality number and an undeclared statistic."""
+        declared = self._declared(statistic)
+        if declared is None or self.is_quality(statistic):
+            return None
+        if declared.startswith("chance"):
+            return chance
+        if "(" in declared:
+            return float(declared.split("(", 1)[1].rstrip(")"))
+        return None if self.direction(statistic) == "higher" else 0.0  # "higher" names its fair value
+
+    def is_quality(self, statistic: str) -> bool:
+        """Whether ``statistic`` is a quality number (higher is better), not a bias: every
+        statistic of a quality metric, and a bias metric's declared "higher (better)"."""
+        return self.kind == "quality" or "(better)" in (self._declared(statistic) or "")
+
+    def bias_magnitude(self, statistic: str, value, chance: float = 0.5):
+        """The distance of ``value`` from the fair value (larger is less fair), or None."""
+        fair, direction = self.fair_value(statistic, chance), self.direction(statistic)
+        if fair is None or value is None or value != value:
+            return None
+        if direction == "higher":
+            return fair - value
+        if direction == "lower":
+            return value - fair
+        return abs(value - fair)
 
     def supports(self, attribute) -> bool:
         """Whether the metric can measure ``attribute`` (an :class:`~embdebias.data.attributes.Attribute`).
@@ -206,8 +258,12 @@ class Metric:
     def evidence(self, report, embedding: str) -> dict | None:
         """Whether ``embedding`` shows significant bias by this metric's own test:
         ``{"significant": bool, "text": str}`` (the text says of how many and why), or None for
-        a metric without a test against "no bias" (the summary's first sentence)."""
-        return None
+        a metric without a test against "no bias" (the summary's first sentence).
+
+        By default (:func:`interval_evidence`): a bias statistic of :attr:`headline` whose interval,
+        in some test, lies wholly on the unfair side of its fair value; a metric with a permutation
+        test overrides it (WEAT: :func:`p_value_evidence`)."""
+        return interval_evidence(report, self, embedding)
 
     def verdict(self, report, embedding: str) -> dict | None:
         """An entry of the report's verdict for ``embedding`` beyond the paired comparisons."""
@@ -294,6 +350,43 @@ class EvalContext:
         info = wordlists.source_of(value, role, self.lists)
         where = f" (`{info['path']}`)" if info.get("path") else ""
         return f"{info['name']}: {info['source']}, {info['size']:,} {unit}{where}"
+
+
+def chance_level(report) -> float:
+    """The residual accuracies' chance level in ``report``: 1/k of its k groups (``params["groups"]``,
+    which :func:`~embdebias.evaluate.evaluate` records; 0.5 for two, and for a report that does not say)."""
+    return 1 / max(2, len(report.params.get("groups") or ()))
+
+
+def _unfair_side(direction: str, fair: float, low: float, high: float) -> bool:
+    """Whether an interval ``[low, high]`` lies wholly on the unfair side of ``fair``."""
+    if direction == "higher":
+        return high < fair
+    if direction == "lower" or direction == "chance":
+        return low > fair
+    return low > fair or high < fair
+
+
+def interval_evidence(report, metric: Metric, embedding: str) -> dict | None:
+    """:meth:`Metric.evidence` from intervals: significant when some test's interval of a bias
+    statistic of ``metric.headline`` excludes its fair value on the unfair side (``"2 of 3
+    intervals exclude 0 (fair)"``); None when no such cell has an interval."""
+    chance = chance_level(report)
+    found = []
+    for _, stat, _ in metric.headline:
+        fair = metric.fair_value(stat, chance)
+        if fair is None:
+            continue
+        for (m, t, s), per in report.cells.items():
+            cell = per.get(embedding) if (m, s) == (metric.name, stat) else None
+            if cell is not None and cell.interval is not None:
+                found.append((stat, fair, _unfair_side(metric.direction(stat), fair, *cell.interval)))
+    if not found:
+        return None
+    hits = sum(ok for *_, ok in found)
+    fairs = ", ".join(dict.fromkeys(f"{report.labels.get(metric.name, {}).get(st, st)} {f:.2g}" for st, f, _ in found))
+    return {"significant": bool(hits),
+            "text": f"{hits} of {len(found)} intervals exclude the fair value ({fairs})"}
 
 
 def p_value_evidence(report, metric: str, embedding: str, size: str, size_label: str) -> dict | None:

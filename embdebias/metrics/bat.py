@@ -186,7 +186,8 @@ def bat(embedding, path=None, *, direction=None, lists: str = "published", n_sub
 @register
 class Bat(Metric):
     name, title = "bat", "BAT"
-    headline = (("all", "stereotype", "lower"),)
+    # Definition is how well she - he still finds the gender-definition pairs: a quality number
+    headline = (("all", "stereotype", "lower"), ("all", "definition", "higher (better)"))
     function = "bat"
     legend = ("BAT (Zhao et al. 2018, as in Fersini et al.): the share of SemBias lines whose pair "
               "best aligned with she - he is the gender-definition pair (higher is better), the "

@@ -94,7 +94,7 @@ from .. import wordlists
 from .._rows import unit_rows
 from .._threads import one_thread
 from ..errors import EmbdebiasError, MissingWordsError
-from .base import N_SCORED, Metric, Option, register
+from .base import N_SCORED, Metric, Option, chance_level, register  # noqa: F401 (chance_level: its old home)
 from ._blocks import CHUNK_ROWS, block_rows_for
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, check_max_missing, lookup, unit_vectors
 
@@ -653,12 +653,6 @@ def attribute_groups(attribute, lists: str = wordlists.DEFAULT_LISTS) -> tuple[d
         return None, ()
     return ({g: tuple(s[j] for s in attr.defining_sets) for j, g in enumerate(attr.groups)},
             tuple(attr.specific_words))
-
-
-def chance_level(report) -> float:
-    """The residual accuracies' chance level in ``report``: 1/k of its k groups (``params["groups"]``,
-    which :func:`~embdebias.evaluate.evaluate` records; 0.5 for two, and for a report that does not say)."""
-    return 1 / max(2, len(report.params.get("groups") or ()))
 
 
 def _recoverable_text(r: dict) -> str:

@@ -267,6 +267,8 @@ def _kl(p: np.ndarray) -> np.ndarray:
 class Rnsb(Metric):
     name, title = "rnsb", "RNSB"
     headline = (("", "rnsb", "lower"),)
+    # KL divergence of refitted classifiers moves with the run: a quarter of the bias to count
+    min_share = 0.25
     function = "rnsb"
     legend = ("RNSB (Sweeney & Najafian 2019): KL divergence from uniform of the identity terms' "
               "predicted probability of negative sentiment; 0 is fairer. Mean and standard "

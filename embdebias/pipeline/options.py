@@ -98,6 +98,11 @@ class RunOptions:
                                 "the vocabulary is not scored, and a method whose definition words lose more "
                                 "fails before anything is written (default 0.2)", rule=_validation.FRACTION,
                                 metavar="F", report="max_missing", group="evaluate", default=0.2)
+    min_share: float | None = option("--min-share", "a change beyond the noise counts as fairer (less fair) only "
+                                     "when it removes (adds) at least this share of the original's bias; a "
+                                     "smaller one is 'a small change' (default: each metric family's, 0.10 or "
+                                     "more: docs/user_guide/p_values_and_intervals.md)", rule=_validation.SHARE,
+                                     metavar="S", report="min_share", group="evaluate", default=None)
     sembias: str | None = option("--sembias", "SemBias-format file for BAT (default: the list set's; published: "
                                  "Zhao et al.'s 440 lines)", metavar="FILE", report="sembias", group="evaluate",
                                  default=None)
@@ -322,7 +327,7 @@ def evaluate_kwargs(options: RunOptions, subspace=None) -> dict:
         metric_options.setdefault("bat", {})["sembias"] = options.sembias
     return {"subspace": subspace, "direction_name": "the original embedding's (fitted on its definitional pairs)",
             "random_state": options.random_state, "lists": options.lists, "max_missing": options.max_missing,
-            "strict": options.strict, **extra, "options": metric_options}
+            "strict": options.strict, "min_share": options.min_share, **extra, "options": metric_options}
 
 
 def options_doc(indent: str = "    ") -> str:

@@ -188,7 +188,7 @@ def run_pipeline(source=None, out_dir="embdebias-out", *, options: RunOptions | 
     # 2. the subspace and every method's fit that needs no other step's output: a parameter
     #    the embedding refuses (a rank above its dimension) or definition words it lacks fail
     #    here too, before anything is written.
-    prepared = _prepare(out_dir, emb, ident, o, lists_used, inputs, timings, attr)
+    prepared = _prepare(out_dir, emb, ident, o, lists_used, inputs, timings, attr, progress)
     # One run at a time in a directory: a second one stops here, naming the holder.
     with output_lock(out_dir, purpose="run", inside=True) as token:
         adopt(out_dir, log)
@@ -229,7 +229,8 @@ def _run_attributes(source, out_dir: Path, o: RunOptions, attrs: list, log, prog
     for attr, sub_o, lists_used, inputs in runs:  # every fit before the first write
         log(f"[{attr.name}] {attr.k} groups: {', '.join(attr.groups)}")
         t = dict(timings)
-        prepared.append(_prepare(dirs[attr.name], emb, ident, sub_o, lists_used, (*inputs, emb.path), t, attr))
+        prepared.append(_prepare(dirs[attr.name], emb, ident, sub_o, lists_used, (*inputs, emb.path), t, attr,
+                                 progress))
         runs[len(prepared) - 1] += (t,)
     with output_lock(out_dir, purpose="run", inside=True):
         adopt(out_dir, log)
@@ -295,7 +296,7 @@ def _base_key(ident: dict, o: RunOptions, lists_used: dict) -> str:
 
 
 def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, inputs, timings: dict,
-             attr=None) -> dict:
+             attr=None, progress: bool = False) -> dict:
     """The subspace and the methods fitted before the first write: ``{"subspace", "base_key",
     "plan", "fitted": {name: (seconds, shortfalls)}, "attribute"}`` (``attr``: the run's
     :class:`~embdebias.data.attributes.Attribute`).
@@ -320,11 +321,19 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
                         [m for m in o.methods if not DEBIASERS[m].expandable], attr=attr)
     computed = _computed(out_dir, o, inputs, plan)
     fitted = {}
-    for spec, _, _, debiaser in plan:
-        if spec.name in computed and spec.rides_on not in _passes(computed, o):
+    to_fit = [(spec, debiaser) for spec, _, _, debiaser in plan
+              if spec.name in computed and spec.rides_on not in _passes(computed, o)]
+    from tqdm.auto import tqdm
+
+    # a bar naming the method being fitted (RLACE, INLP, RAN take from seconds to minutes)
+    with tqdm(total=len(to_fit), desc="[fit]", unit="method", disable=not progress or not to_fit,
+              leave=False) as bar:
+        for spec, debiaser in to_fit:
+            bar.set_postfix_str(spec.name)
             t0 = time.perf_counter()
             shortfalls = _fit(debiaser, emb, expected and not _user_lists(spec, lists_used))
             fitted[spec.name] = (time.perf_counter() - t0, shortfalls)
+            bar.update(1)
     return {"subspace": subspace, "base_key": base_key, "plan": plan, "fitted": fitted, "attribute": attr}
 
 
@@ -413,7 +422,8 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     columns = column_order(o.methods)
     embeddings = {"original": emb, **{name: debiased[name] for name in columns}}
     method_keys = [k for _, k, _, _ in plan]
-    _evaluate_step(steps, "evaluate", key(orig_key, *method_keys), embeddings, eval_kwargs, EVALUATION_FILE)
+    _evaluate_step(steps, "evaluate", key(orig_key, *method_keys), embeddings, {**eval_kwargs, "progress": progress},
+                   EVALUATION_FILE)
     from ..report import Report
 
     check_stamp(steps.entry("evaluate").get("written"), steps.where["evaluate"], what="evaluation")

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..metrics.residual import chance_level
+from ..metrics.base import chance_level
 from .model import metric_of
+from .summary import mark_text
 
 
 class Measure(NamedTuple):
@@ -71,17 +72,12 @@ def measure_entry(report, measure: Measure, embedding: str) -> dict | None:
                  == (embedding, *key)), None)
     if comp is not None:
         out.update(change=comp["change"], change_ci_low=comp["ci_low"], change_ci_high=comp["ci_high"],
-                   outcome=comp["outcome"], paired=True)
+                   outcome=comp["outcome"], share=comp.get("share"), paired=True)
     elif embedding != report.embeddings[0]:
         ref = report.cells[key].get(report.embeddings[0])
         if ref is not None and ref.value is not None:
             out["change"] = cell.value - ref.value  # of the value, not the bias: see the note
     return out
-
-
-#: The mark of a paired change beyond the noise (bias: the change of its magnitude).
-_MARK = {("bias", "improved"): " ▼ fairer", ("bias", "worse"): " ▲ less fair",
-         ("quality", "improved"): " ▲ better", ("quality", "worse"): " ▼ worse"}
 
 
 def _kind(measure: Measure) -> str:
@@ -116,7 +112,8 @@ def _cell_text(entry: dict | None, measure: Measure, first: bool) -> str:
         return text + f"<br>Δ {entry['change']:+.{d}f} (values)"
     change, lo, hi = shown_change(entry, measure)
     interval = f" [{lo:+.{d - 1}f}, {hi:+.{d - 1}f}]" if lo is not None and hi is not None else ""
-    return text + f"<br>Δ {change:+.{d}f}{interval}{_MARK.get((_kind(measure), entry.get('outcome')), '')}"
+    mark = mark_text(entry, _kind(measure))  # in words: an arrow would read as the value's direction
+    return text + f"<br>Δ {change:+.{d}f}{interval}" + (f" {mark}" if mark else "")
 
 
 def comparison_measures(report) -> list[Measure]:
@@ -152,8 +149,10 @@ def comparison_table(report) -> list[str]:
     level = report.params.get("bootstrap_level", 0.95)
     return lines + ["", f"Each cell: the value and its {level:.0%} interval (the tables below say how each is "
                         f"made), then Δ, the paired change from '{ref}' and its interval: for a bias, the change "
-                        f"of its magnitude (negative: fairer); for quality, of the number. ▼/▲ mark a change "
-                        f"beyond the noise. Residual bias (clustering, SVM, neighbour r) has analytic intervals "
+                        f"of its magnitude (negative: fairer); for quality, of the number. A word marks a change "
+                        f"beyond the noise: fairer / less fair (at least the minimum share of the original's "
+                        f"bias, given), small change (less), better / worse (quality). "
+                        f"Residual bias (clustering, SVM, neighbour r) has analytic intervals "
                         f"over fixed words and no paired resampling: its Δ is the difference of the values. "
                         f"Mean |WEAT d| and the extrinsic |gap| are means over the tests of each one's "
                         f"magnitude; an absolute value near 0 can sit below its interval (a resample's "

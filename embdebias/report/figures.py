@@ -26,6 +26,7 @@ from ..embedding import Embedding, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError
 from ..metrics.projection import projections
 from ..subspace import MissingWordsWarning, resolve_subspace
+from .colors import ORIGINAL_COLOR, method_colors
 
 SHE_COLOR = "#c2185b"
 HE_COLOR = "#1565c0"
@@ -132,7 +133,8 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
 
     rows, cols = panel_grid(len(proj))
     height = max(4.0, 0.22 * len(shown) + 1.5)
-    fig = Figure(figsize=(4.2 * cols, height * rows))
+    # constrained layout keeps the figure's title above the panels' (tight_layout ignores it)
+    fig = Figure(figsize=(4.2 * cols, height * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax in axes[len(proj):]:
         ax.set_visible(False)
@@ -146,7 +148,6 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
         ax.set_title(f"{name}\n{DIRECT_BIAS_LABEL}\n{np.abs(p).mean():.3f} over {len(present)} words", fontsize=10)
     source = _words_source(words, lists)
     fig.suptitle(f"Occupations ({source}) on the {side['name']} direction of {next(iter(proj))}", fontsize=11)
-    fig.tight_layout()
     if info is not None:
         info.update(source=source, shown=len(shown), present=len(present), total=len(present) + len(missing),
                     missing=len(missing), specific=[w for w, h in zip(labels, hatched) if h],
@@ -332,7 +333,7 @@ def weat_forest_figure(report):
     n = len(report.embeddings)
     fig = Figure(figsize=(7.5, 0.55 * len(tests) * max(1, n / 2) + 1.6))
     ax = fig.subplots()
-    colors = ["0.2", SHE_COLOR, HE_COLOR, "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037"]
+    colors = method_colors(report.embeddings, report.embeddings[0])
     for j, emb in enumerate(report.embeddings):
         y = np.arange(len(tests)) + (j - (n - 1) / 2) * (0.7 / max(n, 1))
         for yi, t in zip(y, tests):
@@ -340,8 +341,8 @@ def weat_forest_figure(report):
             if cell is None or cell.value is None:
                 continue
             err = None if not cell.interval else [[cell.value - cell.ci_low], [cell.ci_high - cell.value]]
-            ax.errorbar(cell.value, yi, xerr=err, fmt="o", ms=4, color=colors[j % len(colors)], capsize=2,
-                        label=emb if t == tests[0] else None)
+            ax.errorbar(cell.value, yi, xerr=err, fmt="*" if j == 0 else "o", ms=6 if j == 0 else 4,
+                        color=colors[emb], capsize=2, label=emb if t == tests[0] else None)
     ax.axvline(0, color="0.4", linewidth=0.8)
     ax.set_yticks(np.arange(len(tests)))
     ax.set_yticklabels(tests, fontsize=8)
@@ -381,11 +382,13 @@ def _kept(entry: dict | None, ref: dict | None, chance: float = 0.0, measure=Non
 
 
 def tradeoff_points(report) -> dict:
-    """``{column: {"quality": (v, lo, hi), "weat": (...), "residual": (...)}}`` of every column but
-    the first: the quality kept (the mean, over WordSim353, SimLex-999 and analogy, of each as a
-    fraction of the first column's; its bounds the means of the bounds' fractions), mean |WEAT d|
-    left and the clustering accuracy above chance left (fractions of the first column's)."""
-    from ..metrics.residual import chance_level
+    """``{column: {"quality": (v, lo, hi), "quality_name", "quality_loss", "weat": (...), "residual": (...)}}``
+    of every column but the first: the quality kept is the WORST of WordSim353, SimLex-999 and
+    analogy kept (each as a fraction of the first column's, bounded by its paired change's
+    interval; never an average, which would hide one test's loss), ``quality_name`` which one and
+    ``quality_loss`` whether it is a loss beyond the noise; mean |WEAT d| left and the clustering
+    accuracy above chance left (fractions of the first column's)."""
+    from ..metrics.base import chance_level
     from .compare import MEASURES, measure_entry
 
     ref = report.embeddings[0]
@@ -395,18 +398,52 @@ def tradeoff_points(report) -> dict:
     chance = chance_level(report)  # 1/k of k groups
     out = {}
     for emb in report.embeddings[1:]:
-        kept = [k for m in quality
-                if (k := _kept(measure_entry(report, m, emb), measure_entry(report, m, ref), measure=m))]
-        out[emb] = {"quality": tuple(float(np.mean([k[i] for k in kept])) for i in range(3)) if kept else None,
+        kept = [(k, m, entry) for m in quality
+                if (k := _kept(entry := measure_entry(report, m, emb), measure_entry(report, m, ref), measure=m))]
+        worst = min(kept, key=lambda x: x[0][0]) if kept else None
+        out[emb] = {"quality": worst[0] if worst else None, "quality_name": worst[1].label if worst else None,
+                    "quality_loss": bool(worst and worst[2].get("outcome") == "worse"),
                     "weat": _kept(measure_entry(report, weat, emb), measure_entry(report, weat, ref), measure=weat),
                     "residual": _kept(measure_entry(report, cluster, emb), measure_entry(report, cluster, ref),
                                       chance)}
     return out
 
 
+def label_offsets(xy: list, near: float = 0.04) -> list:
+    """Offsets (points) of the labels of points ``xy`` (data coordinates, axes of about unit scale) so
+    that labels of points close together do not overprint: each point near an earlier one takes
+    the next of a few directions around it."""
+    directions = [(5, 5), (5, -12), (-5, 8), (-5, -14), (5, 18), (-5, -26)]
+    out = []
+    for i, (x, y) in enumerate(xy):
+        crowd = sum(1 for (a, b) in xy[:i] if abs(a - x) < near and abs(b - y) < near)
+        out.append(directions[crowd % len(directions)])
+    return out
+
+
+def _tradeoff_panel(ax, points: dict, key: str, colors: dict, first: str) -> None:
+    drawn = [(emb, p) for emb, p in points.items() if p["quality"] and p[key]]
+    offsets = label_offsets([(p["quality"][0], p[key][0]) for _, p in drawn])
+    for (emb, p), (dx, dy) in zip(drawn, offsets):
+        (x, xlo, xhi), (y, ylo, yhi) = p["quality"], p[key]
+        ax.errorbar(x, y, xerr=[[max(x - xlo, 0)], [max(xhi - x, 0)]], yerr=[[max(y - ylo, 0)], [max(yhi - y, 0)]],
+                    fmt="o", color=colors[emb], capsize=3, label=emb)
+        loss = f" ({p['quality_name']} {100 * (x - 1):+.0f} %)" if p["quality_loss"] else ""
+        ax.annotate(emb + loss, (x, y), fontsize=8, xytext=(dx, dy), textcoords="offset points",
+                    ha="left" if dx > 0 else "right")
+    ax.plot([1], [1], marker="*", color=ORIGINAL_COLOR, ms=12, linestyle="none", label=first)
+    ax.axhline(0, color="0.6", lw=0.6)
+    ax.axhline(1, color="0.6", lw=0.6, ls=":")
+    ax.axvline(1, color="0.6", lw=0.6, ls=":")
+    ax.set_xlabel("quality kept: the worst of WordSim353, SimLex-999, analogy (fraction of the original's)",
+                  fontsize=8)
+    ax.grid(alpha=0.3)
+
+
 def tradeoff_figure(report):
     """Bias left against quality kept, one point per method with its intervals: mean |WEAT d| left
-    (left panel) and the clustering accuracy above chance left (right panel)."""
+    (left panel) and the clustering accuracy above chance left (right panel); quality kept is the
+    worst quality test's (:func:`tradeoff_points`)."""
     from matplotlib.figure import Figure
 
     points = tradeoff_points(report)
@@ -416,44 +453,34 @@ def tradeoff_figure(report):
     if not drawn:
         raise EmbdebiasError("trade-off figure: the report needs a debiased column with a quality number and "
                              "mean |WEAT d| or the residual tests")
-    fig = Figure(figsize=(6.0 * len(drawn), 5.0), layout="constrained")
+    fig = Figure(figsize=(6.0 * len(drawn), 5.4), layout="constrained")
     axes = fig.subplots(1, len(drawn), squeeze=False)[0]
-    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
+    colors = method_colors(report.embeddings, report.embeddings[0])
     for ax, key in zip(axes, drawn):
-        ylabel = dict(panels)[key]
-        for i, (emb, p) in enumerate(points.items()):
-            if not (p["quality"] and p[key]):
-                continue
-            (x, xlo, xhi), (y, ylo, yhi) = p["quality"], p[key]
-            ax.errorbar(x, y, xerr=[[max(x - xlo, 0)], [max(xhi - x, 0)]], yerr=[[max(y - ylo, 0)], [max(yhi - y, 0)]],
-                        fmt="o", color=colors[i % len(colors)], capsize=3, label=emb)
-            ax.annotate(emb, (x, y), fontsize=8, xytext=(4, 4), textcoords="offset points")
-        ax.plot([1], [1], marker="*", color="0.2", ms=10, linestyle="none", label=report.embeddings[0])
-        ax.axhline(0, color="0.6", lw=0.6)
-        ax.axhline(1, color="0.6", lw=0.6, ls=":")
-        ax.axvline(1, color="0.6", lw=0.6, ls=":")
-        ax.set_xlabel("quality kept (mean of WordSim353, SimLex-999, analogy as fractions of the original's)",
-                      fontsize=8)
-        ax.set_ylabel(ylabel, fontsize=9)
-        ax.grid(alpha=0.3)
+        _tradeoff_panel(ax, points, key, colors, report.embeddings[0])
+        ax.set_ylabel(dict(panels)[key], fontsize=9)
     axes[0].legend(fontsize=7, loc="best")
-    fig.suptitle(f"Bias left against quality kept, one point per method ('{report.embeddings[0]}' at 1, 1): "
-                 f"lower is fairer, further right keeps more", fontsize=10)
+    fig.suptitle(f"Bias left against quality kept, one point per method ('{report.embeddings[0]}': the star at "
+                 f"1, 1)\nlower is fairer; further right keeps more quality; left of 1: a quality test lost",
+                 fontsize=10)
     return fig, {"methods": len(points), "panels": drawn, "first": report.embeddings[0],
-                 "level": report.params.get("bootstrap_level", 0.95)}
+                 "level": report.params.get("bootstrap_level", 0.95),
+                 "losses": {e: p["quality_name"] for e, p in points.items() if p["quality_loss"]}}
 
 
 def tradeoff_caption(info: dict) -> str:
     what = {"weat": "mean |WEAT d| over the tests", "residual": "the residual test's clustering accuracy above "
                                                                "chance (1/k of k groups), (accuracy - chance) / "
                                                                "(original's - chance)"}
+    losses = info.get("losses") or {}
+    named = ("; a loss beyond the noise: " + ", ".join(f"'{e}' ({q})" for e, q in losses.items())) if losses else ""
     return (f"Bias left against quality kept for the {info['methods']} debiased columns, each as a fraction of "
             f"'{info['first']}' (the star at 1, 1): {' and, right, '.join(what[p] for p in info['panels'])}, "
-            f"against the mean of WordSim353, SimLex-999 and analogy accuracy kept. Bars: the "
-            f"{info['level']:.0%} intervals of the paired changes from '{info['first']}' in the comparison table, "
-            f"scaled the same way (for quality, the mean of the three scaled bounds, an approximation; for the "
-            f"residual accuracy, which has no paired interval, its own). Lower is fairer, further right keeps more "
-            f"quality; 0 is no bias left.")
+            f"against the worst of WordSim353, SimLex-999 and analogy accuracy kept (never their mean, which "
+            f"would hide one test's loss){named}. Bars: the {info['level']:.0%} intervals of the paired changes "
+            f"from '{info['first']}' in the comparison table, scaled the same way (for the residual accuracy, "
+            f"which has no paired interval, its own). Lower is fairer, further right keeps more quality; 0 is no "
+            f"bias left.")
 
 
 # -- each group's words on the attribute's subspace ---------------------------------------------

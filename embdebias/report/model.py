@@ -86,8 +86,10 @@ class Report:
         ``{"embedding", "reference", "metric", "test", "statistic", "reference_value",
         "value", "change", "ci_low", "ci_high", "outcome", "n_items"}``, where ``change``
         is the paired change of the bias magnitude (negative: fairer) and ``outcome`` is
-        "improved", "worse" or "no significant change" (see
-        :func:`~embdebias.metrics._resample.paired_change`).
+        "improved", "worse", "small change" (beyond the noise but under the metric's minimum
+        share of bias, :func:`~embdebias.evaluate.sized_outcome`) or "no significant change" (see
+        :func:`~embdebias.metrics._resample.paired_change`); a bias row's ``share`` (with
+        ``share_ci_low``, ``share_ci_high``) is the share of the reference's bias removed.
     aggregates : list of dict
         Means over a metric's tests (:data:`embdebias.evaluate.AGGREGATES`, e.g. the mean ``|WEAT d|``),
         one per column: ``{"embedding", "name", "label", "metric", "statistic", "tests",
@@ -241,7 +243,8 @@ class Report:
         out: dict = {}
         for c in self.comparisons:
             per = out.setdefault(c["embedding"], {}).setdefault(
-                c["metric"], {"improved": [], "no significant change": [], "worse": [], "not comparable": []})
+                c["metric"], {"improved": [], "small change": [], "no significant change": [], "worse": [],
+                              "not comparable": []})
             per[c["outcome"]].append(f"{c['test']}/{c['statistic']}")
         for emb in self.embeddings[1:]:
             for name in self.metrics():

@@ -2,9 +2,14 @@
 one summary table (one row per headline measure, one column per embedding).
 
 The sentences answer, in order: is the first column (the original) biased -- which test
-families are significant, of how many; for each other column, what changed beyond the
-noise; whether the attribute is still recoverable (the residual tests); what it cost in
-quality. Which rows are headline measures, and what counts as significant bias, comes from
+families are significant, of how many (every family with a test: a permutation test, or an
+interval that excludes the fair value); which method removed the most bias -- the columns
+ranked by the median over the families of the share of the original's bias removed, with
+how many numbers are fairer (beyond the noise AND at least the metric's minimum share),
+small changes (beyond the noise, smaller) or less fair; whether the attribute is still
+recoverable (the residual tests); what it cost -- the worst quality test kept, with its
+interval, and every other loss beyond the noise named. Which rows are headline measures, and what
+counts as significant bias, comes from
 the metrics' hooks (:attr:`~embdebias.metrics.base.Metric.headline`,
 :meth:`~embdebias.metrics.base.Metric.evidence`), never from their names.
 
@@ -14,7 +19,9 @@ magnitude, negative when fairer; for quality rows, the change of the quality num
 
 from __future__ import annotations
 
-from ..metrics.residual import chance_level
+import numpy as np
+
+from ..metrics.base import chance_level
 from .model import metric_of
 
 
@@ -22,9 +29,11 @@ def attribute_name(report) -> str:
     """The protected attribute the report measures (its parameters'; gender by default)."""
     return str(report.params.get("attribute") or "gender")
 
-#: Marks of the summary table's cells (a paired change beyond the noise).
-MARKS = {("bias", "improved"): "▼ fairer", ("bias", "worse"): "▲ less fair",
-         ("quality", "improved"): "▲ better", ("quality", "worse"): "▼ worse"}
+
+#: The words of a summary cell's change (a paired change beyond the noise), by kind and outcome:
+#: words, never arrows, which would read as the value going up or down.
+MARKS = {("bias", "improved"): "fairer", ("bias", "worse"): "less fair", ("bias", "small change"): "small change",
+         ("quality", "improved"): "better", ("quality", "worse"): "worse"}
 
 
 def scored(report) -> bool:
@@ -35,24 +44,63 @@ def scored(report) -> bool:
                if m in bias or not bias for c in per.values())
 
 
-def headline_rows(report) -> list[tuple[str, str, str, str]]:
-    """``(metric, test, statistic, which way is fairer)`` of the summary table, in report order.
-
-    A metric's :attr:`headline` entry ``(test, statistic, fairer)`` names its test, or "" for
-    the metric's first test in the report, or "*" for every test; ``fairer`` "chance" stands for
-    the residual accuracies' chance level (:func:`~embdebias.metrics.residual.chance_level`).
-    """
+def _tests_of(report) -> dict:
     tests: dict = {}
     for m, t, s in report.rows:
         tests.setdefault(m, [])
         if t not in tests[m]:
             tests[m].append(t)
+    return tests
+
+
+def informative_test(report, metric: str, statistic: str, tests: list) -> str:
+    """The test a family's summary row shows: the one with the smallest p-value in the first column
+    (a metric with a permutation test), else the largest bias (distance from the fair value), else
+    the first; ties keep report order."""
+    ref, m = report.embeddings[0], metric_of(metric)
+
+    def value(test, stat):
+        cell = report.cells.get((metric, test, stat), {}).get(ref)
+        return None if cell is None else cell.value
+
+    has = [t for t in tests if value(t, statistic) is not None]
+    if not has:
+        return tests[0]
+    pvals = {t: value(t, "p_value") for t in has}
+    size = {t: abs(m.bias_magnitude(statistic, value(t, statistic), chance_level(report))
+                   if m.fair_value(statistic) is not None else value(t, statistic)) for t in has}
+    if any(p is not None for p in pvals.values()):
+        return min(has, key=lambda t: (1.0 if pvals[t] is None else pvals[t], -size[t]))
+    return max(has, key=lambda t: size[t])
+
+
+def headline_rows(report) -> list[tuple[str, str, str, str]]:
+    """``(metric, test, statistic, which way is fairer)`` of the summary table, in report order.
+
+    A metric's :attr:`headline` entry ``(test, statistic, fairer)`` names its test, or "" for
+    the family's most informative test (:func:`informative_test`: its most significant, or its
+    largest bias), or "*" for every test; ``fairer`` "chance" stands for the residual
+    accuracies' chance level (:func:`~embdebias.metrics.residual.chance_level`).
+    """
+    tests = _tests_of(report)
     out = []
     for metric in report.metrics():
         for test, stat, fairer in getattr(metric_of(metric), "headline", ()):
-            chosen = tests[metric] if test == "*" else [test if test in tests[metric] else tests[metric][0]]
+            if test == "*":
+                chosen = tests[metric]
+            elif test in tests[metric]:
+                chosen = [test]
+            else:
+                chosen = [informative_test(report, metric, stat, [t for t in tests[metric]
+                                                                   if (metric, t, stat) in report.cells]
+                                           or tests[metric])]
             out += [(metric, t, stat, fairer) for t in chosen if (metric, t, stat) in report.cells]
     return out
+
+
+def stat_kind(metric: str, statistic: str) -> str:
+    """"quality" for a quality number (:meth:`~embdebias.metrics.Metric.is_quality`), else "bias"."""
+    return "quality" if metric_of(metric).is_quality(statistic) else "bias"
 
 
 def _kind(metric: str) -> str:
@@ -62,7 +110,26 @@ def _kind(metric: str) -> str:
 def _label(report, metric: str, test: str, statistic: str) -> str:
     m = metric_of(metric)
     stat = report.labels.get(metric, {}).get(statistic, statistic)
-    return f"{m.title or metric}, {test}: {stat}".replace("|", "\\|")
+    n = len({t for mm, t, s in report.rows if mm == metric and s == statistic})
+    chosen = any(h[0] == "" and h[1] == statistic for h in m.headline)
+    which = f" (most informative of {n} tests)" if n > 1 and chosen else ""
+    return f"{m.title or metric}, {test}: {stat}{which}".replace("|", "\\|")
+
+
+def percent(share) -> str:
+    """A share as a whole percentage (``0.981`` -> ``"98 %"``)."""
+    return f"{100 * share:.0f} %"
+
+
+def mark_text(comparison: dict | None, kind: str) -> str | None:
+    """A cell's mark: its change in words, with the share of the bias removed (bias numbers)."""
+    if comparison is None:
+        return None
+    word = MARKS.get((kind, comparison["outcome"]))
+    share = comparison.get("share")
+    if word is None or kind == "quality" or share is None or share != share:
+        return word
+    return f"{word}, {percent(share)} removed" if share >= 0 else f"{word}, {percent(-share)} added"
 
 
 def _cell(report, metric: str, test: str, statistic: str, emb: str, by_key: dict) -> str:
@@ -72,8 +139,7 @@ def _cell(report, metric: str, test: str, statistic: str, emb: str, by_key: dict
     text = f"{cell.value:.3f}"
     if cell.interval:
         text += f" [{cell.ci_low:.2f}, {cell.ci_high:.2f}]"
-    c = by_key.get((emb, metric, test, statistic))
-    mark = MARKS.get((_kind(metric), c["outcome"])) if c else None
+    mark = mark_text(by_key.get((emb, metric, test, statistic)), stat_kind(metric, statistic))
     return text + (f" {mark}" if mark else "")
 
 
@@ -91,10 +157,23 @@ def summary_table(report) -> list[str]:
         lines.append(f"| {_label(report, m, t, s)} | {fairer} | " + " | ".join(cells) + " |")
     level = report.params.get("bootstrap_level", 0.95)
     lines += ["", f"[a, b]: {level:.0%} interval (see each table below for how). "
-              + (f"A mark is a change from '{report.embeddings[0]}' beyond the noise (its paired-bootstrap "
-                 "interval excludes 0): ▼ fairer / ▲ less fair for bias, ▲ better / ▼ worse for quality; "
-                 "no mark: within the noise." if len(report.embeddings) > 1 else "")]
+              + (f"A word after a value is its change from '{report.embeddings[0]}' beyond the noise (the "
+                 f"paired-bootstrap interval excludes 0): *fairer* / *less fair* when it also removes / adds "
+                 f"at least {min_share_text(report)} of the original's bias (the share is given), *small change* "
+                 "when it is smaller; *better* / *worse* for a quality number. No word: within the noise. "
+                 "A family's row is its most significant test (smallest p-value) or, without a test, its "
+                 "largest bias." if len(report.embeddings) > 1 else "")]
     return lines
+
+
+def min_share_text(report) -> str:
+    """The report's minimum share as words: ``"10 %"``, or ``"10-25 % (by family)"``."""
+    shares = sorted(set((report.params.get("min_share") or {}).values()))
+    if not shares:
+        return "the stated share"
+    if len(shares) == 1:
+        return percent(shares[0])
+    return f"{100 * shares[0]:.0f}-{percent(shares[-1])} (by family, see the p-values page)"
 
 
 # -- the sentences -------------------------------------------------------------------------------
@@ -120,23 +199,55 @@ def _biased_sentence(report) -> str | None:
 
 
 def _counts(comps: list[dict]) -> dict:
-    out = {"improved": [], "worse": [], "no significant change": []}
+    out = {"improved": [], "worse": [], "small change": [], "no significant change": []}
     for c in comps:
         out.setdefault(c["outcome"], []).append(c)
     return out
 
 
+def _bias_comparisons(report, emb: str) -> list[dict]:
+    return [c for c in report.comparisons if c["embedding"] == emb and stat_kind(c["metric"], c["statistic"]) == "bias"
+            and c["outcome"] != "not comparable"]
+
+
+def bias_removed(report, emb: str) -> dict | None:
+    """How much of the original's bias column ``emb`` removed: ``{"median", "families": {title:
+    median share}, "counts": {outcome: n}, "n"}``, the median over the families of each family's
+    median share over its bias numbers (None without a share)."""
+    comps = _bias_comparisons(report, emb)
+    per: dict = {}
+    for c in comps:
+        share = c.get("share")
+        if share is not None and share == share:
+            per.setdefault(metric_of(c["metric"]).title or c["metric"], []).append(share)
+    if not per:
+        return None
+    families = {f: float(np.median(v)) for f, v in per.items()}
+    return {"median": float(np.median(list(families.values()))), "families": families,
+            "counts": {k: len(v) for k, v in _counts(comps).items()}, "n": len(comps)}
+
+
 def changed_text(report, emb: str) -> str | None:
-    """What changed beyond the noise in column ``emb``: ``fairer beyond the noise on X of N bias
-    numbers and less fair on Y (families)`` (None without comparable bias numbers)."""
-    comps = [c for c in report.comparisons if c["embedding"] == emb and _kind(c["metric"]) == "bias"
-             and c["outcome"] != "not comparable"]
+    """What changed in column ``emb``: the median share of bias removed over the families, and how
+    many bias numbers are fairer (beyond the noise and at least the minimum share), small changes,
+    less fair; "its changes are small" when none is fairer (None without comparable bias numbers)."""
+    comps = _bias_comparisons(report, emb)
     if not comps:
         return None
     n = _counts(comps)
+    removed = bias_removed(report, emb)
     fam = sorted({metric_of(c["metric"]).title for c in n["worse"]})
-    return (f"fairer beyond the noise on {len(n['improved'])} of {len(comps)} bias numbers "
-            f"and less fair on {len(n['worse'])}" + (f" ({', '.join(fam)})" if fam else ""))
+    head = (f"removed a median {percent(removed['median'])} of the bias over {len(removed['families'])} families"
+            if removed else "changed")
+    floor = min((report.params.get("min_share") or {}).values(), default=0.0)
+    if removed and removed["median"] < floor:  # the method as a whole: under the smallest minimum share
+        small = f" -- its changes are small (under the {percent(floor)} minimum)"
+    elif not n["improved"]:
+        small = " -- its changes are small" if n["small change"] else " -- no change beyond the noise"
+    else:
+        small = ""
+    return (f"{head}{small} (fairer on {len(n['improved'])} of {len(comps)} bias numbers, small changes on "
+            f"{len(n['small change'])}, less fair on {len(n['worse'])}" + (f": {', '.join(fam)}" if fam else "") + ")")
 
 
 def recoverable_text(report, emb: str) -> str | None:
@@ -155,11 +266,19 @@ def column_verdict(report, emb: str) -> str:
     return "; ".join(parts) or "nothing compared"
 
 
+def ranked_methods(report) -> list[str]:
+    """The columns after the first, most bias removed first (:func:`bias_removed`'s median; a
+    column without one last, in report order)."""
+    removed = {e: bias_removed(report, e) for e in report.embeddings[1:]}
+    return sorted(report.embeddings[1:], key=lambda e: -removed[e]["median"] if removed[e] else float("inf"))
+
+
 def _changed_sentence(report) -> str | None:
-    parts = [f"'{emb}' is {text}" for emb in report.embeddings[1:] if (text := changed_text(report, emb))]
+    parts = [f"'{emb}' {text}" for emb in ranked_methods(report) if (text := changed_text(report, emb))]
     if not parts:
         return None
-    return "**Did debiasing work?** " + "; ".join(parts) + " (the rest: within the noise)."
+    return (f"**Which removed the most bias?** (fairer: beyond the noise and at least {min_share_text(report)} "
+            "of the original's bias removed) " + "; ".join(parts) + ".")
 
 
 def _recoverable_sentence(report) -> str | None:
@@ -170,7 +289,7 @@ def _recoverable_sentence(report) -> str | None:
 
 
 def _quality_sentence(report) -> str | None:
-    rows = [(m, t, s) for m, t, s, _ in headline_rows(report) if _kind(m) == "quality"]
+    rows = [(m, t, s) for m, t, s, _ in headline_rows(report) if stat_kind(m, s) == "quality"]
     if not rows:
         return None
     ref = report.embeddings[0]
@@ -178,21 +297,49 @@ def _quality_sentence(report) -> str | None:
         vals = [f"{_short(report, m, t, s)} {v:.3f}" for m, t, s in rows
                 if (v := report.value(m, t, s, ref)) is not None]
         return f"**Quality**: {', '.join(vals)}." if vals else None
-    by_key = {(c["embedding"], c["metric"], c["test"], c["statistic"]): c for c in report.comparisons}
-    parts = [f"'{emb}': " + ", ".join(items) for emb in report.embeddings[1:]
-             if (items := _quality_changes(report, emb, rows, by_key))]
-    return ("**What did it cost?** " + "; ".join(parts) + ".") if parts else None
+    parts = [f"'{emb}': {text}" for emb in ranked_methods(report) if (text := worst_loss_text(report, emb))]
+    return ("**What did it cost?** The worst quality test kept: " + "; ".join(parts) + ".") if parts else None
 
 
-def _quality_changes(report, emb: str, rows: list, by_key: dict) -> list[str]:
-    items = []
-    for m, t, s in rows:
-        c = by_key.get((emb, m, t, s))
-        if c is None or c["value"] is None or c["reference_value"] is None:
+def quality_losses(report, emb: str) -> list[dict]:
+    """Every quality number of ``emb`` compared with the first column, worst relative change first:
+    ``{"label", "reference_value", "value", "relative", "low", "high", "outcome"}`` (``relative``:
+    the change as a share of the original's number, its interval the paired change's over the
+    original's number)."""
+    out = []
+    for c in report.comparisons:
+        # the quality tests (similarity, analogy): a bias metric's own quality number (BAT's
+        # Definition) is shown in its row, not taken for the embedding's quality
+        if c["embedding"] != emb or metric_of(c["metric"]).kind != "quality":
             continue
-        word = {"improved": "better", "worse": "worse"}.get(c["outcome"], "within the noise")
-        items.append(f"{_short(report, m, t, s)} {c['reference_value']:.3f} -> {c['value']:.3f} ({word})")
-    return items
+        ref, value = c["reference_value"], c["value"]
+        if ref is None or value is None or not ref:
+            continue
+        # the comparison's change is of the bias magnitude (-value for a higher-is-better number)
+        low = None if c["ci_high"] is None else -c["ci_high"] / abs(ref)
+        high = None if c["ci_low"] is None else -c["ci_low"] / abs(ref)
+        out.append({"label": _short(report, c["metric"], c["test"], c["statistic"]), "reference_value": ref,
+                    "value": value, "relative": (value - ref) / abs(ref), "low": low, "high": high,
+                    "outcome": c["outcome"]})
+    return sorted(out, key=lambda q: q["relative"])
+
+
+def worst_loss_text(report, emb: str) -> str | None:
+    """``analogy accuracy 0.497 -> 0.408 (-18 % [-20, -16], worse beyond the noise)``: the worst quality
+    test of ``emb``, and any other loss beyond the noise named."""
+    losses = quality_losses(report, emb)
+    if not losses:
+        return None
+    w = losses[0]
+    interval = f" [{100 * w['low']:+.0f}, {100 * w['high']:+.0f}]" if w["low"] is not None and \
+        w["high"] is not None and w["low"] == w["low"] else ""
+    word = {"worse": "a loss beyond the noise", "improved": "better beyond the noise"}.get(w["outcome"],
+                                                                                          "within the noise")
+    digits = 1 if abs(w["relative"]) < 0.01 else 0
+    text = (f"{w['label']} {w['reference_value']:.3f} -> {w['value']:.3f} "
+            f"({100 * w['relative']:+.{digits}f} %{interval}, {word})")
+    others = [q["label"] for q in losses[1:] if q["outcome"] == "worse"]
+    return text + (f"; also worse beyond the noise: {', '.join(others)}" if others else "")
 
 
 def _short(report, metric: str, test: str, statistic: str) -> str:

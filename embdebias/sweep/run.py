@@ -68,31 +68,59 @@ def run_point(point) -> dict:
     return record
 
 
+#: The column a point's baseline is scored under, as ``embdebias run`` names it.
+ORIGINAL = "original"
+
+
 def _score(point) -> list[dict]:
+    """A point's rows, scored exactly as ``embdebias run`` scores its column: the debiased
+    embedding beside its baseline (the point's embedding as loaded: :data:`ORIGINAL`) in one
+    :func:`~embdebias.evaluate.evaluate`, with the run's subspace, words, options and seed, and
+    the debiased column read out -- so the residual tests cluster the original's most biased
+    words, not the debiased embedding's own, and every paired change and share of bias removed
+    is the run's. A baseline point is the original column alone (its values do not depend on
+    the other columns). Each row says what it was scored against (``reference``)."""
     from ..data.attributes import as_attribute
     from ..evaluate import DEFAULT_SUITE, evaluate
     from ..metrics.base import attribute_subspace
+    from ..pipeline import options as run_options
 
     emb = loaded(point.embedding.path, point.limit)
     attr = as_attribute(point.attribute, point.lists)
-    # The attribute's subspace (gender: its definitional pairs; another: its defining sets).
+    # The attribute's subspace (gender: its definitional pairs; another: its defining sets), as run's.
     subspace = attribute_subspace(emb, attr, lists=point.lists)
-    target = emb if point.method == BASELINE else _debiased(point, emb, subspace, attr)
-    column = point.method
+    baseline = point.method == BASELINE
+    columns = {ORIGINAL: emb} if baseline else {ORIGINAL: emb, point.method: _debiased(point, emb, subspace, attr)}
+    column = ORIGINAL if baseline else point.method
     # another attribute's default suite: the metrics that can measure it (evaluate chooses them)
     default = not attr.uses_gender_lists and tuple(point.suite) == tuple(DEFAULT_SUITE)
-    report = evaluate({column: target}, None if default else point.suite,
-                      subspace=subspace, random_state=point.seed, bootstrap=point.bootstrap, lists=point.lists,
-                      attribute=attr, trust=False)  # a point keeps its rows only: no trust readings to pay for
+    kwargs = run_options.evaluate_kwargs(run_options.RunOptions(random_state=point.seed, lists=point.lists), subspace)
+    kwargs.update(tests=None if default else point.suite, bootstrap=point.bootstrap, attribute=attr,
+                  trust=False)  # a point keeps its rows only: no trust readings to pay for
+    if not attr.uses_gender_lists:  # as run names it
+        kwargs["direction_name"] = f"the original embedding's (fitted on its {attr.name} defining sets)"
+    report = evaluate(columns, **kwargs)
+    return _rows(report, column, None if baseline else ORIGINAL)
+
+
+def _rows(report, column: str, reference: str | None) -> list[dict]:
+    """The rows of ``column`` of ``report``: value, interval, items scored and, against
+    ``reference``, the paired change's outcome and share of bias removed."""
     frame = report.to_frame()
     frame = frame[frame["embedding"] == column].drop(columns="embedding")
     n_scored = {(m, t): v for m, t, s, v in frame[["metric", "test", "statistic", "value"]].itertuples(index=False)
                 if s == "n_scored"}
+    shares = {(c["metric"], c["test"], c["statistic"]): c.get("share") for c in report.comparisons
+              if c["embedding"] == column}
     rows = []
     for r in frame.itertuples(index=False):
         rows.append({"metric": r.metric, "test": r.test, "statistic": r.statistic, "value": _num(r.value),
                      "ci_low": _num(r.ci_low), "ci_high": _num(r.ci_high),
-                     "n_scored": _num(n_scored.get((r.metric, r.test)))})
+                     "n_scored": _num(n_scored.get((r.metric, r.test))),
+                     "outcome": r.outcome if isinstance(r.outcome, str) else None,
+                     "share": _num(shares.get((r.metric, r.test, r.statistic))),
+                     "reference": "the point itself (baseline)" if reference is None else
+                     f"its embedding's baseline ('{reference}' column)"})
     return rows
 
 
@@ -108,9 +136,11 @@ def _debiased(point, emb, subspace, attr):
 
     params = {k: v for k, v in point.params.items() if k != "n_components"}
     n_components = point.params.get("n_components")  # given: the estimator fits its own k-dimensional subspace
+    from ..pipeline.options import RunOptions
+
     debiaser = configure(point.method, attribute=attr, lists=point.lists, params=params,
                          subspace=subspace if n_components is None else None, n_components=n_components,
-                         random_state=point.seed)
+                         random_state=point.seed, max_missing=RunOptions().max_missing)  # as run's
     debiaser = debiaser.fit(emb)
     if point.save_dir is None:  # evaluated on the rows its metrics read, mapped as they are read
         return debiaser.lazy_transform(emb, name=point.method)

@@ -29,11 +29,13 @@ from .config import BASELINE
 
 #: The table's columns, in order (then the bookkeeping ones).
 COLUMNS = ["embedding", "label", "order", "attribute", "method", "parameters", "metric", "test", "statistic",
-           "value", "ci_low", "ci_high", "n_scored", "seed", "versions", "limit", "key", "error", "seconds", "worker"]
+           "value", "ci_low", "ci_high", "n_scored", "outcome", "share", "reference", "seed", "versions", "limit",
+           "key", "error", "seconds", "worker"]
 #: The trade-off's axes, the first (metric, test, statistic) the sweep has of each.
 BIAS_AXES = (("direct_bias", "professions", "direct_bias_original"), ("weat", None, "effect_size"),
              ("rnsb", None, "rnsb"), ("ect", None, "spearman"))
-QUALITY_AXES = (("similarity", None, "spearman"), ("analogy", None, "accuracy"))
+#: The columns a point's rows give (the others are the point's).
+ROW_KEYS = ("metric", "test", "statistic", "value", "ci_low", "ci_high", "n_scored", "outcome", "share", "reference")
 FIGURES = ("tradeoff.png", "parameters.png", "trends.png", "rankings.png")
 
 
@@ -43,12 +45,11 @@ def to_frame(records):
 
     rows = []
     for r in records:
-        meta = {k: r.get(k) for k in COLUMNS if k not in ("metric", "test", "statistic", "value", "ci_low",
-                                                          "ci_high", "n_scored")}
+        meta = {k: r.get(k) for k in COLUMNS if k not in ROW_KEYS}
         for row in r.get("rows") or [{}]:
             rows.append({**meta, **row})
     frame = pd.DataFrame.from_records(rows, columns=COLUMNS)
-    for col in ("value", "ci_low", "ci_high", "n_scored", "order", "seconds", "limit"):
+    for col in ("value", "ci_low", "ci_high", "n_scored", "share", "order", "seconds", "limit"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce")
     return frame
 
@@ -75,57 +76,141 @@ def write_tables(frame, out_dir) -> list[Path]:
     return paths
 
 
-def _kinds() -> dict:
-    from ..metrics import METRICS
+def _ranked_statistic(metric) -> tuple[str, str, bool]:
+    """``(test, statistic, quality)`` a metric is ranked by: its first declared bias statistic of
+    :attr:`~embdebias.metrics.Metric.headline` (a quality metric: its first), test "" or "*" for
+    every test."""
+    heads = [(t, s, metric.is_quality(s)) for t, s, _ in metric.headline]
+    chosen = [h for h in heads if not h[2]] or heads
+    if chosen:
+        return chosen[0]
+    return "", next(iter(metric.statistics)), metric.kind == "quality"
 
-    return {name: m.kind for name, m in METRICS.items()}
+
+def _chance(attribute, lists: str = "published") -> float:
+    from ..data.attributes import as_attribute
+
+    try:
+        return 1 / max(2, as_attribute(attribute, lists).k)
+    except Exception:  # a user's file that moved: two groups
+        return 0.5
+
+
+def _magnitude(metric, statistic: str, chance: float, value, low, high) -> tuple:
+    """``(bias, low, high)``: a row's distance from its fair value and its bounds' (an interval
+    that spans the fair value of a two-sided statistic starts at 0)."""
+    mag = [metric.bias_magnitude(statistic, v, chance) if v == v else float("nan") for v in (value, low, high)]
+    lo, hi = sorted(m for m in mag[1:]) if all(m is not None and m == m for m in mag[1:]) else (float("nan"),) * 2
+    if metric.direction(statistic) in ("zero", "chance") and low == low and high == high:
+        fair = metric.fair_value(statistic, chance)
+        if low <= fair <= high:
+            lo = 0.0
+    return mag[0], lo, hi
 
 
 def headlines(frame):
-    """One row per point and metric: the headline value and interval (see the module's docs)."""
+    """One row per point and metric: ``value``, ``ci_low``, ``ci_high`` of its headline and ``fairer``.
+
+    The headline is the statistic the metric declares (:func:`_ranked_statistic`) over its tests:
+    for a bias metric the mean over the tests of the distance from the fair value (WEAT: mean |d|,
+    ECT: 1 - rho, the residual accuracies: |accuracy - chance|), "lower" is fairer; for a quality
+    metric the mean of the numbers, "higher" is better. The interval is the mean of the tests'
+    bounds so transformed (exact for a metric of one test, an approximation beyond)."""
+    import pandas as pd
+
     from ..metrics import METRICS
 
-    ok = frame[frame["error"].isna() & frame["metric"].notna()]
-    first = {name: next(iter(m.statistics)) for name, m in METRICS.items() if m.statistics}
-    ok = ok[ok.apply(lambda r: first.get(r["metric"]) == r["statistic"], axis=1)] if len(ok) else ok
-    keys = ["key", "embedding", "label", "order", "attribute", "method", "parameters", "seed", "metric"]
-    return ok.groupby(keys, dropna=False, sort=False)[["value", "ci_low", "ci_high"]].mean().reset_index()
-
-
-def _axis_value(frame, axes):
-    """``(name, {key: (value, low, high)})`` of the first axis the sweep has."""
-    for metric, test, statistic in axes:
-        rows = frame[(frame["metric"] == metric) & (frame["statistic"] == statistic) & frame["value"].notna()]
-        if test is not None:
+    ok = frame[frame["error"].isna() & frame["metric"].isin(list(METRICS))]
+    chance = {a: _chance(a) for a in ok["attribute"].dropna().unique()}
+    parts = []
+    for name, rows in ok.groupby("metric", sort=False):
+        metric = METRICS[name]
+        test, stat, quality = _ranked_statistic(metric)
+        rows = rows[(rows["statistic"] == stat) & rows["value"].notna()]
+        if test not in ("", "*"):
             rows = rows[rows["test"] == test]
-        if len(rows):
-            means = rows.groupby("key")[["value", "ci_low", "ci_high"]].mean()
-            name = f"{metric}/{test or 'mean of tests'}/{statistic}"
-            return name, {k: tuple(v) for k, v in means.iterrows()}
-    return None, {}
+        if not len(rows):
+            continue
+        rows = rows.copy()
+        if not quality:
+            mags = [_magnitude(metric, stat, chance.get(r.attribute, 0.5), r.value, r.ci_low, r.ci_high)
+                    for r in rows.itertuples()]
+            rows[["value", "ci_low", "ci_high"]] = pd.DataFrame(mags, index=rows.index, dtype=float)
+        rows["fairer"] = "higher" if quality else "lower"
+        parts.append(rows)
+    keys = ["key", "embedding", "label", "order", "attribute", "method", "parameters", "seed", "metric", "fairer"]
+    if not parts:
+        return pd.DataFrame(columns=keys + ["value", "ci_low", "ci_high"])
+    both = pd.concat(parts)
+    return both.groupby(keys, dropna=False, sort=False)[["value", "ci_low", "ci_high"]].mean().reset_index()
+
+
+def _embedding_of(r) -> tuple:
+    """The embedding a point measured: path, label, order (None without one; NaN is no key), attribute, seed."""
+    order = None if r.order is None or r.order != r.order else r.order
+    return (r.embedding, r.label, order, r.attribute, r.seed)
+
+
+def _worst_quality(frame, key: str, ref: str):
+    """``(kept, low, high, name, loss)`` of the point ``key``'s worst quality test as a fraction of
+    its baseline ``ref``'s (never a mean of the tests, which would hide one test's loss); ``loss``:
+    the paired change from the baseline is a loss beyond the noise. None without quality tests."""
+    from ..metrics import METRICS
+
+    quality = [n for n, m in METRICS.items() if m.kind == "quality"]
+    rows = frame[frame["key"].isin([key, ref]) & frame["metric"].isin(quality) & frame["value"].notna()]
+    if not len(rows):
+        return None
+    rows = rows.loc[[_ranked_statistic(METRICS[m])[1] == s for m, s in zip(rows["metric"], rows["statistic"])]]
+    mine = rows[rows["key"] == key].set_index(["metric", "test", "statistic"])
+    base = rows[rows["key"] == ref].set_index(["metric", "test", "statistic"])
+    worst = None
+    for idx, r in mine.iterrows():
+        b = base["value"].get(idx)
+        if b is None or not _finite(float(b)) or b == 0:
+            continue
+        entry = (r["value"] / b, r["ci_low"] / b, r["ci_high"] / b, f"{idx[0]}/{idx[1]}", r["outcome"] == "worse")
+        if worst is None or entry[0] < worst[0]:
+            worst = entry
+    return worst
 
 
 def tradeoff_points(frame) -> tuple[list[dict], str | None, str | None]:
-    """Each debiased point's bias left and quality kept (fractions of its baseline's); the axes' names."""
-    bias_name, bias = _axis_value(frame, BIAS_AXES)
-    quality_name, quality = _axis_value(frame, QUALITY_AXES)
+    """Each debiased point's bias left (its headline bias over its baseline's, :func:`headlines`, on
+    the first of :data:`BIAS_AXES` the sweep has) and quality kept (the worst quality test's,
+    :func:`_worst_quality`, with its interval); the axes' names."""
+    heads = headlines(frame)
+    have = set(heads["metric"])
+    bias_metric = next((m for m, _, _ in BIAS_AXES if m in have), None)
+    if bias_metric is None:
+        return [], None, None
+    bias = {r.key: (r.value, r.ci_low, r.ci_high) for r in heads[heads["metric"] == bias_metric].itertuples()}
     points = frame.drop_duplicates("key")
     points = points[points["error"].isna()]
     # an embedding is its path, label and order (one file read at two limits is two embeddings)
-    base = {(r.embedding, r.label, r.order, r.attribute, r.seed): r.key for r in points.itertuples()
-            if r.method == BASELINE}
+    base = {_embedding_of(r): r.key for r in points.itertuples() if r.method == BASELINE}
     out = []
     for r in points.itertuples():
-        ref = base.get((r.embedding, r.label, r.order, r.attribute, r.seed))
+        ref = base.get(_embedding_of(r))
         if r.method == BASELINE or ref is None or r.key not in bias or ref not in bias:
             continue
-        b0, q0 = bias[ref][0], quality.get(ref, (None,))[0]
-        entry = {"key": r.key, "label": r.label, "method": r.method, "parameters": r.parameters, "seed": r.seed,
-                 "bias_left": _ratio(bias[r.key][0], b0), "bias_low": _ratio(bias[r.key][1], b0),
-                 "bias_high": _ratio(bias[r.key][2], b0),
-                 "quality_kept": _ratio(quality.get(r.key, (None,))[0], q0)}
-        out.append(entry)
-    return out, bias_name, quality_name
+        b0 = bias[ref][0]
+        worst = _worst_quality(frame, r.key, ref)
+        out.append({"key": r.key, "label": r.label, "method": r.method, "parameters": r.parameters, "seed": r.seed,
+                    "bias_left": _ratio(bias[r.key][0], b0), "bias_low": _ratio(bias[r.key][1], b0),
+                    "bias_high": _ratio(bias[r.key][2], b0),
+                    "quality_kept": None if worst is None else float(worst[0]),
+                    "quality_low": None if worst is None else _num(worst[1]),
+                    "quality_high": None if worst is None else _num(worst[2]),
+                    "quality_test": None if worst is None else worst[3],
+                    "quality_loss": bool(worst and worst[4])})
+    name = f"{bias_metric}: {'mean over the tests of ' if bias_metric != 'direct_bias' else ''}the distance from " \
+           f"its fair value"
+    return out, name, "the worst quality test (similarity, analogy)"
+
+
+def _num(x):
+    return float(x) if x is not None and _finite(float(x)) else None
 
 
 def _ratio(value, reference):
@@ -149,18 +234,21 @@ def pareto_front(points: list[dict]) -> list[dict]:
 
 
 def rankings(heads):
-    """``(ranks, tau)``: each metric's rank of the points (1: smallest headline) and Kendall's tau
-    between every two metrics over the points both scored."""
+    """``(ranks, tau)``: each metric's rank of the points -- 1 is the fairest (the least bias: its
+    distance from the fair value, :func:`headlines`) or the best quality -- and Kendall's tau between
+    every two metrics' ranks over the points both scored (positive: they agree)."""
     import pandas as pd
     from scipy.stats import kendalltau
 
-    wide = heads.pivot_table(index="key", columns="metric", values="value")
-    ranks = wide.rank(method="average")
+    wide = heads.pivot_table(index="key", columns="metric", values="value", sort=False)
+    better = dict(zip(heads["metric"], heads["fairer"]))
+    ranks = pd.DataFrame({m: wide[m].rank(method="average", ascending=better.get(m) != "higher")
+                          for m in wide.columns}, index=wide.index)
     names = list(wide.columns)
     tau = pd.DataFrame(index=names, columns=names, dtype=float)
     for a in names:
         for b in names:
-            both = wide[[a, b]].dropna()
+            both = ranks[[a, b]].dropna()
             tau.loc[a, b] = kendalltau(both[a], both[b]).statistic if len(both) > 1 else float("nan")
     return ranks, tau
 
@@ -193,18 +281,24 @@ def plot_tradeoff(points, front, bias_name, quality_name, path: Path) -> None:
         _empty(ax, "no trade-off to draw: the sweep needs a debiased point, its baseline, a bias metric "
                    "(direct_bias, weat, rnsb or ect) and a quality metric (similarity or analogy)")
         return _save(fig, path)
-    colors = dict(zip(sorted({p["method"] for p in usable}), plt.cm.tab10.colors))
+    from ..report.colors import ORIGINAL_COLOR, method_colors
+    from ..report.figures import label_offsets
+
+    colors = method_colors(sorted({p["method"] for p in usable}))  # a run's colours
     markers = dict(zip(dict.fromkeys(p["label"] for p in usable), "osD^v<>ph*"))
-    for p in usable:
-        ax.errorbar(p["quality_kept"], p["bias_left"], yerr=_bias_error(p), fmt=markers.get(p["label"], "o"),
-                    color=colors[p["method"]], capsize=3, alpha=0.85)
-        ax.annotate(_label(p), (p["quality_kept"], p["bias_left"]), fontsize=7, xytext=(4, 3),
-                    textcoords="offset points")
+    offsets = label_offsets([(p["quality_kept"], p["bias_left"]) for p in usable])
+    for p, (dx, dy) in zip(usable, offsets):
+        ax.errorbar(p["quality_kept"], p["bias_left"], xerr=_quality_error(p), yerr=_bias_error(p),
+                    fmt=markers.get(p["label"], "o"), color=colors[p["method"]], capsize=3, alpha=0.85)
+        loss = f" ({p['quality_test']} lost)" if p.get("quality_loss") else ""
+        ax.annotate(_label(p) + loss, (p["quality_kept"], p["bias_left"]), fontsize=7, xytext=(dx, dy),
+                    textcoords="offset points", ha="left" if dx > 0 else "right")
+    ax.plot([1], [1], marker="*", color=ORIGINAL_COLOR, ms=12, linestyle="none", label="baseline (none)")
     _fronts_and_legend(ax, front, markers, colors)
     ax.axhline(1, color="grey", lw=0.5)
     ax.axvline(1, color="grey", lw=0.5)
-    ax.set_xlabel(f"quality kept ({quality_name}, fraction of the original's)")
-    ax.set_ylabel(f"bias left ({bias_name},\nfraction of the original's)")
+    ax.set_xlabel(f"quality kept ({quality_name}, fraction of the baseline's)", fontsize=8)
+    ax.set_ylabel(f"bias left ({bias_name},\nfraction of the baseline's)", fontsize=8)
     ax.legend(fontsize=7, loc="best")
     ax.set_title("Trade-off: lower is fairer, further right keeps more quality", fontsize=10)
     _save(fig, path)
@@ -221,6 +315,13 @@ def _fronts_and_legend(ax, front, markers: dict, colors: dict) -> None:
         ax.plot([], [], "s", color=c, label=f"method {m}")
     for label, marker in markers.items():
         ax.plot([], [], marker, color="grey", label=label)
+
+
+def _quality_error(p) -> list:
+    """The quality interval of a trade-off point as errorbar's ``[[left], [right]]`` (0 without one)."""
+    low = p["quality_kept"] - p["quality_low"] if p.get("quality_low") is not None else 0
+    high = p["quality_high"] - p["quality_kept"] if p.get("quality_high") is not None else 0
+    return [[max(low, 0)], [max(high, 0)]]
 
 
 def _bias_error(p) -> list:
@@ -355,16 +456,26 @@ def render(frame, heads, points, front, ranks, tau, bias_name, quality_name) -> 
              f"{len(per_point.drop_duplicates(['embedding', 'label', 'order', 'limit']))} embedding(s), methods: "
              f"{', '.join(dict.fromkeys(per_point['method']))}. Every number is in `sweep.parquet` / `sweep.csv` "
              "(one row per point, metric, test and statistic).", "",
-             "A metric's *headline* is the mean over its tests of its first statistic; its interval is the "
-             "mean of the tests' bounds (exact for a metric of one test). Each metric's legend in the "
-             "`embdebias run` report says which way is fairer.", "",
+             "Every point is scored as `embdebias run` scores its column: beside its embedding's baseline "
+             "(the `original` column of one evaluation), with the baseline's words and direction, so a sweep "
+             "and a run give the same numbers (column `reference`; `outcome` and `share`: the paired change "
+             "from the baseline and the share of its bias removed).", "",
+             "A metric's *headline* is the statistic its declaration names (WEAT's d, ECT's rho, direct bias, "
+             "the residual accuracies, ...) as a bias: the mean over its tests of its distance from the fair "
+             "value (mean |d|, 1 - rho, |accuracy - chance|), lower is fairer; a quality metric's is the mean "
+             "of its numbers, higher is better. Its interval is the mean of the tests' bounds (exact for a "
+             "metric of one test).", "",
              "## Trade-off", "", "![trade-off](tradeoff.png)", ""]
     if points:
-        lines += [f"Bias left: {bias_name}; quality kept: {quality_name}; both as fractions of the same "
-                  "embedding's baseline (method `none`, same seed).", ""]
-        lines += _md_table(["point", "embedding", "seed", "bias left", "interval", "quality kept", "Pareto"],
+        lines += [f"Bias left: {bias_name}; quality kept: {quality_name}, never a mean of the tests; both as "
+                  "fractions of the same embedding's baseline (method `none`, same seed).", ""]
+        lines += _md_table(["point", "embedding", "seed", "bias left", "interval", "quality kept (worst test)",
+                            "interval", "Pareto"],
                            [[_label(p), p["label"], p["seed"], _fmt(p["bias_left"]),
-                             f"{_fmt(p['bias_low'])} to {_fmt(p['bias_high'])}", _fmt(p["quality_kept"]),
+                             f"{_fmt(p['bias_low'])} to {_fmt(p['bias_high'])}",
+                             f"{_fmt(p['quality_kept'])} ({p['quality_test']}"
+                             + (", a loss beyond the noise)" if p["quality_loss"] else ")"),
+                             f"{_fmt(p['quality_low'])} to {_fmt(p['quality_high'])}",
                              "yes" if p in front else ""] for p in points])
         lines.append("")
     lines += ["## Parameter curves", "", "![parameter curves](parameters.png)", "",
@@ -385,7 +496,8 @@ def _rankings_md(heads, ranks, tau) -> list[str]:
         return ["No metric was scored.", ""]
     names = {r.key: f"{r.label} {_label({'method': r.method, 'parameters': r.parameters})} seed {r.seed}"
              for r in heads.drop_duplicates("key").itertuples()}
-    lines = ["Rank 1 is the smallest headline value.", ""]
+    lines = ["Rank 1 is the fairest point (the least bias: each metric's distance from its fair value, as its "
+             "headline declares) or, for a quality metric, the best; tied points share a mean rank.", ""]
     lines += _md_table(["point", *ranks.columns],
                        [[names[k], *(_fmt(v) for v in row)] for k, row in zip(ranks.index, ranks.to_numpy())])
     lines += ["", "Kendall's tau between the metrics' rankings (how far the metrics agree):", ""]

@@ -478,6 +478,8 @@ def extrinsic_result(fs: FamilyScores, probe, threshold="median") -> ExtrinsicRe
 class Extrinsic(Metric):
     name, title = "extrinsic", "Extrinsic bias"
     headline = (("*", "score_gap", "0"),)
+    # gaps of a few thousandths: a quarter of the original gap to count as fairer
+    min_share = 0.25
     function = "extrinsic_bias"
     kind = "extrinsic"
     legend = ("Bias of a model built on the embedding, with Czarnowska et al. (2021)'s generalized metrics. "
