@@ -326,14 +326,17 @@ def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
     word_vectors = vocab[words]
     margin = np.float32(rounding_margin(dim))
     found = []                                         # (question, candidate, float32 score) near each block's best
+    # two reused buffers of (batch, block) scores: no allocation per batch
+    buffers = np.empty((2, min(batch_size, len(abc)), min(columns, n)), dtype=np.float32)
     for start in range(0, n, columns):
         stop = min(n, start + columns)
         dots = word_vectors @ vocab[start:stop].T      # (distinct words, block)
         offsets = dots[pairs[:, 1]] - dots[pairs[:, 0]]
         for q0 in range(0, len(abc), batch_size):
             qs = slice(q0, q0 + batch_size)
-            scores = offsets[pair_of[qs]]
-            scores += dots[inverse[qs, 2]]
+            rows = pair_of[qs].size
+            scores = np.take(offsets, pair_of[qs], axis=0, mode="clip", out=buffers[0, :rows, :stop - start])
+            scores += np.take(dots, inverse[qs, 2], axis=0, mode="clip", out=buffers[1, :rows, :stop - start])
             _exclude(scores, abc[qs], start, stop)
             found += _near_best(scores, margin, q0, start)
     question, candidate, score = (np.concatenate(parts) for parts in zip(*found, strict=True))
