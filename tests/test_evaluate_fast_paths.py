@@ -280,6 +280,19 @@ def test_to_builtin_tables_of_rows_are_converted_as_value_by_value():
     assert to_builtin([[1.0, float("nan")]] * 20)[3] == [1.0, None]
 
 
+@pytest.mark.parametrize("decimals", [None, 1])  # distinct values; many ties
+def test_ranks_in_resamples_are_rankdatas_exactly(decimals):
+    from scipy.stats import rankdata
+
+    from embdebias.metrics._resample import ranks_in_resamples
+
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal(200)
+    values = values if decimals is None else np.round(values, decimals)
+    idx = rng.integers(0, values.size, (64, values.size))
+    assert np.array_equal(ranks_in_resamples(values)(idx), rankdata(values[idx], axis=1))
+
+
 # -- evaluation reads only the rows it needs ------------------------------------------------------
 
 

@@ -35,7 +35,7 @@ from ..data.wordlists import read_text
 from ..errors import EmbdebiasError, WordListError
 from .base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
-from ._resample import Sample, mean_of
+from ._resample import Sample, mean_of, ranks_in_resamples
 
 #: Known evaluation files (name -> file in gensim's test data).
 DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
@@ -157,13 +157,12 @@ def _similarity(embedding, dataset, *, restrict_vocab: int | None = None, lowerc
 
 def spearman_of(x, y):
     """``stat`` of Spearman's rho of paired values ``x``, ``y`` (one set "items"): the Pearson
-    correlation of the ranks within each resample (ties averaged, as :func:`scipy.stats.spearmanr`)."""
-    from scipy.stats import rankdata
-
-    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    correlation of the ranks within each resample (ties averaged, as :func:`scipy.stats.spearmanr`;
+    the ranks by :func:`~embdebias.metrics._resample.ranks_in_resamples`, without a sort per resample)."""
+    rank_x, rank_y = ranks_in_resamples(x), ranks_in_resamples(y)
 
     def stat(idx):
-        rx, ry = rankdata(x[idx["items"]], axis=1), rankdata(y[idx["items"]], axis=1)
+        rx, ry = rank_x(idx["items"]), rank_y(idx["items"])
         rx -= rx.mean(axis=1, keepdims=True)
         ry -= ry.mean(axis=1, keepdims=True)
         with np.errstate(all="ignore"):
