@@ -26,6 +26,8 @@ Usage::
     python benchmarks/bench_evaluate.py --original scale.bin --soft out/soft.embd --hard out/hard.embd
     python benchmarks/bench_evaluate.py --rows 500000 --baseline ac4c8ed --rounds 2
     python benchmarks/bench_evaluate.py --rows 20000 --json evaluate.json
+    python benchmarks/bench_evaluate.py --original glove-6b-50d --soft run/soft.embd --hard run/hard.embd \
+        --dim 50 --baseline b507547 --out benchmarks/results/evaluate.md
 """
 
 from __future__ import annotations
@@ -76,10 +78,10 @@ def timed_bootstrap(*args, **kwargs):
     lap(None)
 evaluation._add_uncertainty = timed_bootstrap
 
-t0 = time.perf_counter()
+t0, cpu0 = time.perf_counter(), time.process_time()
 report = evaluation.evaluate(embeddings, subspace=subspace, progress=lambda e, m: lap(f"{e}/{m}"))
 lap(None)
-total = time.perf_counter() - t0
+total, cpu = time.perf_counter() - t0, time.process_time() - cpu0
 t0 = time.perf_counter()
 data = report.to_dict()
 times["to_dict"] = time.perf_counter() - t0
@@ -100,7 +102,7 @@ for name, emb in embeddings.items():
     quads = _word_rows(head.words, questions, True).reshape(-1, 4)
     flops["analogy"] += 2.0 * np.unique(quads[(quads >= 0).all(axis=1), :3]).size * len(head) * emb.dim
 with open(sys.argv[5], "w") as fh:
-    json.dump({"load": load, "evaluate": total, "times": times, "cells": cells, "flops": flops}, fh)
+    json.dump({"load": load, "evaluate": total, "evaluate_cpu": cpu, "times": times, "cells": cells, "flops": flops}, fh)
 """
 
 
@@ -221,6 +223,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--baseline", help="git revision to compare with (run alternately)")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--out", type=Path, help="write the table as markdown (benchmarks/results/evaluate.md)")
     return ap
 
 
@@ -230,10 +233,14 @@ def main(argv=None) -> int:
     if not args.rows and not (args.original and args.soft and args.hard):
         ap.error("give --original, --soft and --hard, or --rows")
     trio = build_trio(args.rows, args.dim, args.seed) if args.rows else (args.original, args.soft, args.hard)
+    start_load = load_average()
     ours, base = run_rounds(trio, args.rounds, args.baseline)
     gflops = sgemm_gflops(args.dim)
     text, floors = summary(ours, base, gflops, args.baseline)
     print(text)
+    if args.out:
+        args.out.write_text(markdown(text, argv if argv is not None else sys.argv[1:],
+                                     (start_load, load_average()), trio))
     if args.json:
         args.json.write_text(json.dumps({"ours": ours, "baseline": base, "floors": floors, "sgemm_gflops": gflops,
                                          "trio": [str(p) for p in trio], "summary": text}, indent=1))
@@ -246,9 +253,32 @@ def summary(ours: list, base: list, gflops: float, rev: str | None) -> tuple[str
     best_base = min(base, key=lambda m: m["evaluate"]) if base else None
     floors = {k: v / (gflops * 1e9) for k, v in best["flops"].items() if v}
     note = f"float32 GEMM measured here: {gflops:.0f} GFLOP/s; best of {len(ours)} round(s)"
+    note += f"; evaluate's CPU time (all threads): {_cpu(best)}"
+    if best_base:
+        note += f" (baseline {_cpu(best_base)})"
     if best_base:
         note += "; " + compare_cells(best["cells"], best_base["cells"])
     return "\n".join(table(best, best_base, floors, rev)) + "\n\n" + note, floors
+
+
+def _cpu(measurement: dict) -> str:
+    cpu = measurement.get("evaluate_cpu")  # a baseline's worker may predate it
+    return "-" if cpu is None else f"{cpu:.1f} s"
+
+
+def load_average() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def markdown(text: str, argv: list[str], loads: tuple[str, str], trio) -> str:
+    """``benchmarks/results/evaluate.md``: the command, the machine's load, the table."""
+    return "\n".join([
+        "# `evaluate()` per metric, against a baseline revision and the GEMM floor", "",
+        f"Measured by `python benchmarks/bench_evaluate.py {' '.join(argv)}` (one invocation; 2 cores shared "
+        f"with other work: load average {loads[0]} at the start, {loads[1]} at the end).", "",
+        f"The trio: {', '.join(str(p) for p in trio)} (the default run's original and its soft and hard "
+        "results); each measurement in a fresh subprocess, the baseline and ours alternating.", "",
+        text, ""])
 
 
 if __name__ == "__main__":

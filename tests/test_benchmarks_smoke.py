@@ -221,12 +221,14 @@ def test_bench_evaluate_times_every_metric_and_compares_cells(tmp_path, capsys):
         emb.with_vectors(emb.vectors * scale).save(path, format="native")
     out = tmp_path / "e.json"
     assert bench_evaluate.main(["--original", *map(str, paths[:1]), "--soft", str(paths[1]), "--hard", str(paths[2]),
-                                "--json", str(out)]) == 0
+                                "--json", str(out), "--out", str(tmp_path / "e.md")]) == 0
     import json
 
+    page = (tmp_path / "e.md").read_text()
+    assert "load average" in page and "at the end" in page and "evaluate's CPU time" in page and "| analogy |" in page
     got = json.loads(out.read_text())["ours"][0]
     assert {"original/analogy", "hard/rnsb", "bootstrap", "to_dict"} <= set(got["times"])
-    assert got["flops"]["analogy"] > 0 and got["evaluate"] > 0
+    assert got["flops"]["analogy"] > 0 and got["evaluate"] > 0 and got["evaluate_cpu"] > 0
     table = capsys.readouterr().out
     assert "| analogy |" in table and "**evaluate()**" in table and "GFLOP/s" in table
     assert bench_evaluate.compare_cells({"a": 1.0, "b": 2.0}, {"a": 1.0, "b": 2.0}) == "all 2 report cells identical"

@@ -258,6 +258,41 @@ def test_result_to_dict_equals_the_asdict_conversion():
     assert r.to_dict()["numbers"][-2:] == [None, None] and r.to_dict()["inner"] == {"value": None, "items": [1, "x"]}
 
 
+def test_to_builtin_tables_of_rows_are_converted_as_value_by_value():
+    """A long list of rows (word pairs, an array's rows) takes the one-pass path with the same result:
+    non-finite floats None, numpy scalars converted, tuples lists, mixed rows left to the slow path."""
+    import math
+
+    def slow(obj):  # the definition: value by value
+        if isinstance(obj, (list, tuple)):
+            return [slow(v) for v in obj]
+        if isinstance(obj, np.generic):
+            return slow(obj.item())
+        return None if isinstance(obj, float) and not math.isfinite(obj) else obj
+
+    tables = [[("a", "b")] * 20, [[1.0, float("nan"), "x", True, None]] * 20,
+              [(1, np.float64(2.0))] * 20, [[float("inf")], ["w", [1, 2]]] * 10, np.arange(40.0).reshape(20, 2)]
+    for table in tables:
+        out = to_builtin(table)
+        assert out == slow(table.tolist() if isinstance(table, np.ndarray) else table)
+        assert all(type(row) is list for row in out)
+    assert to_builtin([(1, np.float64(2.0))] * 20)[0][1].__class__ is float
+    assert to_builtin([[1.0, float("nan")]] * 20)[3] == [1.0, None]
+
+
+@pytest.mark.parametrize("decimals", [None, 1])  # distinct values; many ties
+def test_ranks_in_resamples_are_rankdatas_exactly(decimals):
+    from scipy.stats import rankdata
+
+    from embdebias.metrics._resample import ranks_in_resamples
+
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal(200)
+    values = values if decimals is None else np.round(values, decimals)
+    idx = rng.integers(0, values.size, (64, values.size))
+    assert np.array_equal(ranks_in_resamples(values)(idx), rankdata(values[idx], axis=1))
+
+
 # -- evaluation reads only the rows it needs ------------------------------------------------------
 
 

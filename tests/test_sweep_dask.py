@@ -114,10 +114,27 @@ def cluster(tmp_path_factory):
 
 
 def test_external_scheduler_same_values_as_serial(cfg, serial, cluster, tmp_path):
+    from distributed import Client
+
+    from embdebias.sweep.worker import PLUGIN_NAME
+
     said = []
     frame = embdebias.sweep(cfg, tmp_path, scheduler=cluster["address"], log=said.append)
     assert any(f"Dask scheduler {cluster['address']}: 2 worker(s)" in line for line in said)
     assert_same(frame, serial)
+    with Client(cluster["address"], timeout=60) as client:  # every worker, also one that joins later
+        assert PLUGIN_NAME in client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.worker_plugins))
+
+
+def test_pin_threads_leaves_one_thread_in_every_pool():
+    """Without the nanny's OMP_NUM_THREADS=1 (a worker started with --no-nanny) the pools have one
+    thread per core until the worker's set-up limits them."""
+    code = ("from embdebias.sweep.worker import pin_threads; pin_threads(); "
+            "from threadpoolctl import threadpool_info; print(max(i['num_threads'] for i in threadpool_info()))")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    env["PYTHONPATH"] = str(ROOT)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
 
 
 def test_worker_killed_mid_sweep_loses_no_point(cfg, serial, cluster, tmp_path):

@@ -17,6 +17,7 @@ Every metric resolves its word sets through :func:`lookup`, which
 from __future__ import annotations
 
 import math
+from itertools import chain
 from dataclasses import dataclass, field, fields, is_dataclass
 
 import numpy as np
@@ -165,6 +166,9 @@ def to_builtin(obj):
 _PLAIN = frozenset((str, int, bool, type(None)))
 
 
+_ROWS = frozenset((list, tuple))
+
+
 def _list_to_builtin(items) -> list:
     if len(items) > 16:  # a column of plain values: one pass, no call per item
         kinds = set(map(type, items))
@@ -172,7 +176,21 @@ def _list_to_builtin(items) -> list:
             return [v if math.isfinite(v) else None for v in items]
         if kinds <= _PLAIN:
             return list(items)
+        if kinds <= _ROWS:  # a table of plain values (word pairs, an array's rows): one pass per row
+            rows = _plain_rows(items)
+            if rows is not None:
+                return rows
     return [to_builtin(v) for v in items]
+
+
+def _plain_rows(items) -> list | None:
+    """``items`` (lists or tuples) as lists when every value is plain or a float, else None."""
+    kinds = set(map(type, chain.from_iterable(items)))
+    if kinds <= _PLAIN:
+        return [list(row) for row in items]
+    if kinds <= _PLAIN | {float}:
+        return [[None if type(v) is float and not math.isfinite(v) else v for v in row] for row in items]
+    return None
 
 
 def _scalar_to_builtin(obj):

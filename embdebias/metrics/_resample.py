@@ -181,6 +181,26 @@ def counts(idx: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
 
 
+def ranks_in_resamples(values) -> Callable[[np.ndarray], np.ndarray]:
+    """``ranks(idx)``: the ranks of ``values[idx]`` within each row of a ``(B, n)`` index array,
+    ties averaged -- exactly :func:`scipy.stats.rankdata` ``(values[idx], axis=1)``.
+
+    Why not rankdata: it sorts every resample (``B n log n``). The values are fixed and only
+    their multiplicities change, so the values are sorted once; in a resample, an item's rank
+    is the number of drawn values below its own plus half the number equal to it, plus one
+    half -- sums of whole counts, exact in float64, so the ranks are the same numbers.
+    """
+    classes, of_item = np.unique(np.asarray(values, np.float64), return_inverse=True)
+    of_item = of_item.reshape(-1)
+
+    def ranks(idx: np.ndarray) -> np.ndarray:
+        drawn = of_item[idx]                                 # (B, n) class of each drawn value
+        per_class = counts(drawn, classes.size)              # (B, classes) how often each was drawn
+        rank_of = np.cumsum(per_class, axis=1) - per_class + (per_class + 1.0) / 2.0
+        return np.take_along_axis(rank_of, drawn, axis=1)
+    return ranks
+
+
 def mean_of(values) -> Callable[[dict], np.ndarray]:
     """``stat`` of a mean of per-item values (one set named "items")."""
     values = np.asarray(values, dtype=np.float64)

@@ -35,7 +35,7 @@ from ..data.wordlists import read_text
 from ..errors import EmbdebiasError, WordListError
 from .base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
-from ._resample import Sample, mean_of
+from ._resample import Sample, mean_of, ranks_in_resamples
 
 #: Known evaluation files (name -> file in gensim's test data).
 DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
@@ -157,13 +157,12 @@ def _similarity(embedding, dataset, *, restrict_vocab: int | None = None, lowerc
 
 def spearman_of(x, y):
     """``stat`` of Spearman's rho of paired values ``x``, ``y`` (one set "items"): the Pearson
-    correlation of the ranks within each resample (ties averaged, as :func:`scipy.stats.spearmanr`)."""
-    from scipy.stats import rankdata
-
-    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    correlation of the ranks within each resample (ties averaged, as :func:`scipy.stats.spearmanr`;
+    the ranks by :func:`~embdebias.metrics._resample.ranks_in_resamples`, without a sort per resample)."""
+    rank_x, rank_y = ranks_in_resamples(x), ranks_in_resamples(y)
 
     def stat(idx):
-        rx, ry = rankdata(x[idx["items"]], axis=1), rankdata(y[idx["items"]], axis=1)
+        rx, ry = rank_x(idx["items"]), rank_y(idx["items"])
         rx -= rx.mean(axis=1, keepdims=True)
         ry -= ry.mean(axis=1, keepdims=True)
         with np.errstate(all="ignore"):
@@ -326,14 +325,17 @@ def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
     word_vectors = vocab[words]
     margin = np.float32(rounding_margin(dim))
     found = []                                         # (question, candidate, float32 score) near each block's best
+    # two reused buffers of (batch, block) scores: no allocation per batch
+    buffers = np.empty((2, min(batch_size, len(abc)), min(columns, n)), dtype=np.float32)
     for start in range(0, n, columns):
         stop = min(n, start + columns)
         dots = word_vectors @ vocab[start:stop].T      # (distinct words, block)
         offsets = dots[pairs[:, 1]] - dots[pairs[:, 0]]
         for q0 in range(0, len(abc), batch_size):
             qs = slice(q0, q0 + batch_size)
-            scores = offsets[pair_of[qs]]
-            scores += dots[inverse[qs, 2]]
+            rows = pair_of[qs].size
+            scores = np.take(offsets, pair_of[qs], axis=0, mode="clip", out=buffers[0, :rows, :stop - start])
+            scores += np.take(dots, inverse[qs, 2], axis=0, mode="clip", out=buffers[1, :rows, :stop - start])
             _exclude(scores, abc[qs], start, stop)
             found += _near_best(scores, margin, q0, start)
     question, candidate, score = (np.concatenate(parts) for parts in zip(*found, strict=True))

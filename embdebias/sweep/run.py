@@ -193,7 +193,8 @@ def run_dask(points, out_dir, bar, *, scheduler: str | None = None, workers: int
     """Run ``points`` on a Dask cluster (``scheduler``'s, or a new local one); ``{key: record}``.
 
     The local cluster has ``workers`` worker processes (default: one per core), one
-    thread each, and a memory limit of an equal share of the machine's memory each.
+    thread each, and a memory limit of an equal share of the machine's memory each. Every
+    worker's BLAS and OpenMP pools are limited to one thread (:mod:`~embdebias.sweep.worker`).
     """
     from distributed import Client, LocalCluster
     from distributed.system import MEMORY_LIMIT
@@ -208,6 +209,9 @@ def run_dask(points, out_dir, bar, *, scheduler: str | None = None, workers: int
             f"{MEMORY_LIMIT // n / 2**30:.1f} GiB each")
     try:
         with Client(cluster if cluster is not None else scheduler) as client:
+            from .worker import pin_plugin
+
+            client.register_plugin(pin_plugin())  # one BLAS/OpenMP thread per worker, however started
             if scheduler is not None:
                 log(f"[sweep] Dask scheduler {scheduler}: {len(client.scheduler_info()['workers'])} worker(s)")
             return _gather(client, points, out_dir, bar)
