@@ -19,11 +19,11 @@ import threading
 import warnings
 
 from ..errors import EmbdebiasError
-from . import cda, convert, debias, expand, fairness, info, plot, run, score, sweep, train
+from . import cda, convert, debias, expand, fairness, info, plot, run, score, share, sweep, train
 from ._common import DEFAULT, FORMATS_TEXT, Printer
 
 #: The subcommands in ``--help`` order, each a module with ``add_parser(sub, parents)``.
-COMMANDS = (debias, convert, info, expand, score, plot, run, cda, train, fairness, sweep)
+COMMANDS = (debias, convert, info, expand, score, plot, run, share, cda, train, fairness, sweep)
 
 
 class Parser(argparse.ArgumentParser):

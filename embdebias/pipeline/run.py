@@ -263,7 +263,8 @@ def attribute_arg(attr) -> str:
 
 
 def _write_attributes_report(out_dir: Path, emb, ident: dict, attrs: list, reports: dict, log) -> Path:
-    """``report.md`` and ``report.json`` of a run of several attributes, from each one's report."""
+    """``report.md``, ``report.html`` and ``report.json`` of a run of several attributes, from each one's report."""
+    from ..report.html import page
     from ..report.run import render_attributes_report
 
     summaries = {a.name: json.loads((reports[a.name].parent / "report.json").read_text(encoding="utf-8"))
@@ -273,7 +274,11 @@ def _write_attributes_report(out_dir: Path, emb, ident: dict, attrs: list, repor
                                          "attributes": {n: {"report": f"{n}/report.md",
                                                             "groups": s.get("attribute", {}).get("groups")}
                                                         for n, s in summaries.items()}})
-    write_text(out_dir / "report.md", render_attributes_report(emb.name, summaries))
+    markdown = render_attributes_report(emb.name, summaries)
+    write_text(out_dir / "report.md", markdown)
+    # the page of the whole run: each attribute's section links that attribute's own report.html
+    write_text(out_dir / "report.html", page(markdown.replace("/report.md)", "/report.html)"),
+                                             title=f"embdebias report: {emb.name}"))
     log(f"[report] {out_dir / 'report.md'} ({len(attrs)} attributes)")
     return out_dir / "report.md"
 
@@ -431,11 +436,18 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     if not attr.uses_gender_lists:  # the list set's lists are described in the run's lists instead
         meta["attribute"] = {"name": attr.name, "groups": list(attr.groups), "path": attr.path,
                              "description": attr.description}
+    from ..report.card import write_card, write_html
     from ..report.run import render_report
 
     command = reproduce_command(ident["source"], o, lists_used)
+    meta["command"] = command
+    markdown = render_report(meta, evaluation, command)
     write_json(steps.partial / "report.json", {**meta, "evaluation": evaluation}, inputs)
-    write_text(steps.partial / "report.md", render_report(meta, evaluation, command), inputs)
+    write_text(steps.partial / "report.md", markdown, inputs)
+    # the page embeds the figures: this run's new ones are in the partial directory, reused ones in out_dir
+    write_html(steps.partial, {**meta, "evaluation": evaluation}, markdown, inputs=inputs,
+               figures=(steps.partial, out_dir))
+    write_card(steps.partial, {**meta, "evaluation": evaluation}, inputs=inputs)
     steps.commit()  # every new output appears in out_dir now, the report and the state last
     log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
     return out_dir / "report.md"
@@ -450,7 +462,7 @@ def _meta(steps, emb, ident: dict, o: RunOptions, lists_used: dict, subspace, ex
     return {
         "versions": _versions(),
         "input": ident,
-        "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
+        "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim, "fingerprint": emb.fingerprint()},
         "parameters": {**o.parameters(), "n_components": int(subspace.components_.shape[0]),
                        "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
         "lists": lists_used,
