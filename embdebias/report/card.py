@@ -9,8 +9,9 @@ verdict line of each method (:func:`~embdebias.report.summary.column_verdict`); 
 (the headline quality measures' changes); the toolkit version; the command that repeats the run.
 No number is computed here that the report does not hold.
 
-The card names no machine path: the input of a run of a user's file is its file name only
-(``report.json`` keeps the full path), and the command's out-dir is ``DIR``.
+The card names no machine path: the input of a run of a user's file is its file name only, and so
+is every absolute path in the command (its input, a list file; ``report.json`` keeps the full
+paths); the command's out-dir is ``DIR``.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def card_dict(meta: dict, command: list[str]) -> dict:
         "quality_kept": {e: [{"measure": h["measure"], "original": h["columns"][report.embeddings[0]]["value"],
                               "value": h["columns"][e]["value"], "outcome": h["columns"][e].get("outcome")}
                              for h in headline if h["kind"] == "quality"] for e in report.embeddings[1:]},
-        "command": " ".join(command),
+        "command": " ".join(Path(word).name if Path(word).is_absolute() else word for word in command),
     }
 
 
@@ -146,7 +147,8 @@ def card_markdown(card: dict) -> str:
     """``report.card.md``: the card as a Markdown block for a model card."""
     emb, attr = card["embedding"], card["attribute"]
     lines = [f"### Bias card: {emb['name']} ({attr['name']})", "",
-             f"- **Embedding**: {emb['name']} (`{emb['source']}`), {emb['words']:,} words x {emb['dim']} dimensions"
+             f"- **Embedding**: {emb['name']}" + (f" (`{emb['source']}`)" if emb["source"] != emb["name"] else "")
+             + f", {emb['words']:,} words x {emb['dim']} dimensions"
              + (f"; fingerprint `{emb['fingerprint']}`" if emb.get("fingerprint") else ""),
              f"- **Attribute**: {attr['name']} ({', '.join(attr['groups'])})",
              f"- **Word lists** ({card['word_lists']['set']}): "

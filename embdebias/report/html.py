@@ -14,8 +14,8 @@ Markdown report shows up here too; nothing is computed twice. Deliberate choices
   ``data:`` images, so a browser refuses any request. A link in the Markdown to a web address is
   kept as text, never an ``href``; a relative link (a multi-attribute run's sections) stays one.
 - Markdown is converted for the subset the report uses (headings, pipe tables, bullets with
-  one level of nesting, images, paragraphs, ``**bold**``, ``*italic*``, ```code```, links);
-  every text is HTML-escaped first.
+  one level of nesting, images, paragraphs, ``**bold**``, ``*italic*``, ```code```, links and
+  the ``<br>`` line breaks of the comparison table's cells); every text is HTML-escaped first.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1
 figcaption { font-size: 0.88rem; color: #444; }
 details { border-top: 1px solid #ddd; padding: 0.4rem 0; } summary { cursor: pointer; font-weight: 600; }
 code { background: #f4f4f4; padding: 0 0.2rem; word-break: break-all; }
-.missing-figure { color: #8a3b00; }
+.missing-figure { color: #8a3b00; } .wide { overflow-x: auto; }
 """
 
 _TABLE_RULE = re.compile(r"^\|(\s*:?-{3,}:?\s*\|)+\s*$")
@@ -56,7 +56,7 @@ def inline(text: str) -> str:
         out.append(f"<code>{escape(match.group(1), quote=False)}</code>")
         pos = match.end()
     out.append(_emphasis(escape(text[pos:], quote=False)))
-    return "".join(out)
+    return "".join(out).replace("&lt;br&gt;", "<br>")  # the one tag the Markdown tables use (a line break)
 
 
 def _emphasis(html: str) -> str:
@@ -83,7 +83,7 @@ def _table(lines: list[str]) -> str:
     head = "".join(f"<th>{inline(c)}</th>" for c in cells(lines[0]))
     body = "".join("<tr>" + "".join(f"<td{_cell_class(c)}>{inline(c)}</td>" for c in cells(line)) + "</tr>"
                    for line in lines[2:])
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _bullets(lines: list[str]) -> str:
