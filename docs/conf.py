@@ -57,6 +57,33 @@ intersphinx_mapping = {
 if os.environ.get("EMBDEBIAS_DOCS_INTERSPHINX") != "1":
     intersphinx_mapping = {}
 
+# Formulas render offline: MathJax 3 (SVG output, one self-contained script) from the docs dependency
+# django-static-mathjax, copied into the site's _static/mathjax/ when the build finishes; no CDN.
+mathjax_path = "mathjax/tex-svg.js"
+
+
+def _mathjax_script() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("mathjax")
+    script = (Path(spec.origin).parent / "static" / "mathjax" / "es5" / "tex-svg.js") if spec and spec.origin else None
+    if script is None or not script.is_file():
+        raise RuntimeError("the docs need MathJax from the package django-static-mathjax: pip install '.[docs]'")
+    return script
+
+
+def _copy_mathjax(app, exception):
+    if exception is None and app.builder.format == "html":
+        target = Path(app.outdir) / "_static" / "mathjax"
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "tex-svg.js").write_bytes(_mathjax_script().read_bytes())
+
+
+def setup(app):
+    _mathjax_script()  # fail at the start of a build, not at its end
+    app.connect("build-finished", _copy_mathjax)
+
+
 def _bare_figures(block, block_vars, gallery_conf):
     """sphinx-gallery scraper for the bare ``matplotlib.figure.Figure`` objects an example
     holds in its variables (embdebias draws without pyplot, which the default scraper reads)."""

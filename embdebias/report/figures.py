@@ -115,7 +115,7 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
     specific words and group names are used instead (``subspace``: its direction).
     """
     # A bare Figure (no pyplot): no GUI backend, no global state to clean up.
-    from matplotlib.figure import Figure
+    from ._notebook import ReportFigure as Figure
 
     if not isinstance(embeddings, dict):
         embeddings = {e.name: e for e in map(as_embedding, embeddings)}
@@ -269,7 +269,7 @@ def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
     vectors in that column, coloured by their bias in the first column (cosine with she - he) or
     by their group, the clustering accuracy of the report in each title. Raises when the report
     has no residual test."""
-    from matplotlib.figure import Figure
+    from ._notebook import ReportFigure as Figure
 
     from .._rows import unit_rows
 
@@ -324,7 +324,7 @@ def residual_caption(info: dict) -> str:
 
 def weat_forest_figure(report):
     """WEAT effect sizes with their intervals, one row per test, one marker per column."""
-    from matplotlib.figure import Figure
+    from ._notebook import ReportFigure as Figure
 
     tests = [t for (m, t, s) in report.rows if m == "weat" and s == "effect_size"]
     if not tests:
@@ -407,7 +407,7 @@ def tradeoff_points(report) -> dict:
 def tradeoff_figure(report):
     """Bias left against quality kept, one point per method with its intervals: mean |WEAT d| left
     (left panel) and the clustering accuracy above chance left (right panel)."""
-    from matplotlib.figure import Figure
+    from ._notebook import ReportFigure as Figure
 
     points = tradeoff_points(report)
     panels = (("weat", "mean |WEAT d| left (fraction of the original's)"),
@@ -480,7 +480,7 @@ def group_figure(embeddings: dict, attribute, subspace):
     """One panel per column: each group's words on the first one or two components of the
     attribute's subspace (a strip per group with one component), the group means marked; the
     title gives the mean distance between the group means (0: the groups are not apart)."""
-    from matplotlib.figure import Figure
+    from ._notebook import ReportFigure as Figure
 
     proj = group_projections(embeddings, attribute, subspace)
     rows, cols = panel_grid(len(proj))

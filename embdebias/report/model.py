@@ -280,8 +280,21 @@ class Report:
         ``missing=True``, the out-of-vocabulary words."""
         return provided("report to markdown")(self, digits=digits, missing=missing, summary=summary)
 
+    def summary(self) -> str:
+        """The first screen only: the opening answers and the summary table (Markdown), and where the
+        rest is (:meth:`to_markdown`). What ``str(report)`` and ``repr(report)`` give."""
+        from .summary import first_screen
+
+        columns = ", ".join(self.embeddings)
+        return "\n".join([f"Report of {len(self.embeddings)} embedding(s) ({columns}), {len(self.rows)} rows", "",
+                          *first_screen(self),
+                          "Every table, the verdict and the out-of-vocabulary words: report.to_markdown()."])
+
     def __str__(self) -> str:
-        return self.to_markdown()
+        return self.summary()
+
+    def __repr__(self) -> str:
+        return self.summary()
 
     # -- notebooks: Jupyter shows a report as a table, as it shows a pandas DataFrame ----
     def _repr_markdown_(self) -> str:
