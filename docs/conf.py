@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,6 +57,10 @@ intersphinx_mapping = {
 # EMBDEBIAS_DOCS_INTERSPHINX=1.
 if os.environ.get("EMBDEBIAS_DOCS_INTERSPHINX") != "1":
     intersphinx_mapping = {}
+
+# The gallery prints the warnings its examples raise; a warning shown with the file it points at
+# would put the build machine's absolute path into the page: show its category and message only.
+warnings.formatwarning = lambda message, category, filename, lineno, line=None: f"{category.__name__}: {message}\n"
 
 # Formulas render offline: MathJax 3 (SVG output, one self-contained script) from the docs dependency
 # django-static-mathjax, copied into the site's _static/mathjax/ when the build finishes; no CDN.
@@ -117,7 +122,7 @@ suppress_warnings = ["config.cache"]
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"embdebias {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]  # the occupation figure of the front page, the bias card's JSON Schema
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
