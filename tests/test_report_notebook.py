@@ -44,3 +44,12 @@ def test_a_report_figure_displays_itself_as_png():
     fig.add_subplot().plot([0, 1], [1, 0])
     png = fig._repr_png_()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+
+
+def test_run_says_how_much_it_will_write_above_a_gigabyte():
+    from embdebias.pipeline.run import vectors_size_note
+
+    assert vectors_size_note(400_000, 50, ["soft", "hard"]) is None  # 0.16 GB: the default run says nothing
+    note = vectors_size_note(400_000, 300, ["soft", "hard", "inlp"])  # 1.44 GB
+    assert note.startswith("[save] this run will write about 1.4 GB of debiased vectors (3 methods x 400,000 words")
+    assert "--save none writes none" in note

@@ -408,6 +408,9 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
 
     # 5. one step per method, in run order (a method riding on another's pass after it)
     plan = _method_plan(o, base_key, exp_key, lists_used, subspace, expanded, prepared=prepared["plan"], attr=attr)
+    size_note = vectors_size_note(len(emb), emb.dim, [spec.name for spec, _, file, _ in plan if file])
+    if size_note:
+        log(size_note)
     expected = {spec.name: _expected_shortfalls(ident) and not _user_lists(spec, lists_used) for spec, *_ in plan}
     debiased = _debias_steps(steps, emb, o, progress, plan, prepared["fitted"], expected)
 
@@ -451,6 +454,22 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     steps.commit()  # every new output appears in out_dir now, the report and the state last
     log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
     return out_dir / "report.md"
+
+
+#: Above this many bytes of debiased vectors, a run says how much it will write (and how to write none).
+LARGE_OUTPUT_BYTES = 1 << 30
+
+
+def vectors_size_note(n_words: int, dim: int, written: list[str]) -> str | None:
+    """What a run says before writing more than :data:`LARGE_OUTPUT_BYTES` of debiased vectors: how much,
+    for which methods, and that ``--save none`` writes none; None below that. The size is the float32
+    matrix of each written method (its words and companion files add a little)."""
+    total = n_words * dim * 4 * len(written)
+    if total <= LARGE_OUTPUT_BYTES:
+        return None
+    return (f"[save] this run will write about {total / 1e9:.1f} GB of debiased vectors ({len(written)} methods x "
+            f"{n_words:,} words x {dim} dimensions, float32: {', '.join(written)}); --save none writes none "
+            f"(every method is still evaluated, row by row), --save M,M only those methods'")
 
 
 def _meta(steps, emb, ident: dict, o: RunOptions, lists_used: dict, subspace, expansion_info, timings: dict,
