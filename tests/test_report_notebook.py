@@ -53,3 +53,21 @@ def test_run_says_how_much_it_will_write_above_a_gigabyte():
     note = vectors_size_note(400_000, 300, ["soft", "hard", "inlp"])  # 1.44 GB
     assert note.startswith("[save] this run will write about 1.4 GB of debiased vectors (3 methods x 400,000 words")
     assert "--save none writes none" in note
+
+
+def test_a_missing_words_warning_points_at_the_users_line():
+    import warnings
+
+    import numpy as np
+
+    from embdebias import BiasSubspace, Embedding, HardDebias
+    from embdebias.subspace import MissingWordsWarning
+
+    words = ["she", "he", "woman", "man", "her", "his", "girl", "boy", "doctor", "nurse", "table"]
+    emb = Embedding(words, np.random.default_rng(0).normal(size=(len(words), 8)).astype("float32"), name="toy")
+    for call in (lambda: BiasSubspace(n_components=1).fit(emb), lambda: HardDebias().fit_transform(emb)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        missing = [w for w in caught if issubclass(w.category, MissingWordsWarning)]
+        assert missing and {w.filename for w in missing} == {__file__}

@@ -27,7 +27,8 @@ def add_parser(sub, parents) -> None:
 
 
 def run_report(args, say) -> int:
-    from ..report.card import read_run, render_run_markdown, write_html
+    from ..report.html import write_html
+    from ..report.rundir import read_run, render_run_markdown
 
     meta = read_run(args.run_dir)
     if args.html:

@@ -439,7 +439,8 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     if not attr.uses_gender_lists:  # the list set's lists are described in the run's lists instead
         meta["attribute"] = {"name": attr.name, "groups": list(attr.groups), "path": attr.path,
                              "description": attr.description}
-    from ..report.card import write_card, write_html
+    from ..report.card import write_card
+    from ..report.html import write_html
     from ..report.run import render_report
 
     command = reproduce_command(ident["source"], o, lists_used)

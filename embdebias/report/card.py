@@ -17,64 +17,16 @@ paths); the command's out-dir is ``DIR``.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
-from ..errors import ReportFileError
+from .rundir import read_run, run_command
+
+__all__ = ["card_dict", "card_markdown", "write_card", "read_run", "run_command", "CARD_JSON", "CARD_MD"]
 
 #: The version of the card's layout (the schema's ``card_version``).
 CARD_VERSION = 1
-#: The files of a run that hold its report, card and page.
-CARD_JSON, CARD_MD, REPORT_HTML = "report.card.json", "report.card.md", "report.html"
-
-
-def read_run(run_dir) -> dict:
-    """The ``report.json`` of the run in ``run_dir``, checked to be one (a single attribute's).
-
-    Raises
-    ------
-    ReportFileError
-        ``run_dir`` has no ``report.json``, it is not JSON, or it is not a run's report.
-    """
-    path = Path(run_dir) / "report.json"
-    if not path.is_file():
-        raise ReportFileError(path, "no such file; expected the report.json that 'embdebias run' writes "
-                                    "in its --out-dir")
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportFileError(path, f"not JSON ({exc}); expected the report.json of 'embdebias run'") from None
-    if not isinstance(meta, dict):
-        raise ReportFileError(path, "expected a JSON object (the report.json of 'embdebias run')")
-    if "attributes" in meta and "evaluation" not in meta:
-        names = ", ".join(meta["attributes"])
-        raise ReportFileError(path, f"a run of several attributes ({names}); give the directory of one of them "
-                                    f"(e.g. {Path(run_dir) / next(iter(meta['attributes']))})")
-    missing = [k for k in ("evaluation", "embedding", "parameters", "versions") if k not in meta]
-    if missing:
-        raise ReportFileError(path, f"no {', '.join(missing)} key(s); expected the report.json of 'embdebias run'")
-    return meta
-
-
-def run_command(run_dir, meta: dict) -> list[str]:
-    """The command that repeats the run: ``report.json``'s, else the reproduce line of an older
-    run's ``report.md``, else ``embdebias run --out-dir DIR``."""
-    if meta.get("command"):
-        return list(meta["command"])
-    md = Path(run_dir) / "report.md"
-    if md.is_file():
-        found = re.search(r"^- reproduce: `([^`]*)`", md.read_text(encoding="utf-8"), re.M)
-        if found:
-            return found.group(1).split(" ")
-    return ["embdebias", "run", "--out-dir", "DIR"]
-
-
-def render_run_markdown(run_dir, meta: dict) -> str:
-    """The run's Markdown report, rendered again from its ``report.json``."""
-    from .run import render_report
-
-    return render_report({k: v for k, v in meta.items() if k != "evaluation"}, meta["evaluation"],
-                         run_command(run_dir, meta))
+#: The files of a run that hold its card.
+CARD_JSON, CARD_MD = "report.card.json", "report.card.md"
 
 
 def _source_name(meta: dict) -> str:
@@ -185,16 +137,3 @@ def write_card(run_dir, meta: dict | None = None, *, inputs=()) -> dict:
     with atomic_file(run_dir / CARD_MD, inputs=inputs) as tmp:
         tmp.write_text(card_markdown(card), encoding="utf-8")
     return card
-
-
-def write_html(run_dir, meta: dict | None = None, markdown: str | None = None, *, inputs=(),
-               figures=None) -> Path:
-    """Write ``report.html`` into ``run_dir`` (atomically; :func:`embdebias.report.html.run_html`)."""
-    from .._atomic import atomic_file
-    from .html import run_html
-
-    run_dir = Path(run_dir)
-    text = run_html(run_dir, meta, markdown, figures)
-    with atomic_file(run_dir / REPORT_HTML, inputs=inputs) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    return run_dir / REPORT_HTML

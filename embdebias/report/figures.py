@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._warn import user_stacklevel
 from .. import wordlists
 from .._atomic import atomic_file
 from ..embedding import Embedding, as_embedding
@@ -67,7 +68,7 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
     if missing:
         warnings.warn(f"occupations: {len(missing)} word(s) left out (not in every embedding): "
                       f"{', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}",
-                      MissingWordsWarning, stacklevel=2)
+                      MissingWordsWarning, stacklevel=user_stacklevel())
     # The metric itself, on the words every panel has: one definition of a projection.
     proj = {name: np.asarray(projections(emb, present, subspace=direction, max_missing=0.0,
                                          lowercase=False).projections)

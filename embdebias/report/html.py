@@ -25,6 +25,8 @@ import re
 from html import escape
 from pathlib import Path
 
+#: The page's file name in a run's directory.
+REPORT_HTML = "report.html"
 #: The page's Content-Security-Policy: nothing may be fetched, images only from data: URIs.
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
@@ -214,7 +216,7 @@ def run_html(run_dir, meta: dict | None = None, markdown: str | None = None, fig
     """The HTML page of the run in ``run_dir``: its Markdown report (``markdown``, default
     rendered again from its ``report.json``; ``meta``: that file's contents, default read)
     with the figures embedded (from the directories ``figures``, default ``run_dir``)."""
-    from .card import read_run, render_run_markdown
+    from .rundir import read_run, render_run_markdown
 
     run_dir = Path(run_dir)
     if meta is None:
@@ -223,3 +225,15 @@ def run_html(run_dir, meta: dict | None = None, markdown: str | None = None, fig
         markdown = render_run_markdown(run_dir, meta)
     title = f"embdebias report: {meta.get('embedding', {}).get('name', run_dir.name)}"
     return page(markdown, (run_dir,) if figures is None else figures, title=title)
+
+
+def write_html(run_dir, meta: dict | None = None, markdown: str | None = None, *, inputs=(),
+               figures=None) -> Path:
+    """Write ``report.html`` into ``run_dir`` (atomically; :func:`embdebias.report.html.run_html`)."""
+    from .._atomic import atomic_file
+
+    run_dir = Path(run_dir)
+    text = run_html(run_dir, meta, markdown, figures)
+    with atomic_file(run_dir / REPORT_HTML, inputs=inputs) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return run_dir / REPORT_HTML

@@ -283,12 +283,7 @@ class Report:
     def summary(self) -> str:
         """The first screen only: the opening answers and the summary table (Markdown), and where the
         rest is (:meth:`to_markdown`). What ``str(report)`` and ``repr(report)`` give."""
-        from .summary import first_screen
-
-        columns = ", ".join(self.embeddings)
-        return "\n".join([f"Report of {len(self.embeddings)} embedding(s) ({columns}), {len(self.rows)} rows", "",
-                          *first_screen(self),
-                          "Every table, the verdict and the out-of-vocabulary words: report.to_markdown()."])
+        return provided("report summary")(self)
 
     def __str__(self) -> str:
         return self.summary()
