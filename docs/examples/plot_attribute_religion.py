@@ -11,7 +11,8 @@ import embdebias
 from embdebias import BiasSubspace, HardDebias, evaluate
 from embdebias.report.figures import group_figure
 
-emb = embdebias.load(limit=50000)
+# The whole vocabulary: religion's stereotype words (``pushy``, ``preachy``) are rare.
+emb = embdebias.load()
 religion = embdebias.load_attribute("religion")
 sub = BiasSubspace(attribute=religion).fit(emb)
 print(f"{religion.name}: {religion.k} groups ({', '.join(religion.groups)}), "
