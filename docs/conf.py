@@ -115,6 +115,8 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
     "min_reported_time": 0,
+    # The execution-times pages load jQuery and DataTables from a CDN: not written (the site stays offline).
+    "write_computation_times": False,
 }
 
 # The gallery's scraper is a function, which Sphinx cannot pickle into its environment cache.
