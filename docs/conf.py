@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +58,37 @@ intersphinx_mapping = {
 if os.environ.get("EMBDEBIAS_DOCS_INTERSPHINX") != "1":
     intersphinx_mapping = {}
 
+# The gallery prints the warnings its examples raise; a warning shown with the file it points at
+# would put the build machine's absolute path into the page: show its category and message only.
+warnings.formatwarning = lambda message, category, filename, lineno, line=None: f"{category.__name__}: {message}\n"
+
+# Formulas render offline: MathJax 3 (SVG output, one self-contained script) from the docs dependency
+# django-static-mathjax, copied into the site's _static/mathjax/ when the build finishes; no CDN.
+mathjax_path = "mathjax/tex-svg.js"
+
+
+def _mathjax_script() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("mathjax")
+    script = (Path(spec.origin).parent / "static" / "mathjax" / "es5" / "tex-svg.js") if spec and spec.origin else None
+    if script is None or not script.is_file():
+        raise RuntimeError("the docs need MathJax from the package django-static-mathjax: pip install '.[docs]'")
+    return script
+
+
+def _copy_mathjax(app, exception):
+    if exception is None and app.builder.format == "html":
+        target = Path(app.outdir) / "_static" / "mathjax"
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "tex-svg.js").write_bytes(_mathjax_script().read_bytes())
+
+
+def setup(app):
+    _mathjax_script()  # fail at the start of a build, not at its end
+    app.connect("build-finished", _copy_mathjax)
+
+
 def _bare_figures(block, block_vars, gallery_conf):
     """sphinx-gallery scraper for the bare ``matplotlib.figure.Figure`` objects an example
     holds in its variables (embdebias draws without pyplot, which the default scraper reads)."""
@@ -83,6 +115,8 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
     "min_reported_time": 0,
+    # The execution-times pages load jQuery and DataTables from a CDN: not written (the site stays offline).
+    "write_computation_times": False,
 }
 
 # The gallery's scraper is a function, which Sphinx cannot pickle into its environment cache.
@@ -90,7 +124,7 @@ suppress_warnings = ["config.cache"]
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"embdebias {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]  # the occupation figure of the front page, the bias card's JSON Schema
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,

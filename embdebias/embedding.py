@@ -372,6 +372,21 @@ class Embedding(WordLookup):
                 self._check_finite(block, slice(start, stop))
             yield start, stop, block
 
+    def fingerprint(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> str:
+        """``blake2b:`` and the hex digest (16 bytes) of the words (UTF-8, one per line) and the
+        float32 rows in order: the same for the same vectors however they were stored (the file
+        format, its path and its date do not count), different for any change of a word or value.
+        Read in chunks of ``chunk_rows`` rows (bounded memory); a bias card names the embedding by it.
+        """
+        import hashlib
+
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update("\n".join(self.words.tolist()).encode("utf-8"))
+        digest.update(np.asarray(self.shape, dtype="<i8").tobytes())
+        for _, _, block in self.iter_chunks(chunk_rows):
+            digest.update(np.ascontiguousarray(block, dtype="<f4").tobytes())
+        return f"blake2b:{digest.hexdigest()}"
+
     def norms(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> np.ndarray:
         """Euclidean norm of every row (read-only; computed in chunks, cached unless live)."""
         if self._norms is not None:

@@ -130,6 +130,10 @@ class AttributeFileError(WordListError):
     """An attribute (its JSON file, a key of it, or its name) is malformed or unknown."""
 
 
+class ReportFileError(_LocatedError):
+    """A run's report file (``report.json``) is missing, not JSON, or not a run's report."""
+
+
 class SolverError(EmbdebiasError, RuntimeError):
     """An optimisation problem did not solve to an acceptable status."""
 

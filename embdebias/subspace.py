@@ -38,6 +38,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
+from ._warn import user_stacklevel
 from ._case import rows_with_lowercase
 from ._rows import unit_rows
 from ._validation import POSITIVE
@@ -181,7 +182,7 @@ class BiasSubspace(BaseEstimator):
         if missing:
             warnings.warn(f"{what}: {len(missing)} word(s) not in {emb.name}: "
                           f"{', '.join(missing)}; {len(used)} of {len(sets)} {'pairs' if k == 2 else 'sets'} used",
-                          MissingWordsWarning, stacklevel=2)
+                          MissingWordsWarning, stacklevel=user_stacklevel())
         if len(used) < 2:
             raise MissingWordsError(
                 f"bias subspace needs at least 2 {what} in the vocabulary of "

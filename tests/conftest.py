@@ -34,6 +34,7 @@ SLOW_MODULES = {
     "test_sweep_dask.py",  # dask clusters of worker processes
     # a run and a sweep of the same methods (the smallest check: about 40 s on a shared machine)
     "test_sweep_agrees_with_run.py",
+    "test_benchmarks_smoke.py", "test_golden.py", "test_report_share.py",
 }
 
 # Single tests (a parametrized test by its name: every parameter; with its id in brackets: that one).

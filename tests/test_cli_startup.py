@@ -27,7 +27,7 @@ from embdebias.cli import COMMANDS, build_parser, main
 
 parser = build_parser()
 commands = list(parser._subparsers._group_actions[0].choices)
-assert len(commands) == len(COMMANDS), commands
+assert len(commands) >= len(COMMANDS), commands  # a module may add several (share: report, card)
 for argv in [["--version"], ["--help"]] + [[command, "--help"] for command in commands]:
     with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):
         main(argv)

@@ -7,6 +7,7 @@ from itertools import chain
 
 import numpy as np
 
+from .._warn import user_stacklevel
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
@@ -320,7 +321,7 @@ class HardDebias(Debiaser):
         if missing:
             warnings.warn(f"equalize: {len(missing)} of {len(sets)} {'pairs' if len(sets[0]) == 2 else 'sets'} "
                           f"not in {emb.name}: " + ", ".join("/".join(m) for m in missing[:15])
-                          + (" ..." if len(missing) > 15 else ""), MissingWordsWarning, stacklevel=3)
+                          + (" ..." if len(missing) > 15 else ""), MissingWordsWarning, stacklevel=user_stacklevel())
         return found, missing
 
     def _present_forms(self, sets, emb: Embedding) -> list[list[tuple[str, ...]]]:

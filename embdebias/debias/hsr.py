@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._warn import user_stacklevel
 from ..data import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import MissingWordsError
@@ -143,4 +144,4 @@ def check_missing(missing: list, total: int, max_missing: float, emb: Embedding,
                                 + (" ..." if len(missing) > 10 else ""), missing)
     if missing:
         warnings.warn(f"{what}: {len(missing)} of {total} not in {emb.name}: {', '.join(missing[:10])}"
-                      + (" ..." if len(missing) > 10 else ""), MissingWordsWarning, stacklevel=3)
+                      + (" ..." if len(missing) > 10 else ""), MissingWordsWarning, stacklevel=user_stacklevel())

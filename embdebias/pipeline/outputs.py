@@ -29,8 +29,9 @@ STATE = "run_state.json"
 MARKER = ".embdebias-run"
 #: Where a run keeps what it computed until it is complete (see :mod:`embdebias.pipeline.state`).
 PARTIAL = "embdebias-partial"
-#: The report files, written last, in this order.
-REPORT_FILES = ("report.json", "report.md")
+#: The report files, written last, in this order: the report (JSON, Markdown), its one-file HTML page and
+#: the bias card (report/card.py).
+REPORT_FILES = ("report.json", "report.md", "report.html", "report.card.json", "report.card.md")
 #: The steps besides one per debiasing method that record outputs in run_state.json.
 FIXED_STEPS = ("check_original", "expand", "evaluate", "plot")
 EXPANDED_FILE = "gender_specific_expanded.txt"

@@ -266,7 +266,8 @@ def attribute_arg(attr) -> str:
 
 
 def _write_attributes_report(out_dir: Path, emb, ident: dict, attrs: list, reports: dict, log) -> Path:
-    """``report.md`` and ``report.json`` of a run of several attributes, from each one's report."""
+    """``report.md``, ``report.html`` and ``report.json`` of a run of several attributes, from each one's report."""
+    from ..report.html import page
     from ..report.run import render_attributes_report
 
     summaries = {a.name: json.loads((reports[a.name].parent / "report.json").read_text(encoding="utf-8"))
@@ -276,7 +277,11 @@ def _write_attributes_report(out_dir: Path, emb, ident: dict, attrs: list, repor
                                          "attributes": {n: {"report": f"{n}/report.md",
                                                             "groups": s.get("attribute", {}).get("groups")}
                                                         for n, s in summaries.items()}})
-    write_text(out_dir / "report.md", render_attributes_report(emb.name, summaries))
+    markdown = render_attributes_report(emb.name, summaries)
+    write_text(out_dir / "report.md", markdown)
+    # the page of the whole run: each attribute's section links that attribute's own report.html
+    write_text(out_dir / "report.html", page(markdown.replace("/report.md)", "/report.html)"),
+                                             title=f"embdebias report: {emb.name}"))
     log(f"[report] {out_dir / 'report.md'} ({len(attrs)} attributes)")
     return out_dir / "report.md"
 
@@ -414,6 +419,9 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
 
     # 5. one step per method, in run order (a method riding on another's pass after it)
     plan = _method_plan(o, base_key, exp_key, lists_used, subspace, expanded, prepared=prepared["plan"], attr=attr)
+    size_note = vectors_size_note(len(emb), emb.dim, [spec.name for spec, _, file, _ in plan if file])
+    if size_note:
+        log(size_note)
     expected = {spec.name: _expected_shortfalls(ident) and not _user_lists(spec, lists_used) for spec, *_ in plan}
     debiased = _debias_steps(steps, emb, o, progress, plan, prepared["fitted"], expected)
 
@@ -443,14 +451,38 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     if not attr.uses_gender_lists:  # the list set's lists are described in the run's lists instead
         meta["attribute"] = {"name": attr.name, "groups": list(attr.groups), "path": attr.path,
                              "description": attr.description}
+    from ..report.card import write_card
+    from ..report.html import write_html
     from ..report.run import render_report
 
     command = reproduce_command(ident["source"], o, lists_used)
+    meta["command"] = command
+    markdown = render_report(meta, evaluation, command)
     write_json(steps.partial / "report.json", {**meta, "evaluation": evaluation}, inputs)
-    write_text(steps.partial / "report.md", render_report(meta, evaluation, command), inputs)
+    write_text(steps.partial / "report.md", markdown, inputs)
+    # the page embeds the figures: this run's new ones are in the partial directory, reused ones in out_dir
+    write_html(steps.partial, {**meta, "evaluation": evaluation}, markdown, inputs=inputs,
+               figures=(steps.partial, out_dir))
+    write_card(steps.partial, {**meta, "evaluation": evaluation}, inputs=inputs)
     steps.commit()  # every new output appears in out_dir now, the report and the state last
     log(f"[report] {out_dir / 'report.md'} (total {timings['total']:.1f} s)")
     return out_dir / "report.md"
+
+
+#: Above this many bytes of debiased vectors, a run says how much it will write (and how to write none).
+LARGE_OUTPUT_BYTES = 1 << 30
+
+
+def vectors_size_note(n_words: int, dim: int, written: list[str]) -> str | None:
+    """What a run says before writing more than :data:`LARGE_OUTPUT_BYTES` of debiased vectors: how much,
+    for which methods, and that ``--save none`` writes none; None below that. The size is the float32
+    matrix of each written method (its words and companion files add a little)."""
+    total = n_words * dim * 4 * len(written)
+    if total <= LARGE_OUTPUT_BYTES:
+        return None
+    return (f"[save] this run will write about {total / 1e9:.1f} GB of debiased vectors ({len(written)} methods x "
+            f"{n_words:,} words x {dim} dimensions, float32: {', '.join(written)}); --save none writes none "
+            f"(every method is still evaluated, row by row), --save M,M only those methods'")
 
 
 def _meta(steps, emb, ident: dict, o: RunOptions, lists_used: dict, subspace, expansion_info, timings: dict,
@@ -462,7 +494,7 @@ def _meta(steps, emb, ident: dict, o: RunOptions, lists_used: dict, subspace, ex
     return {
         "versions": _versions(),
         "input": ident,
-        "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim},
+        "embedding": {"name": emb.name, "words": len(emb), "dim": emb.dim, "fingerprint": emb.fingerprint()},
         "parameters": {**o.parameters(), "n_components": int(subspace.components_.shape[0]),
                        "definitional_pairs": [list(p) for p in subspace.pairs_used_]},
         "lists": lists_used,

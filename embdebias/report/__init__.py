@@ -45,6 +45,15 @@ def _to_markdown(report, *, digits=3, missing=True, summary=True):
     return to_markdown(report, digits=digits, missing=missing, summary=summary)
 
 
+def _summary(report):
+    from .summary import first_screen
+
+    columns = ", ".join(report.embeddings)
+    return "\n".join([f"Report of {len(report.embeddings)} embedding(s) ({columns}), {len(report.rows)} rows", "",
+                      *first_screen(report),
+                      "Every table, the verdict and the out-of-vocabulary words: report.to_markdown()."])
+
+
 def _to_html(report):
     from .markdown import to_html
 
@@ -57,3 +66,4 @@ _providers.provide("report to json", _to_json)
 _providers.provide("report from json", _from_json)
 _providers.provide("report to markdown", _to_markdown)
 _providers.provide("report to html", _to_html)
+_providers.provide("report summary", _summary)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._warn import user_stacklevel
 from .. import wordlists
 from .._atomic import atomic_file
 from ..embedding import Embedding, as_embedding
@@ -68,7 +69,7 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
     if missing:
         warnings.warn(f"occupations: {len(missing)} word(s) left out (not in every embedding): "
                       f"{', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}",
-                      MissingWordsWarning, stacklevel=2)
+                      MissingWordsWarning, stacklevel=user_stacklevel())
     # The metric itself, on the words every panel has: one definition of a projection.
     proj = {name: np.asarray(projections(emb, present, subspace=direction, max_missing=0.0,
                                          lowercase=False).projections)
@@ -116,7 +117,7 @@ def occupation_figure(embeddings, words=None, *, top: int = 20, subspace=None,
     specific words and group names are used instead (``subspace``: its direction).
     """
     # A bare Figure (no pyplot): no GUI backend, no global state to clean up.
-    from matplotlib.figure import Figure
+    from ._notebook import ReportFigure as Figure
 
     if not isinstance(embeddings, dict):
         embeddings = {e.name: e for e in map(as_embedding, embeddings)}
@@ -270,7 +271,7 @@ def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
     vectors in that column, coloured by their bias in the first column (cosine with she - he) or
     by their group, the clustering accuracy of the report in each title. Raises when the report
     has no residual test."""
-    from matplotlib.figure import Figure
+    from ._notebook import ReportFigure as Figure
 
     from .._rows import unit_rows
 
@@ -325,7 +326,7 @@ def residual_caption(info: dict) -> str:
 
 def weat_forest_figure(report):
     """WEAT effect sizes with their intervals, one row per test, one marker per column."""
-    from matplotlib.figure import Figure
+    from ._notebook import ReportFigure as Figure
 
     tests = [t for (m, t, s) in report.rows if m == "weat" and s == "effect_size"]
     if not tests:
@@ -444,7 +445,7 @@ def tradeoff_figure(report):
     """Bias left against quality kept, one point per method with its intervals: mean |WEAT d| left
     (left panel) and the clustering accuracy above chance left (right panel); quality kept is the
     worst quality test's (:func:`tradeoff_points`)."""
-    from matplotlib.figure import Figure
+    from ._notebook import ReportFigure as Figure
 
     points = tradeoff_points(report)
     panels = (("weat", "mean |WEAT d| left (fraction of the original's)"),
@@ -507,7 +508,7 @@ def group_figure(embeddings: dict, attribute, subspace):
     """One panel per column: each group's words on the first one or two components of the
     attribute's subspace (a strip per group with one component), the group means marked; the
     title gives the mean distance between the group means (0: the groups are not apart)."""
-    from matplotlib.figure import Figure
+    from ._notebook import ReportFigure as Figure
 
     proj = group_projections(embeddings, attribute, subspace)
     rows, cols = panel_grid(len(proj))

@@ -57,12 +57,20 @@ def metric_section(report, metric: str, digits: int, interval_footnote: bool = T
 
 
 def missing_lines(report) -> list[str]:
-    parts = ["### Out-of-vocabulary words\n"]
+    """The out-of-vocabulary words, each word list once (its missing words, at most 20 shown) with
+    the columns and the metrics/units that lost them; a list missing other words in another
+    column or unit is its own line."""
+    lost: dict = {}  # (list, words) -> ({column}, {metric/unit}), in first-seen order
     for emb, per in report.missing.items():
         for key, sets in per.items():
-            listed = "; ".join(f"{k}: {', '.join(v[:20])}{' ...' if len(v) > 20 else ''}"
-                               for k, v in sets.items())
-            parts.append(f"- {emb}, {key}: {listed}")
+            for name, words in sets.items():
+                columns, units = lost.setdefault((name, tuple(words)), ({}, {}))
+                columns[emb] = units[key] = None
+    parts = ["### Out-of-vocabulary words\n"]
+    for (name, words), (columns, units) in lost.items():
+        shown = ", ".join(words[:20]) + (f" ... ({len(words)} in all)" if len(words) > 20 else "")
+        where = "every column" if len(columns) == len(report.embeddings) > 1 else ", ".join(columns)
+        parts.append(f"- {name}: {shown} -- missing in {where}; lost to {', '.join(units)}")
     return parts + [""]
 
 

@@ -289,8 +289,16 @@ class Report:
         ``missing=True``, the out-of-vocabulary words."""
         return provided("report to markdown")(self, digits=digits, missing=missing, summary=summary)
 
+    def summary(self) -> str:
+        """The first screen only: the opening answers and the summary table (Markdown), and where the
+        rest is (:meth:`to_markdown`). What ``str(report)`` and ``repr(report)`` give."""
+        return provided("report summary")(self)
+
     def __str__(self) -> str:
-        return self.to_markdown()
+        return self.summary()
+
+    def __repr__(self) -> str:
+        return self.summary()
 
     # -- notebooks: Jupyter shows a report as a table, as it shows a pandas DataFrame ----
     def _repr_markdown_(self) -> str:
