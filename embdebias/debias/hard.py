@@ -13,6 +13,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
 from ..subspace import MissingWordsWarning, resolve_sets, resolve_subspace
 from ._base import Debiaser, case_variants, place_rows, unit_rows
+from ._params import WORD_LISTS, WORD_SET, WORD_SET_OR_NONE, WORD_SETS, Array
 
 #: Below this norm a pair's gender part counts as absent (both words neutralized).
 EQUALIZE_TOL = 1e-5
@@ -244,6 +245,9 @@ class HardDebias(Debiaser):
         self.chunk_rows = chunk_rows
 
     _suffix = "hard"
+    _params_schema = {"subspace_": Array((None, "d"), subspace=True), "equalize_pairs_": WORD_SETS,
+                      "equalize_missing_": WORD_LISTS, "gender_specific_": WORD_SET,
+                      "neutralized_words_": WORD_SET_OR_NONE}
 
     def fit(self, embedding, y=None) -> "HardDebias":
         """Learn the bias subspace and resolve the word lists against ``embedding``."""

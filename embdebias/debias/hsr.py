@@ -13,6 +13,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import MissingWordsError
 from ..subspace import MissingWordsWarning
 from ._linear import LinearDebiaser
+from ._params import WORDS
 
 #: The bundled definition words of the published setting (Zhao et al. 2018, 222 + 222).
 DEFINITION_LISTS = ("zhao2018_male", "zhao2018_female")
@@ -94,6 +95,7 @@ class HalfSiblingRegression(LinearDebiaser):
     """
 
     _suffix = "hsr"
+    _params_schema = {**LinearDebiaser._params_schema, "kept_words_": WORDS, "missing_words_": WORDS}
     _parameter_constraints = {
         "alpha": [Interval(Real, 0, None, closed="left")],
         "definition_words": [list, tuple, str, None],

@@ -15,6 +15,7 @@ from ..data import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from . import _labels
 from ._linear import LinearDebiaser
+from ._params import GROUPS, INT, NUMBER, Array
 
 
 def rowspace_projection(W: np.ndarray) -> np.ndarray:
@@ -118,6 +119,8 @@ class INLP(LinearDebiaser):
 
     _suffix = "inlp"
     _transient = ("history_",)
+    _params_schema = {**LinearDebiaser._params_schema, "classifiers_": Array((None, "d")), "groups_": GROUPS,
+                      "rank_removed_": INT, "n_iterations_": INT, "test_accuracy_": NUMBER}
     _parameter_constraints = {
         "n_iterations": [Interval(Integral, 1, None, closed="left")],
         "stop_accuracy": [Interval(Real, 0, 1, closed="both"), None],

@@ -12,6 +12,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError
 from ..subspace import resolve_subspace
 from ._base import Debiaser, unit_rows
+from ._params import NUMBER, Array
 from .hsr import check_missing
 
 
@@ -84,7 +85,8 @@ class OSCaR(Debiaser):
     """
 
     _suffix = "oscar"
-    _array_shapes = {"gender_direction_": ("d",), "occupation_direction_": ("d",)}
+    _params_schema = {"gender_direction_": Array(("d",)), "occupation_direction_": Array(("d",)),
+                      "theta_": NUMBER}
     _parameter_constraints = {
         "occupations": [list, tuple, str, None],
         "subspace": "no_validation",

@@ -55,6 +55,7 @@ from ..errors import EmbdebiasError, NonFiniteError
 from ..subspace import resolve_subspace
 from . import _psd
 from ._base import Debiaser, case_variants, format_scalar, unit_rows
+from ._params import MAPPING, WORDS, Array
 from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_specific
 from .hard import attribute_of, specific_words
 
@@ -146,7 +147,12 @@ class SoftDebias(Debiaser):
     """
 
     _transient = ("problem_", "expansion_", "timings_")
-    _array_shapes = {"transform_matrix_": ("d", "d")}
+    _params_schema = {"subspace_": Array((None, "d"), subspace=True), "components_": Array((None, "d")),
+                      "X_": Array(("d", "d")), "transform_matrix_": Array(("d", "d")),
+                      "gender_specific_": WORDS, "gender_specific_missing_": WORDS, "solve_info_": MAPPING}
+
+    def _check_loaded_params(self) -> None:
+        self._check_params()
 
     def __init__(self, lam: float = 0.2, *, normalization: str = "mean", solver: str = "fast",
                  cvxpy_solver: str = "SCS", tol: float | None = None, max_iter: int = 10_000,
