@@ -48,6 +48,8 @@ SLOW_TESTS = {
     "test_cli.py::test_plot_one_panel_per_input",
     "test_run_methods.py::test_the_default_run_compares_its_methods_and_states_its_expected_shortfalls_once",
     "test_io_pickle.py::test_mutated_pickles_and_companions_give_clean_errors",
+    "test_fairness_many_groups.py::test_a_hundred_thousand_groups_in_bounded_memory",
+    "test_fairness_many_groups.py::test_the_cli_on_a_hundred_thousand_groups",
 }
 
 
