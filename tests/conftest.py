@@ -50,6 +50,9 @@ SLOW_TESTS = {
     "test_io_pickle.py::test_mutated_pickles_and_companions_give_clean_errors",
     "test_fairness_many_groups.py::test_a_hundred_thousand_groups_in_bounded_memory",
     "test_fairness_many_groups.py::test_the_cli_on_a_hundred_thousand_groups",
+    "test_io_long_words.py::test_a_file_embdebias_wrote_with_lines_past_the_sniffed_bytes_is_detected",
+    "test_io_long_words.py::test_a_ten_megabyte_glove_word_is_refused_in_bounded_memory",
+    "test_io_long_words.py::test_a_binary_file_with_long_records_stays_binary",
 }
 
 
