@@ -38,9 +38,10 @@ Parsing is strict:
   line ends of classic Mac OS, or a stray CR inside a line) is refused with an error
   naming its line: it is never read as part of one giant word.  A CR as the very last
   byte of the file is a line end.
-* A line is read up to ``1 MiB + 64 d`` bytes (the first line of a GloVe file up to
-  :data:`MAX_FIRST_LINE`); a longer one is an error naming it, without reading the
-  rest of it into memory.  Error messages quote at most about 80 characters of input.
+* A line is read up to ``MAX_WORD_BYTES + 64 d`` bytes (the first line of a GloVe file up
+  to :data:`MAX_FIRST_LINE`); a longer one is an error naming it, without reading the
+  rest of it into memory. A word longer than :data:`MAX_WORD_BYTES` (8 KiB, the same in
+  every format) is an error naming its line.  Error messages quote at most about 80 characters of input.
 
 When a block does not fit the fast path (a row with the wrong number of values, a
 value that is not a number, NaN or infinity, undecodable UTF-8, a GloVe word that
