@@ -15,7 +15,7 @@ import pytest
 # Every test of these modules: full runs, subprocesses, signals and lock races.
 SLOW_MODULES = {
     "test_run.py", "test_run_locks.py", "test_outputs_safety.py", "test_locks.py", "test_fuzz.py",
-    "test_benchmarks_smoke.py", "test_golden.py",
+    "test_benchmarks_smoke.py", "test_golden.py", "test_clean_exit.py",
 }
 
 # Single tests (a parametrized test by its name: every parameter).

@@ -163,6 +163,22 @@ def _fast_words(column, unicode_errors: str) -> list[str] | None:
     return None if "" in words else words
 
 
+def _arrow_owned(block: bytes) -> pa.Buffer:
+    """A copy of ``block`` in pyarrow's own memory, for its CSV reader.
+
+    The reader's worker threads may drop their last reference to the input after
+    ``read_csv`` has returned. Were the input a buffer over a Python object
+    (``pa.py_buffer``), freeing it would take the GIL from a native thread; at
+    interpreter exit Python stops such a thread inside C++ frames that cannot unwind,
+    and the process aborts after its work is done ("terminate called without an active
+    exception", exit 134). A buffer pyarrow owns is freed without Python. The copy costs
+    one pass over a block already in the cache.
+    """
+    buf = pa.allocate_buffer(len(block))
+    np.frombuffer(buf, dtype=np.uint8)[:] = np.frombuffer(block, dtype=np.uint8)
+    return buf
+
+
 def _arrow_table(block: bytes, d: int, trailing: bool):
     """The block as a pyarrow table (word, d values[, empty trailing field]); None if it does not parse."""
     ncols = d + 2 if trailing else d + 1
@@ -174,7 +190,7 @@ def _arrow_table(block: bytes, d: int, trailing: bool):
         types[str(d + 1)] = pa.binary()
     try:
         return pacsv.read_csv(
-            pa.py_buffer(block),
+            _arrow_owned(block),
             read_options=pacsv.ReadOptions(column_names=names, block_size=_ARROW_BLOCK, use_threads=True),
             parse_options=_PARSE,
             convert_options=pacsv.ConvertOptions(column_types=types, null_values=[],
