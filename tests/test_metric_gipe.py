@@ -141,3 +141,15 @@ def test_neighbour_search_equals_a_full_sort(chunk):
     sims[np.arange(len(rows)), rows] = -np.inf
     expected = np.argsort(-sims, axis=1, kind="stable")[:, :50]
     assert (near == expected).all()
+
+
+def test_a_word_no_edge_reaches_weighs_one_a_documented_choice():
+    """The authors' code gives such a word weight 0 (it drops out of the mean); its comment,
+    the formula 1 + B/E and embdebias give 1. In the hand example c is reached by no edge."""
+    words = ["a", "b", "c"]
+    emb = Embedding(words, np.array([[0.8, 0.6, 0.0], [0.8, 0.0, 0.6], [0.0, 0.8, 0.3]]))
+    r = gipe(emb, emb, words, [1, 0, 0], n=1)
+    assert r.weights[2] == 1.0 and r.eta[2] == 0.0
+    code_weights = np.where(r.weights == 1.0, 0.0, r.weights)  # the code's 0 for c (a and b are reached)
+    assert r.gipe == pytest.approx(3.5 / 4.5) == pytest.approx(0.778, abs=1e-3)
+    assert (code_weights * r.eta).sum() / code_weights.sum() == pytest.approx(1.0)

@@ -12,6 +12,14 @@ neighbour edges: a word :math:`u` reached by :math:`E(u)` edges, :math:`B(u)` of
 (the authors' ``gipe.py``, ``score``): lower is fairer, 0 when no word of the set has a
 neighbour left that is close to it because of gender.
 
+**A documented choice: the weight of a word no edge reaches.** The authors' code gives
+such a word weight 0 (its weight is computed only for the words some edge reaches), so
+it drops out of the weighted mean; its comment, the formula ``1 + B(u) / E(u)`` and
+embdebias give it 1, so every word of the set counts at least once. The two differ when
+a word of the set is nobody's neighbour (a set of three words ``a, b, c``, each one's
+nearest neighbour biased for ``a`` and ``b``, ``c`` reached by no edge: 0.78 here, 1.0
+with the code's 0; ``tests/test_metric_gipe.py``).
+
 Kumar, V., Bhotia, T. S., Kumar, V. & Chakraborty, T. (2020). Nurse is closer to woman
 than surgeon? Mitigating gender-biased proximities in word embeddings. TACL 8.
 """
