@@ -150,6 +150,8 @@ def test_a_word_no_edge_reaches_weighs_one_a_documented_choice():
     emb = Embedding(words, np.array([[0.8, 0.6, 0.0], [0.8, 0.0, 0.6], [0.0, 0.8, 0.3]]))
     r = gipe(emb, emb, words, [1, 0, 0], n=1)
     assert r.weights[2] == 1.0 and r.eta[2] == 0.0
-    code_weights = np.where(r.weights == 1.0, 0.0, r.weights)  # the code's 0 for c (a and b are reached)
     assert r.gipe == pytest.approx(3.5 / 4.5) == pytest.approx(0.778, abs=1e-3)
-    assert (code_weights * r.eta).sum() / code_weights.sum() == pytest.approx(1.0)
+    code = gipe(emb, emb, words, [1, 0, 0], n=1, unreached_weight=0)
+    assert code.weights.tolist() == [1.5, 2.0, 0.0] and code.gipe == pytest.approx(1.0)
+    with pytest.raises(EmbdebiasError, match="unreached_weight is 1"):
+        gipe(emb, emb, words, [1, 0, 0], n=1, unreached_weight=0.5)
