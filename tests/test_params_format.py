@@ -295,3 +295,13 @@ def test_every_debiaser_declares_a_schema_that_covers_its_fit():
     for name, spec in DEBIASERS.items():
         schema = spec.estimator_class()._params_schema
         assert schema and all(isinstance(s, (_params.Array, _params.Value)) for s in schema.values()), name
+
+
+@pytest.mark.parametrize("name", ["soft", "hard", "hsr", "oscar"])
+def test_a_constructor_parameter_is_checked_by_the_estimators_rules(emb, tmp_path, name):
+    path = make_debiaser(name).fit(emb).save_params(tmp_path / f"{name}.npz")
+    meta = meta_of(path)
+    for value in ("x", -3, 2.5):
+        meta["params"]["chunk_rows"] = value
+        with pytest.raises(ParamsFileError, match="'chunk_rows' parameter"):
+            load_fitted(write(tmp_path / "bad.npz", members_of(path), meta=meta))

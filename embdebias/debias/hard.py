@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import warnings
 from itertools import chain
+from numbers import Integral
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..data.attributes import is_default_attribute
 from .. import wordlists
@@ -248,6 +250,16 @@ class HardDebias(Debiaser):
     _params_schema = {"subspace_": Array((None, "d"), subspace=True), "equalize_pairs_": WORD_SETS,
                       "equalize_missing_": WORD_LISTS, "gender_specific_": WORD_SET,
                       "neutralized_words_": WORD_SET_OR_NONE}
+    #: Checked when a parameter file sets them (``fit`` checks the lists and modes it uses itself).
+    _parameter_constraints = {
+        "subspace": "no_validation", "definitional": "no_validation", "equalize": "no_validation",
+        "gender_specific": "no_validation", "attribute": "no_validation",
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "lists": [StrOptions(set(wordlists.LIST_SETS))],
+        "case_variants": ["boolean"],
+        "neutralize": [StrOptions(set(NEUTRALIZE_MODES)), list, tuple],
+        "chunk_rows": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def fit(self, embedding, y=None) -> "HardDebias":
         """Learn the bias subspace and resolve the word lists against ``embedding``."""

@@ -43,9 +43,11 @@ from __future__ import annotations
 
 import time
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..data.attributes import is_default_attribute
 from .. import wordlists
@@ -151,7 +153,25 @@ class SoftDebias(Debiaser):
                       "X_": Array(("d", "d")), "transform_matrix_": Array(("d", "d")),
                       "gender_specific_": WORDS, "gender_specific_missing_": WORDS, "solve_info_": MAPPING}
 
+    #: Checked when a parameter file sets them (``fit`` checks its own through ``_check_params``).
+    _parameter_constraints = {
+        "subspace": "no_validation", "definitional": "no_validation", "gender_specific": "no_validation",
+        "attribute": "no_validation",
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "normalization": [StrOptions(set(NORMALIZATIONS))],
+        "solver": [StrOptions(set(SOLVERS))],
+        "cvxpy_solver": [str],
+        "tol": [Interval(Real, 0, None, closed="neither"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "lists": [StrOptions(set(wordlists.LIST_SETS))],
+        "case_variants": ["boolean"],
+        "random_state": ["random_state"],
+        "chunk_rows": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def _check_loaded_params(self) -> None:
+        self._validate()
         self._check_params()
 
     def __init__(self, lam: float = 0.2, *, normalization: str = "mean", solver: str = "fast",
