@@ -21,6 +21,10 @@ Usage::
 
     python benchmarks/bench_debiasers.py [--out benchmarks/results/debiasers.md] [--wefe-python PATH]
     python benchmarks/bench_debiasers.py --speed double-hard   # only the speed comparison, printed
+    python benchmarks/bench_debiasers.py --only hsr,inlp       # measure these sections again, in place
+
+``--only`` fits just the methods those sections need and replaces their sections of
+``--out`` (the other sections, and the quality and speed table, stay as last measured).
 """
 
 from __future__ import annotations
@@ -60,10 +64,10 @@ def quality(emb) -> dict:
             "analogy": analogy(emb, restrict_vocab=30_000).accuracy}
 
 
-def fit_all(emb) -> dict:
+def fit_all(emb, methods=METHODS) -> dict:
     """``{method: (fitted estimator, output embedding, seconds of fit + transform)}``."""
     out = {}
-    for name in METHODS:
+    for name in methods:
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -87,7 +91,10 @@ def run_wefe(python: str, method: str, emb, args: dict):
 
 
 def hsr_section(emb, fitted, python) -> tuple[list, dict]:
-    from embdebias.debias.hsr import definition_words
+    """WEFE given each definition word once (the authors' code's words), and given Zhao et al.'s
+    files as released (WEFE counts a repeated word twice; the authors' code and ours once)."""
+    from embdebias.data import wordlists
+    from embdebias.debias.hsr import DEFINITION_LISTS, definition_words
 
     est, ours, seconds = fitted["hsr"]
     wefe = run_wefe(python, "hsr", emb, {"definitional_words": definition_words()})
@@ -95,18 +102,32 @@ def hsr_section(emb, fitted, python) -> tuple[list, dict]:
         return ["- WEFE not available: no comparison"], {}
     theirs, info = wefe
     delta = np.abs(unit(theirs) - np.asarray(ours.vectors, dtype=np.float64)).max()
+    released = [w for name in DEFINITION_LISTS for w in wordlists.load_words(name)]
+    repeats = run_wefe(python, "hsr", emb, {"definitional_words": released})[0]
+    delta_released = np.abs(unit(repeats) - np.asarray(ours.vectors, dtype=np.float64)).max()
     lines = [f"- max |Δ| against WEFE 1.0.1 `HalfSiblingRegression` (same {len(est.kept_words_)} words, α = 60, "
              f"raw vectors), after unit normalization, over all {len(emb):,} words: **{delta:.2e}** "
-             f"(bound 1e-5: {'holds' if delta <= 1e-5 else 'FAILS'})"]
+             f"(bound 1e-5: {'holds' if delta <= 1e-5 else 'FAILS'})",
+             f"- repeated definition words count once, as in the authors' code; WEFE counts repeats: given Zhao et "
+             f"al.'s files as released ({len(released)} entries, {len(released) - len(definition_words())} of them "
+             f"repeats), WEFE differs from ours by max |Δ| **{delta_released:.2e}** (issue 33's check: 3.5e-7 "
+             f"with each word once, up to 6.0e-2 with the files as released)"]
     return lines, {"hsr": info["seconds"]}
 
 
-def transcription(weights, dim):
-    """INLP's projection as Ravfogel et al.'s ``debias.py`` writes it (orth of each W^T, orth of the sum)."""
+def transcription(weights, dim, skip_zero: bool = True):
+    """INLP's projection as Ravfogel et al.'s ``debias.py`` writes it (orth of each W^T, orth of the sum;
+    weights all near zero, ``np.allclose(W, 0)``, span nothing). ``skip_zero=False``: every non-zero
+    classifier counts, the rule embdebias followed until issue 33."""
     import scipy.linalg
 
-    rowspaces = [scipy.linalg.orth(W.T) @ scipy.linalg.orth(W.T).T for W in weights]
-    basis = scipy.linalg.orth(np.sum(rowspaces, axis=0))
+    def rowspace(W):
+        if skip_zero and np.allclose(W, 0) or not np.any(W):
+            return np.zeros((dim, dim))
+        basis = scipy.linalg.orth(W.T)
+        return basis @ basis.T
+
+    basis = scipy.linalg.orth(np.sum([rowspace(W) for W in weights], axis=0))
     return np.eye(dim) - basis @ basis.T
 
 
@@ -141,8 +162,28 @@ def inlp_section(emb, fitted) -> tuple[list, dict]:
              "| --- | ---: | ---: | ---: |",
              f"| linear SVM | {before['linear']:.3f} | **{after['linear']:.3f}** | 0.494 |",
              f"| RBF-SVM | {before['rbf']:.3f} | {after['rbf']:.3f} | 0.498 |",
-             f"| MLP | {before['mlp']:.3f} | {after['mlp']:.3f} | 0.850 |"]
+             f"| MLP | {before['mlp']:.3f} | {after['mlp']:.3f} | 0.850 |", "", *inlp_fidelity_lines(emb)]
     return lines, {"inlp_linear": after["linear"]}
+
+
+def inlp_fidelity_lines(emb) -> list:
+    """The label pool, and the rank all 35 iterations remove with the authors' near-zero rule and without it."""
+    from embdebias.debias._labels import MALE, filtered_pool, gender_labels
+
+    pool = filtered_pool(emb, 150_000)
+    per_class = int((gender_labels(emb).labels == MALE).sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = make_debiaser("inlp", stop_accuracy=None).fit(emb)
+    weights = np.split(full.classifiers_, full.n_iterations_)
+    zero = sum(bool(np.allclose(W, 0)) for W in weights)
+    old_rank = emb.dim - np.linalg.matrix_rank(transcription(weights, emb.dim, skip_zero=False))
+    return [f"- labels as published: the first {len(pool):,} words that pass the filter (they reach word "
+            f"{int(pool[-1]) + 1:,} of the vocabulary), **{per_class:,}** per class (was 5 % of the filtered words "
+            f"among the first 150,000: 6,558)",
+            f"- all 35 iterations (`stop_accuracy=None`): {zero} classifier(s) with weights all near zero "
+            f"(`np.allclose(W, 0)`) are skipped as the authors do; rank removed **{full.rank_removed_}** (counting "
+            f"them, the rule until issue 33: {old_rank}; issue 33's check on its data: 42 against 45)"]
 
 
 def rlace_section(emb, fitted) -> list:
@@ -271,7 +312,19 @@ def ran_section(emb, fitted) -> list:
     return [f"- GIPE (n = 100, θ = 0.05) on RAN's {len(words):,} debias words: original {orig:.4f}, hard "
             f"{scores['hard']:.4f}, soft {scores['soft']:.4f}, RAN **{scores['ran']:.4f}**; reduction against "
             f"hard {cut['hard']:.1f} %, against soft {cut['soft']:.1f} % (published: at least 42 % over prior "
-            f"methods, Wiki GloVe 300d). Lower than both: {'holds' if ok else 'FAILS'}"]
+            f"methods, Wiki GloVe 300d). Lower than both: {'holds' if ok else 'FAILS'}",
+            gipe_unreached_line(emb, fitted["ran"][1], words, g, scores["ran"])]
+
+
+def gipe_unreached_line(emb, ran, words, g, score: float) -> str:
+    """GIPE with the authors' code's weight 0 for a word no neighbour edge reaches (ours: 1)."""
+    from embdebias.metrics.gipe import gipe
+
+    ones, code = gipe(emb, ran, words, g), gipe(emb, ran, words, g, unreached_weight=0)
+    unreached = int(np.sum(code.weights == 0))
+    return (f"- a word no neighbour edge reaches weighs 1 (the formula, the authors' comment; a documented "
+            f"choice): {unreached:,} of RAN's {len(words):,} words are reached by no edge; with the code's "
+            f"weight 0 RAN's GIPE is {code.gipe:.4f} (ours {ones.gipe:.4f}{'' if abs(ones.gipe - score) < 1e-12 else '?'})")
 
 
 def oscar_section(emb, fitted) -> list:
@@ -293,7 +346,36 @@ def oscar_section(emb, fitted) -> list:
             f"- words far from both (the 10 % with the smallest part in the plane, ≤ {inplane[far].max():.3f}): "
             f"mean displacement {moved[far].mean():.4f}, max {moved[far].max():.4f} (all words: mean "
             f"{moved.mean():.4f}); every word moves at most twice its in-plane part: "
-            f"{'holds' if np.all(moved <= 2 * inplane + 1e-9) else 'FAILS'}"]
+            f"{'holds' if np.all(moved <= 2 * inplane + 1e-9) else 'FAILS'}",
+            oscar_authors_line(est.theta_)]
+
+
+def oscar_authors_line(theta: float) -> str:
+    """Where v2 ends under the authors' code read with its own angle names (ours: 90 degrees)."""
+    theta_p = np.pi / 2 - theta
+    phi = theta  # v2 itself, in the upper half-plane
+    amount = theta * phi / theta_p if phi < theta_p else theta * (np.pi - phi) / (np.pi - theta_p)
+    return (f"- the authors' code, read with its own names for the two angles (θ between the directions, "
+            f"θ' = π/2 − θ), is another map: it would leave the occupation direction at "
+            f"{np.degrees(theta + amount):.2f}° from the gender direction here (ours, the paper's: 90°); with the "
+            f"two names swapped its amounts are this map's")
+
+
+def residual_gamma_section(emb, fitted) -> list:
+    """The residual SVM accuracy of the original and of hard debias with gamma 'scale' and 'auto'."""
+    from embdebias.metrics.residual import residual_bias
+
+    orig = Embedding(emb.words, unit(emb.vectors).astype(np.float32), name="unit")
+    acc = {(name, gamma): residual_bias(emb, tested, svm_gamma=gamma).classification_accuracy
+           for name, tested in (("original", orig), ("hard", fitted["hard"][1])) for gamma in ("scale", "auto")}
+    return ["- Gonen & Goldberg's RBF-SVM test, 1,000 of the 5,000 most biased words trained: gamma `\"scale\"` "
+            "(scikit-learn's default, embdebias's) against the published `\"auto\"` (1/d); a report says which "
+            "one its numbers used (`svm_gamma`)", "",
+            "| SVM accuracy | gamma \"scale\" | gamma \"auto\" | published (their GloVe 300d, hard) |",
+            "| --- | ---: | ---: | --- |",
+            f"| original | {acc['original', 'scale']:.3f} | {acc['original', 'auto']:.3f} | |",
+            f"| hard | {acc['hard', 'scale']:.3f} | {acc['hard', 'auto']:.3f} | 0.963 (\"scale\") / 0.896 (\"auto\"), "
+            f"issue 33 |"]
 
 
 def quality_and_speed(emb, fitted, wefe_times) -> list:
@@ -320,8 +402,12 @@ def main(argv=None) -> int:
     ap.add_argument("--wefe-python", default="/tmp/wefe/bin/python")
     ap.add_argument("--speed", choices=["double-hard"],
                     help="only time this method against WEFE (best of 3 each) and print it; writes nothing")
+    ap.add_argument("--only", help=f"measure again only these sections ({', '.join(SECTIONS)}, comma-separated) "
+                                   f"and replace them in --out")
     args = ap.parse_args(argv)
     emb = load()
+    if args.only:
+        return only(emb, args.only.split(","), args)
     if args.speed:
         wefe = run_wefe(args.wefe_python, "double-hard", emb, wefe_double_hard_args(SPEED_REPEAT))
         if wefe is not None:
@@ -340,10 +426,49 @@ def main(argv=None) -> int:
             "", "## hsr", *hsr_lines, "", "## inlp", *inlp_lines, "", "## rlace", *rlace_section(emb, fitted), "",
             "## double-hard", *dh_lines, "", "## ran", *ran_section(emb, fitted), "",
             "## oscar", *oscar_section(emb, fitted), "",
+            "## residual SVM gamma", *residual_gamma_section(emb, fitted), "",
             "## quality and speed", *quality_and_speed(emb, fitted, wefe_times), ""]
     Path(args.out).write_text("\n".join(body), encoding="utf-8")
     print("\n".join(body))
     return 0
+
+
+#: The sections ``--only`` measures again: ``{section: (methods it needs, lines(emb, fitted, wefe python))}``.
+SECTIONS = {
+    "hsr": (("hsr",), lambda emb, fitted, python: hsr_section(emb, fitted, python)[0]),
+    "inlp": (("inlp",), lambda emb, fitted, python: inlp_section(emb, fitted)[0]),
+    "rlace": (("rlace",), lambda emb, fitted, python: rlace_section(emb, fitted)),
+    "ran": (("hard", "soft", "ran"), lambda emb, fitted, python: ran_section(emb, fitted)),
+    "oscar": (("oscar",), lambda emb, fitted, python: oscar_section(emb, fitted)),
+    "residual SVM gamma": (("hard",), lambda emb, fitted, python: residual_gamma_section(emb, fitted)),
+}
+
+
+def only(emb, names, args) -> int:
+    """Measure the sections ``names`` again and put them in place in ``args.out`` (added at the end of
+    the sections before the quality table if the file has none of that name)."""
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown:
+        raise SystemExit(f"--only: unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
+    fitted = fit_all(emb, sorted({m for n in names for m in SECTIONS[n][0]}, key=METHODS.index))
+    text = Path(args.out).read_text(encoding="utf-8")
+    for name in names:
+        body = "\n".join([f"## {name}", *SECTIONS[name][1](emb, fitted, args.wefe_python), ""])
+        text = replace_section(text, name, body)
+        print(body)
+    Path(args.out).write_text(text, encoding="utf-8")
+    return 0
+
+
+def replace_section(text: str, name: str, body: str) -> str:
+    """``text`` with its section ``## name`` (to the next ``## ``) replaced by ``body``."""
+    start = text.find(f"\n## {name}\n")
+    if start < 0:
+        at = text.find("\n## quality and speed\n")
+        at = len(text) if at < 0 else at + 1
+        return text[:at] + body + "\n" + text[at:]
+    end = text.find("\n## ", start + 1)
+    return text[:start + 1] + body + ("\n" + text[end + 1:] if end >= 0 else "")
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ SLOW_MODULES = {
     # a run and a sweep of the same methods (the smallest check: about 40 s on a shared machine)
     "test_sweep_agrees_with_run.py",
     "test_benchmarks_smoke.py", "test_golden.py", "test_report_share.py",
+    "test_benchmarks_smoke.py", "test_golden.py", "test_clean_exit.py",
 }
 
 # Single tests (a parametrized test by its name: every parameter; with its id in brackets: that one).
@@ -181,6 +182,11 @@ SLOW_TESTS = {
     "test_cli_fairness.py::test_options_reach_the_metric",
     "test_output_paths.py::test_a_sweep_with_failed_points_exits_1_and_says_why",
     "test_user_files.py::test_a_large_list_named_by_an_attribute_file_is_read_in_bounded_memory",
+    "test_fairness_many_groups.py::test_a_hundred_thousand_groups_in_bounded_memory",
+    "test_fairness_many_groups.py::test_the_cli_on_a_hundred_thousand_groups",
+    "test_io_long_words.py::test_a_file_embdebias_wrote_with_lines_past_the_sniffed_bytes_is_detected",
+    "test_io_long_words.py::test_a_ten_megabyte_glove_word_is_refused_in_bounded_memory",
+    "test_io_long_words.py::test_a_binary_file_with_long_records_stays_binary",
 }
 
 

@@ -16,6 +16,7 @@ from embdebias import _validation, io
 from embdebias.cli import main
 from embdebias.debias import DEBIASERS, Debiaser, DebiaserSpec, Param, make_debiaser
 from embdebias.debias._base import unit_rows
+from embdebias.debias._params import INT, Array
 from embdebias.embedding import as_embedding
 from embdebias.subspace import resolve_subspace
 
@@ -24,6 +25,7 @@ class ToyDebias(Debiaser):
     """Removes ``strength`` times every word's projection on the bias subspace."""
 
     _suffix = "toy"
+    _params_schema = {"subspace_": Array((None, "d"), subspace=True), "n_fitted_": INT}
 
     def __init__(self, strength: float = 1.0, *, subspace=None, definitional=None, n_components: int = 1,
                  gender_specific=None, lists: str = "published", chunk_rows: int = 4096):

@@ -81,3 +81,29 @@ def test_rowspace_of_zero_and_registered():
     assert np.allclose(rowspace_projection(np.zeros((1, 3))), 0)
     assert np.allclose(nullspace_projection([], 3), np.eye(3))
     assert isinstance(make_debiaser("inlp", n_iterations=2), INLP)
+
+
+def test_a_classifier_of_near_zero_weights_removes_nothing_as_the_authors_do():
+    """Ravfogel et al.'s get_rowspace_projection: np.allclose(W, 0) spans nothing (weights of
+    about 1e-8 from a classifier that found no signal); any larger weight spans its row."""
+    tiny = np.full((1, 4), 1e-9)
+    assert np.allclose(rowspace_projection(tiny), 0)
+    assert np.allclose(nullspace_projection([rowspace_projection(tiny)], 4), np.eye(4))
+    small = np.array([[1e-6, 0, 0, 0]])
+    assert np.allclose(rowspace_projection(small), np.diag([1.0, 0, 0, 0]))
+
+
+def test_the_label_pool_is_the_first_max_words_filtered_words():
+    """Published: the first 150,000 words that pass the filter, 7,500 (5 %) a class; words
+    the filter drops do not count towards max_words."""
+    from embdebias.debias._labels import filtered_pool
+
+    rng = np.random.default_rng(0)
+    words = ["he", "she"] + [f"{i}x" if i % 3 == 0 else "w" + chr(97 + i % 26) + chr(97 + i // 26) for i in range(600)]
+    emb = Embedding(words, rng.standard_normal((len(words), 8)).astype(np.float32), name="pool")
+    pool = filtered_pool(emb, 200)
+    assert len(pool) == 200 and all(emb.words[int(r)][0] != "x" and not emb.words[int(r)][0].isdigit() for r in pool)
+    assert pool[-1] > 200  # it reads on past the first 200 words, a third of which the filter drops
+    assert list(pool) == sorted(pool) and len(filtered_pool(emb, 10_000)) == 2 + 400
+    lab = gender_labels(emb, max_words=200)
+    assert (lab.labels == MALE).sum() == round(0.05 * 200) == (lab.labels == FEMALE).sum()

@@ -44,3 +44,22 @@ def test_registered_and_chunked(emb, tmp_path):
     est = make_debiaser("oscar", chunk_rows=77).fit(emb)
     assert isinstance(est, OSCaR)
     assert np.allclose(np.asarray(est.transform(emb, out=tmp_path / "o.embd").vectors), est.transform(emb).vectors)
+
+
+def authors_upper_amount(phi, first, second):
+    """The authors' rotation amount for a point of the upper half-plane at angle ``phi`` from v1,
+    with their two angles ``first`` (they call it theta) and ``second`` (thetaP) as given."""
+    return np.where(phi < second, first * phi / second, first * (np.pi - phi) / (np.pi - second))
+
+
+@pytest.mark.parametrize("theta", [0.3, 0.6, 1.1, 1.4])
+def test_the_authors_amounts_read_with_their_names_are_another_map(theta):
+    """Read with its own names (theta between the directions, thetaP = pi/2 - theta) the code's
+    map does not turn v2 onto the orthogonal direction; with the names swapped, it is ours."""
+    theta_p = np.pi / 2 - theta
+    phi = np.linspace(1e-6, np.pi - 1e-6, 2001)
+    ours = graded_angles(phi, theta) - phi
+    assert np.allclose(authors_upper_amount(phi, theta_p, theta), ours)  # names swapped: the same map
+    as_named = authors_upper_amount(np.array([theta]), theta, theta_p)[0]
+    assert not np.isclose(theta + as_named, np.pi / 2)  # v2 would not end at pi/2
+    assert np.isclose(graded_angles(np.array([theta]), theta)[0], np.pi / 2)

@@ -156,19 +156,61 @@ def test_structured_classify_catches_misreads(fuzz, tmp_path):
     assert fuzz.s_classify(case, {"crash": "SIGSEGV"}, tmp_path)[0] == "abort"
 
 
+#: The user files whose schemas come with the safety-a branch (attribute, WEAT test and sweep files): until
+#: it is merged their hostile cases are accepted, raise or hang. Once it is merged, empty this set.
+PENDING = {"attribute", "weat-tests", "sweep-config"}
+
+
 def test_structured_campaign_bounded_finds_nothing_bad(fuzz):
-    opts = fuzz.parse_args(["--structured", "--mutants", "60", "--seed", "7"])
+    opts = fuzz.parse_args(["--structured", "--mutants", "80", "--seed", "7"])
     results, _ = fuzz.structured_campaign(opts)
-    assert len(results) == 60
-    assert {case.kind for case, _, _ in results} == set(fuzz.S_KINDS)
+    assert len(results) == 80
+    assert {case.kind for case, _, _ in results} == set(fuzz.S_ALL_KINDS)
     assert any(case.words is None for case, _, _ in results)  # damaged cases are part of it
-    bad = [(case.index, case.kind, case.desc, cls, detail) for case, cls, detail in results if cls in fuzz.S_BAD]
+    assert any(case.must_fail for case, _, _ in results if case.kind in fuzz.U_KINDS)
+    bad = [(case.index, case.kind, case.desc, cls, detail) for case, cls, detail in results
+           if cls in fuzz.S_BAD and case.kind not in PENDING]
     assert not bad
+
+
+def test_user_file_outcomes(fuzz):
+    """A damaged user file must be an error; a valid one must give the model's summary; a hostile name
+    may be refused or kept only if it is a safe path component."""
+    valid = fuzz.u_case(0, "attribute", "valid", {}, "a.json", {"name": "x"})
+    damaged = fuzz.u_case(0, "attribute", "words a string", {}, "a.json", None)
+    hostile = fuzz.u_case(0, "attribute", "name", {}, "a.json", fuzz.SAFE_NAME)
+    error = {"ok": False, "error": "AttributeFileError", "message": "a.json: name: ..."}
+    assert fuzz.u_classify(valid, {"ok": True, "summary": {"name": "x"}}) == ("ok", "")
+    assert fuzz.u_classify(valid, {"ok": True, "summary": {"name": "y"}})[0] == "misread"
+    assert fuzz.u_classify(valid, error)[0] == "refused"
+    assert fuzz.u_classify(damaged, error) == ("clean", "")
+    assert fuzz.u_classify(damaged, {"ok": True, "summary": {}})[0] == "misread"
+    assert fuzz.u_classify(hostile, error) == ("clean", "")
+    assert fuzz.u_classify(hostile, {"ok": True, "summary": {"name": "../x"}})[0] == "misread"
+    assert fuzz.u_classify(hostile, {"ok": True, "summary": {"name": "x-slug"}}) == ("ok", "")
+    assert fuzz.u_classify(damaged, {"hang": True})[0] == "hang"
+    assert fuzz.u_classify(damaged, {"ok": False, "error": "KeyError", "message": "", "traceback": True})[0] \
+        == "traceback"
+    assert not any(map(fuzz.u_safe_name, [n for n in fuzz.HOSTILE_NAMES if n not in ("~", "-rf")]))
+
+
+def test_fairness_oracle_equals_the_library(fuzz):
+    """The CSV cases' oracle (sorted sums over exact fractions) agrees with the library on a valid file."""
+    from embdebias import fairness
+
+    rng = np.random.default_rng(3)
+    model = fuzz.f_model(rng)
+    g, y, p = np.array(model["groups"]), np.array(model["labels"]), np.array(model["scores"])
+    want = fuzz.f_oracle(model)
+    assert fairness.fairness_metric("tpr_gap", p, g, labels=y).value == pytest.approx(want["tpr_gap"], rel=1e-9)
+    assert fairness.fairness_metric("fped", p, g, labels=y).value == pytest.approx(want["fped"], rel=1e-9)
 
 
 def test_structured_reference_grammar_reads_valid_binary_cases_as_their_model(fuzz, tmp_path):
     checked = 0
-    for i in range(2, 400, 5):  # the word2vec-bin kinds (index % 5 in 2, 3)
+    for i in range(400):
+        if not fuzz.S_ALL_KINDS[i % len(fuzz.S_ALL_KINDS)].startswith("word2vec-bin"):
+            continue
         case = fuzz.make_structured(i, 5, tmp_path)
         data = case.files[case.entry]
         if case.words is None or case.entry.endswith(".gz") or not case.kind.startswith("word2vec-bin"):

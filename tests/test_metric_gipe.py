@@ -141,3 +141,17 @@ def test_neighbour_search_equals_a_full_sort(chunk):
     sims[np.arange(len(rows)), rows] = -np.inf
     expected = np.argsort(-sims, axis=1, kind="stable")[:, :50]
     assert (near == expected).all()
+
+
+def test_a_word_no_edge_reaches_weighs_one_a_documented_choice():
+    """The authors' code gives such a word weight 0 (it drops out of the mean); its comment,
+    the formula 1 + B/E and embdebias give 1. In the hand example c is reached by no edge."""
+    words = ["a", "b", "c"]
+    emb = Embedding(words, np.array([[0.8, 0.6, 0.0], [0.8, 0.0, 0.6], [0.0, 0.8, 0.3]]))
+    r = gipe(emb, emb, words, [1, 0, 0], n=1)
+    assert r.weights[2] == 1.0 and r.eta[2] == 0.0
+    assert r.gipe == pytest.approx(3.5 / 4.5) == pytest.approx(0.778, abs=1e-3)
+    code = gipe(emb, emb, words, [1, 0, 0], n=1, unreached_weight=0)
+    assert code.weights.tolist() == [1.5, 2.0, 0.0] and code.gipe == pytest.approx(1.0)
+    with pytest.raises(EmbdebiasError, match="unreached_weight is 1"):
+        gipe(emb, emb, words, [1, 0, 0], n=1, unreached_weight=0.5)

@@ -135,7 +135,7 @@ def test_attribute_reader_names_the_file_and_key(tmp_path):
 # --------------------------------------------------------------------------- other names
 @pytest.mark.parametrize("stem", ["../x", "a/b", ".hidden", "", "HARD"])
 def test_a_debiasers_output_stem_is_a_name_of_its_own(stem):
-    from embdebias.debias._table import DEBIASERS, DebiaserSpec, register
+    from embdebias.debias.table import DEBIASERS, DebiaserSpec, register
 
     before = dict(DEBIASERS)
     spec = DebiaserSpec(name="toy-stem", estimator="nowhere:Toy", description="a test's", output_stem=stem or "x")

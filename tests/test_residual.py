@@ -398,3 +398,29 @@ def test_bench_residual_smoke(tmp_path):
     assert rows[0]["peak_mb"] > 0 and rows[0]["ours_s"] > 0
     assert float(rows[0]["note"].split()[1].rstrip(",")) > 0.85     # gender survives along e1
     assert "max |diff| 0.0e+00" in rows[2]["note"] and rows[2]["baseline_s"] > 0
+
+
+def test_svm_gamma_scale_by_default_auto_as_published(planted):
+    """scikit-learn's gamma='scale' is 1 / (d var(X)); Gonen & Goldberg's 'auto' is 1 / d. The
+    result and the report's parameters say which one a number used."""
+    from sklearn.svm import SVC
+
+    from embdebias.metrics.base import get_metric
+    from embdebias.metrics.residual import classification_accuracy
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 8)) * 0.2
+    y = (X[:, 0] + 0.3 * rng.normal(size=400) > 0).astype(int)
+    perm = np.random.default_rng(1).permutation(400)
+    for gamma, value in (("scale", 1 / (8 * X.var())), ("auto", 1 / 8)):
+        expected = SVC(kernel="rbf", gamma=value).fit(X[perm[:150]], y[perm[:150]]).score(X[perm[150:]], y[perm[150:]])
+        assert classification_accuracy(X, y, 150, 1, gamma) == (pytest.approx(expected), 250)
+    tested = _zeroed(planted, [0], "hard-like")
+    assert _run(planted, tested).svm_gamma == "scale"
+    auto = _run(planted, tested, svm_gamma="auto")
+    assert auto.svm_gamma == "auto" and auto.to_dict()["svm_gamma"] == "auto"
+    with pytest.raises(EmbdebiasError, match="svm_gamma must be one of 'scale', 'auto'"):
+        _run(planted, tested, svm_gamma=0.1)
+    metric = get_metric("residual")
+    assert metric.params(metric.check_options({"svm_gamma": "auto"}))["svm_gamma"] == "auto"
+    assert metric.params(metric.check_options({}))["svm_gamma"] == "scale"

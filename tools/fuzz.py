@@ -42,6 +42,13 @@ Usage::
 
     python tools/fuzz.py --seed 0 --mutants 3000 --out fuzz-report.md --keep-failures fuzz-failures
     python tools/fuzz.py --seed 0 --only 17 --keep-failures /tmp/f   # one mutant again
+    python tools/fuzz.py --structured --mutants 3200 --seed 0 --timeout 5 --out benchmarks/results/fuzz_structured.md
+    python tools/fuzz.py --structured --kinds params fairness-csv --mutants 200   # some kinds only
+
+``--structured`` builds each case from a model instead: the vector formats (an independent
+oracle of words and float32 values) and the user files (fitted-parameter files, attribute
+files, WEAT test files, sweep configurations, fairness CSVs; a valid one must give the
+model's summary, a damaged one an error, a hostile name a refusal or a safe path component).
 
 Exit status 1 when any bad class (all but ok and clean) occurred.
 """
@@ -2034,6 +2041,8 @@ def report(results: list, elapsed: float, opts) -> str:
 S_KINDS = ("word2vec-text", "glove", "word2vec-bin", "word2vec-bin-gensim", "native")
 S_CLASSES = ("ok", "clean", "ambiguous", "misread", "refused", "traceback", "abort", "hang")
 S_BAD = ("misread", "refused", "traceback", "abort", "hang")  # ("ambiguous" is right: see SCase.alternative)
+#: Every kind of --structured case: the vector formats, then the user files (:data:`U_KINDS`).
+S_ALL_KINDS = (*S_KINDS, "params", "attribute", "weat-tests", "sweep-config", "fairness-csv")
 #: Word pieces: ASCII, accents (composed and combining), CJK, full-width forms of ASCII words and a BOM
 #: inside a word (distinct words: compared as the bytes the file holds, never normalized).
 S_PIECES = ["he", "she", "king", "Queen", "café", "naïve", "日本", "ｈｅ", "ＫＩＮＧ", "h\ufeffe", "x", "don't",
@@ -2077,6 +2086,13 @@ class SCase:
     #: a damaged file whose bytes the format's grammar reads as other, valid data (a word with a space in
     #: gensim's layout can be indistinguishable from a valid file): that reading, or an error, is right
     alternative: tuple | None = None
+    #: user files (:data:`U_KINDS`): the summary the action must return, None when the case must be an
+    #: error, :data:`SAFE_NAME` or :data:`ANY`
+    expect: object = None
+
+    @property
+    def must_fail(self) -> bool:
+        return self.expect is None if self.kind in U_KINDS else self.words is None
 
 
 def s_words(rng, n: int, *, glove: bool = False) -> list:
@@ -2296,9 +2312,13 @@ def s_native_case(index: int, rng, root: Path) -> SCase:
                  None if damage else words, None if damage else vectors)
 
 
-def make_structured(index: int, base_seed: int, root: Path) -> SCase:
+def make_structured(index: int, base_seed: int, root: Path, kinds=None) -> SCase:
+    """Case ``index`` of the campaign: its kind is ``kinds[index % len(kinds)]`` (default every kind)."""
     rng = np.random.default_rng([base_seed, index, 20])
-    kind = S_KINDS[index % len(S_KINDS)]
+    kinds = kinds or S_ALL_KINDS
+    kind = kinds[index % len(kinds)]
+    if kind in U_KINDS:
+        return U_MAKERS[kind](index, rng)
     if kind in ("word2vec-text", "glove"):
         return s_text_case(index, rng, kind == "glove")
     if kind == "native":
@@ -2321,9 +2341,13 @@ def s_read_in_child(case: SCase, where: Path, timeout: float, mem: int) -> dict:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    emb = load(str(where / case.entry), format=case.fmt)
-                np.save(str(where / "vectors.npy"), np.ascontiguousarray(emb.vectors, dtype=np.float32))
-                out = {"ok": True, "words": emb.words.tolist()}
+                    if case.kind in U_KINDS:
+                        out = {"ok": True, "summary": U_ACTIONS[case.kind](where / case.entry)}
+                    else:
+                        emb = load(str(where / case.entry), format=case.fmt)
+                if case.kind not in U_KINDS:
+                    np.save(str(where / "vectors.npy"), np.ascontiguousarray(emb.vectors, dtype=np.float32))
+                    out = {"ok": True, "words": emb.words.tolist()}
             except EmbdebiasError as exc:
                 out = {"ok": False, "error": type(exc).__name__, "message": str(exc)[:300]}
             except BaseException as exc:  # noqa: BLE001 - a traceback class
@@ -2391,21 +2415,611 @@ def s_values_differ(got: np.ndarray, want: np.ndarray) -> str | None:
     return f"value [{r}, {c}]: {got[r, c]!r}, expected {want[r, c]!r}"
 
 
+# --------------------------------------------------------------------------- user files (--structured)
+# The newest inputs: fitted-parameter files, attribute files, WEAT test files, sweep configurations and
+# fairness CSVs. Each case is a model of the file (what a valid one holds, computed without the reader),
+# valid or damaged in one way, and an action that reads it as the library does; the action's summary of a
+# valid case must equal the model's, a damaged case must be an EmbdebiasError. ``SAFE_NAME``: a hostile
+# name that may be refused or accepted, but never kept as a path component that leaves a directory.
+U_KINDS = S_ALL_KINDS[len(S_KINDS):]
+SAFE_NAME = "safe-name"
+ANY = "any"  # crashes, hangs and tracebacks only
+#: Hostile names for anything that becomes a path component (attribute names, test ids).
+HOSTILE_NAMES = ["../x", "..", ".", "/tmp/abs", "a/b", "nul\x00byte", "", " ", "x" * 300, "a\\b", "~", "-rf"]
+
+
+def u_safe_name(name) -> bool:
+    """Whether ``name`` can be a path component that stays in its directory."""
+    return (isinstance(name, str) and 0 < len(name) <= 255 and name not in (".", "..")
+            and not any(c in name for c in ("/", "\\", "\x00")) and name.strip() == name and name.strip() != "")
+
+
+def u_json(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False).encode("utf-8")
+
+
+def u_deep(depth: int):
+    """JSON nested ``depth`` lists deep (as text: json.dumps recurses)."""
+    return "[" * depth + "]" * depth
+
+
+def u_case(index: int, kind: str, desc: str, files: dict, entry: str, expect) -> SCase:
+    return SCase(index, kind, desc, files, entry, kind, None, None, expect=expect)
+
+
+# -- fitted-parameter files ---------------------------------------------------------------------------------
+_P_STATE: dict = {}
+P_METHODS = {"hsr": {}, "oscar": {}, "hard": {}, "inlp": {"n_iterations": 2}}
+
+
+def p_state() -> dict:
+    """The embedding the parameter cases transform, and each method's file and transform's hash (built once,
+    in the parent, before any child forks)."""
+    if not _P_STATE:
+        import hashlib
+        import warnings
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+        from debiaser_data import gendered_embedding
+
+        from embdebias.debias import make_debiaser
+
+        emb = gendered_embedding(n_filler=400, dim=12)
+        root = Path(tempfile.mkdtemp(prefix="efz-p-"))
+        files = {}
+        for name, params in P_METHODS.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = make_debiaser(name, **params).fit(emb)
+                out = np.ascontiguousarray(est.transform(emb).vectors, dtype=np.float32)
+            path = est.save_params(root / f"{name}.npz")
+            files[name] = (Path(path).read_bytes(), hashlib.sha256(out.tobytes()).hexdigest())
+        shutil.rmtree(root, ignore_errors=True)
+        _P_STATE.update(emb=emb, files=files)
+    return _P_STATE
+
+
+def p_members(data: bytes) -> dict:
+    with zipfile_module().ZipFile(io.BytesIO(data)) as z:
+        return {i.filename[:-4]: z.read(i) for i in z.infolist()}
+
+
+def zipfile_module():
+    import zipfile
+
+    return zipfile
+
+
+def p_zip(members: dict, compress: bool = False, comment: bytes = b"") -> bytes:
+    zipfile = zipfile_module()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED) as z:
+        for name, blob in members.items():
+            z.writestr(f"{name}.npy", blob)
+        z.comment = comment
+    return buf.getvalue()
+
+
+def p_meta(members: dict) -> dict:
+    return json.loads(np.load(io.BytesIO(members["__meta__"])).tobytes())
+
+
+def p_with_meta(members: dict, meta: dict) -> dict:
+    return {**members, "__meta__": npy_bytes(np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))}
+
+
+def p_npy_claiming(shape, descr: str = "<f8", data: bytes = b"\0" * 64) -> bytes:
+    return npy_bytes(header_text=f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple(shape)!r}, }}",
+                     data=data)
+
+
+def p_array_names(members: dict) -> list:
+    return sorted(k for k in members if k != "__meta__")
+
+
+def p_member_edit(rng, members: dict, d: int) -> tuple[str, dict]:
+    name = p_array_names(members)[int(rng.integers(0, len(p_array_names(members))))]
+    what = str(rng.choice(["dtype int", "dtype big-endian", "dtype object", "shape", "huge rows", "nan",
+                           "drop", "extra", "structured"]))
+    arr = np.load(io.BytesIO(members[name]))
+    out = dict(members)
+    if what == "dtype int":
+        out[name] = npy_bytes(arr.astype(np.int64))
+    elif what == "dtype big-endian":
+        out[name] = npy_bytes(arr.astype(">f8"))
+    elif what == "dtype object":
+        out[name] = p_npy_claiming(arr.shape, "|O")
+    elif what == "shape":
+        out[name] = npy_bytes(np.zeros((*arr.shape[:-1], arr.shape[-1] + 1)) if arr.ndim else np.zeros(2))
+    elif what == "huge rows":
+        out[name] = p_npy_claiming((10 ** 12, d))
+    elif what == "nan":
+        bad = arr.astype(np.float64).copy()
+        bad.flat[int(rng.integers(0, max(bad.size, 1)))] = np.nan if bad.size else 0
+        out[name] = npy_bytes(bad if bad.size else np.full((1, d), np.nan))
+    elif what == "drop":
+        del out[name]
+    elif what == "extra":
+        extra = str(rng.choice(["transform_matrix_", "map_", "n_features_in_", "components_", "x_", "__meta2__"]))
+        if extra in out:
+            extra = "n_features_in_"
+        out[extra] = npy_bytes(np.eye(d))
+    else:
+        out[name] = npy_bytes(np.zeros(arr.shape[:1] or (1,), dtype=[("a", "<f4"), ("b", "<f4")]))
+    return f"member {name}: {what}", out
+
+
+def p_meta_edit(rng, members: dict, others: list) -> tuple[str, dict]:
+    meta = p_meta(members)
+    what = str(rng.choice(["extra key", "deep", "dimension string", "dimension 0", "dimension bool",
+                           "another method", "version", "unknown attribute", "attribute type",
+                           "unknown parameter", "bad parameter", "format", "not json"]))
+    attrs = dict(meta.get("attributes", {}))
+    if what == "extra key":
+        meta["evil"] = 1
+    elif what == "deep":  # as text: the JSON module's own recursion could not build it
+        meta.pop("kinds", None)
+        text = json.dumps(meta)[:-1] + f', "kinds": {{"x": {u_deep(int(rng.choice([20, 2000, 200_000])))}}}}}'
+        return "meta: deep", {**members, "__meta__": npy_bytes(np.frombuffer(text.encode(), dtype=np.uint8))}
+    elif what == "dimension string":
+        meta["n_features_in"] = str(meta["n_features_in"])
+    elif what == "dimension 0":
+        meta["n_features_in"] = 0
+    elif what == "dimension bool":
+        meta["n_features_in"] = True
+    elif what == "another method":
+        meta["estimator"] = others[int(rng.integers(0, len(others)))]
+    elif what == "version":
+        meta["version"] = 2
+    elif what == "unknown attribute":
+        meta["attributes"] = {**attrs, "map_": [[1.0]]}
+    elif what == "attribute type":
+        key = next(iter(attrs), None)
+        meta["attributes"] = {**attrs, key: "a string"} if key else {"theta_": "x"}
+    elif what == "unknown parameter":
+        meta["params"] = {**meta.get("params", {}), "evil_param": 1}
+    elif what == "bad parameter":
+        params = dict(meta.get("params", {}))
+        key = next((k for k, v in params.items() if isinstance(v, (int, float)) and not isinstance(v, bool)), None)
+        params[key or "chunk_rows"] = "NaN please"
+        meta["params"] = params
+    elif what == "format":
+        meta["format"] = "something-else"
+    else:
+        return "meta: not json", {**members, "__meta__": npy_bytes(np.frombuffer(b"{not json", dtype=np.uint8))}
+    return f"meta: {what}", p_with_meta(members, meta)
+
+
+def p_container_edit(rng, data: bytes, members: dict) -> tuple[str, bytes]:
+    what = str(rng.choice(["npy first", "text first", "trailing bytes", "comment", "truncated", "duplicate",
+                           "flip data", "bomb", "too many members"]))
+    if what == "npy first":
+        return what, npy_bytes(np.zeros(3)) + data
+    if what == "text first":
+        return what, b"the 0.1 0.2\n" + data
+    if what == "trailing bytes":
+        return what, data + bytes(int(rng.integers(1, 30)))
+    if what == "comment":
+        return what, p_zip(members, comment=b"GIF89a")
+    if what == "truncated":
+        return what, data[:int(rng.integers(10, len(data) - 1))]
+    if what == "duplicate":
+        zipfile = zipfile_module()
+        buf = io.BytesIO()
+        import warnings
+        with zipfile.ZipFile(buf, "w") as z, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name, blob in [*members.items(), (p_array_names(members)[0], members[p_array_names(members)[0]])]:
+                z.writestr(f"{name}.npy", blob)
+        return what, buf.getvalue()
+    if what == "flip data":
+        zipfile = zipfile_module()
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            info = z.infolist()[int(rng.integers(0, len(members)))]
+        start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+        at = start + int(rng.integers(0, max(info.compress_size, 1)))
+        flipped = bytearray(data)
+        flipped[at] ^= 1 << int(rng.integers(0, 8))
+        return what, bytes(flipped)
+    if what == "bomb":
+        name = p_array_names(members)[0]
+        return what, p_zip({**members, name: npy_bytes(np.zeros((1 << 22, 2)))}, compress=True)
+    return what, p_zip({**members, **{f"x{i}_": npy_bytes(np.zeros(1)) for i in range(20)}})
+
+
+def p_case(index: int, rng) -> SCase:
+    state = p_state()
+    method = list(P_METHODS)[int(rng.integers(0, len(P_METHODS)))]
+    data, digest = state["files"][method]
+    members, d = p_members(data), state["emb"].dim
+    expect = {"method": method, "sha256": digest}
+    roll = rng.random()
+    if roll < 0.25:
+        if rng.random() < 0.3:
+            return u_case(index, "params", f"{method} valid, deflated", {"p.npz": p_zip(members, compress=True)},
+                          "p.npz", expect)
+        return u_case(index, "params", f"{method} valid", {"p.npz": data}, "p.npz", expect)
+    if roll < 0.5:
+        what, out = p_member_edit(rng, members, d)
+        blob = p_zip(out)
+    elif roll < 0.75:
+        others = [p_meta(p_members(v[0]))["estimator"] for k, v in state["files"].items() if k != method]
+        what, out = p_meta_edit(rng, members, others)
+        blob = p_zip(out)
+    else:
+        what, blob = p_container_edit(rng, data, members)
+    return u_case(index, "params", f"{method} {what}", {"p.npz": blob}, "p.npz", None)
+
+
+def p_action(path: Path) -> dict:
+    import hashlib
+
+    from embdebias.debias import load_fitted
+
+    emb = p_state()["emb"]
+    name, est = load_fitted(str(path), dim=emb.dim)
+    out = np.ascontiguousarray(est.transform(emb).vectors, dtype=np.float32)
+    return {"method": name, "sha256": hashlib.sha256(out.tobytes()).hexdigest()}
+
+
+# -- attribute files ---------------------------------------------------------------------------------------
+def a_model(rng) -> dict:
+    k = int(rng.integers(2, 4))
+    groups = [f"group{j}" for j in range(k)]
+    n_sets = int(rng.integers(2, 5))
+    sets = [[f"w{s}x{j}" for j in range(k)] for s in range(n_sets)]
+    return {"name": f"attr{int(rng.integers(0, 1000))}", "groups": groups, "defining_sets": sets,
+            "neutral_words": ["doctor", "nurse", "engineer"][:int(rng.integers(0, 4))]}
+
+
+def a_summary(attr) -> dict:
+    return {"name": attr.name, "groups": list(attr.groups), "defining_sets": [list(s) for s in attr.defining_sets]}
+
+
+def a_damage(rng, model: dict) -> tuple[str, object, object]:
+    """(what, the JSON value or raw bytes, expectation) of one damage."""
+    what = str(rng.choice(["hostile name", "words a string", "one-word equalize pair", "group twice",
+                           "deep nesting", "not utf-8", "not an object", "unknown key", "set size",
+                           "fifo", "empty word", "huge number"]))
+    bad = json.loads(json.dumps(model))
+    if what == "hostile name":
+        bad["name"] = HOSTILE_NAMES[int(rng.integers(0, len(HOSTILE_NAMES)))]
+        return f"name {bad['name'][:20]!r}", bad, SAFE_NAME
+    if what == "words a string":
+        bad["defining_sets"][0] = "".join(bad["defining_sets"][0])
+    elif what == "one-word equalize pair":
+        bad["equalize_sets"] = [bad["defining_sets"][0][:1]]
+    elif what == "group twice":
+        bad["groups"] = [bad["groups"][0]] * len(bad["groups"])
+    elif what == "deep nesting":
+        return what, ('{"name": "a", "groups": ["x", "y"], "defining_sets": [["a", "b"], ["c", "d"]], '
+                      f'"description": {u_deep(int(rng.choice([50, 5000])))}}}').encode(), None
+    elif what == "not utf-8":
+        return what, u_json(model).replace(b'"groups"', b'"gr\xffoups"'), None
+    elif what == "not an object":
+        bad = [model]
+    elif what == "unknown key":
+        bad["evil"] = 1
+    elif what == "set size":
+        bad["defining_sets"][-1] = bad["defining_sets"][-1] + ["extra"]
+    elif what == "fifo":
+        return what, Special("fifo"), None
+    elif what == "empty word":
+        bad["defining_sets"][0][0] = ""
+    else:
+        bad["groups"] = [10 ** 400] * 2
+        return what, json.dumps(bad).encode(), None
+    return what, bad, None
+
+
+def a_case(index: int, rng) -> SCase:
+    model = a_model(rng)
+    if rng.random() < 0.3:
+        return u_case(index, "attribute", "valid", {"attr.json": u_json(model)}, "attr.json",
+                      {"name": model["name"], "groups": model["groups"], "defining_sets": model["defining_sets"]})
+    what, value, expect = a_damage(rng, model)
+    data = value if isinstance(value, (bytes, Special)) else u_json(value)
+    return u_case(index, "attribute", what, {"attr.json": data}, "attr.json", expect)
+
+
+def a_action(path: Path) -> dict:
+    from embdebias.data.attributes import load_attribute
+
+    return a_summary(load_attribute(str(path)))
+
+
+# -- WEAT test files ---------------------------------------------------------------------------------------
+def w_model(rng) -> list:
+    tests = []
+    for t in range(int(rng.integers(1, 4))):
+        tests.append({"id": f"mytest{t}", "title": f"test {t}",
+                      **{k: {"name": f"{k.lower()}{t}", "words": [f"{k.lower()}{t}w{i}" for i in
+                                                                   range(int(rng.integers(2, 6)))]}
+                         for k in "XYAB"}})
+    return tests
+
+
+def w_damage(rng, model: list) -> tuple[str, object, object]:
+    what = str(rng.choice(["words a string", "duplicate id", "missing set", "empty words", "not utf-8",
+                           "deep nesting", "not a list", "hostile id", "word not a string", "fifo"]))
+    bad = json.loads(json.dumps(model))
+    k = str(rng.choice(list("XYAB")))
+    if what == "words a string":
+        bad[0][k]["words"] = " ".join(bad[0][k]["words"])
+    elif what == "duplicate id":
+        bad.append(json.loads(json.dumps(bad[0])))
+    elif what == "missing set":
+        del bad[0][k]
+    elif what == "empty words":
+        bad[0][k]["words"] = []
+    elif what == "not utf-8":
+        return what, u_json(model).replace(b'"title"', b'"ti\xfftle"'), None
+    elif what == "deep nesting":
+        return what, f'[{{"id": "t", "extra": {u_deep(int(rng.choice([50, 5000])))}}}]'.encode(), None
+    elif what == "not a list":
+        bad = "a string"
+    elif what == "hostile id":
+        bad[0]["id"] = HOSTILE_NAMES[int(rng.integers(0, len(HOSTILE_NAMES)))]
+        return f"id {bad[0]['id'][:20]!r}", bad, ANY
+    elif what == "word not a string":
+        bad[0][k]["words"][0] = {"x": 1}
+    else:
+        return what, Special("fifo"), None
+    return what, bad, None
+
+
+def w_case(index: int, rng) -> SCase:
+    model = w_model(rng)
+    if rng.random() < 0.3:
+        return u_case(index, "weat-tests", "valid", {"tests.json": u_json(model)}, "tests.json",
+                      {"tests": [[t["id"], *[t[k]["words"] for k in "XYAB"]] for t in model]})
+    what, value, expect = w_damage(rng, model)
+    data = value if isinstance(value, (bytes, Special)) else u_json(value)
+    return u_case(index, "weat-tests", what, {"tests.json": data}, "tests.json", expect)
+
+
+def w_action(path: Path) -> dict:
+    from embdebias.data.wordlists import load_weat_tests
+
+    tests = load_weat_tests(str(path))
+    return {"tests": [[t.id, *[list(getattr(t, k).words) for k in "XYAB"]] for t in tests]}
+
+
+# -- sweep configurations ----------------------------------------------------------------------------------
+SWEEP_EMBEDDING = b"3 2\nhe 0.1 0.2\nshe 0.2 0.1\nking 0.3 0.3\n"
+
+
+def s_toml(model: dict) -> bytes:
+    lines = [f"seeds = {model['seeds']}", f"attributes = {json.dumps(model['attributes'])}",
+             f"bootstrap = {model['bootstrap']}", "", "[[embeddings]]", f'path = "{model["path"]}"', ""]
+    for method, params in model["methods"].items():
+        lines.append(f"[methods.{method}]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in params.items()]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def s_model(rng) -> dict:
+    methods = {"hard": {}}
+    if rng.random() < 0.6:
+        methods["soft"] = {"lam": sorted({round(float(x), 3) for x in rng.uniform(0.05, 1, int(rng.integers(1, 4)))})}
+    return {"seeds": sorted({int(x) for x in rng.integers(0, 5, int(rng.integers(1, 3)))}), "attributes": ["gender"],
+            "bootstrap": int(rng.integers(0, 3)) * 10, "path": "emb.txt", "methods": methods}
+
+
+def s_summary(config) -> dict:
+    return {"embeddings": [e.path.rsplit("/", 1)[-1] for e in config.embeddings], "seeds": list(config.seeds),
+            "methods": {m: [dict(sorted(p.items())) for p in config.grid(m)] for m in sorted(config.methods)}}
+
+
+def s_expected(model: dict) -> dict:
+    grids = {m: [{"lam": v} for v in p["lam"]] if p else [{}] for m, p in model["methods"].items()}
+    return {"embeddings": ["emb.txt"], "seeds": model["seeds"], "methods": dict(sorted(grids.items()))}
+
+
+def s_damage(rng, model: dict) -> tuple[str, dict]:
+    """(what, files) of one damage (every one must be an error before any work)."""
+    what = str(rng.choice(["not utf-8", "deep arrays", "huge integer", "huge grid", "directory config",
+                           "fifo config", "dev zero config", "unknown key", "unknown method", "bad toml",
+                           "missing embedding", "negative bootstrap"]))
+    text = s_toml(model)
+    files = {"emb.txt": SWEEP_EMBEDDING}
+    if what == "not utf-8":
+        text = text.replace(b"seeds", b"se\xffeds", 1)
+    elif what == "deep arrays":
+        text += f"deep = {'[' * int(rng.choice([100, 20000]))}{']' * 1}\n".encode()
+        text = text.replace(b"deep = ", b"seeds = ", 1).replace(f"seeds = {model['seeds']}\n".encode(), b"", 1)
+    elif what == "huge integer":
+        text = text.replace(f"seeds = {model['seeds']}".encode(), b"seeds = [123456789012345678901234567890]")
+    elif what == "huge grid":
+        lam = ", ".join(f"{0.001 * (i + 1):.6f}" for i in range(25_000))
+        seeds = ", ".join(str(i) for i in range(40_000))
+        text = (f"seeds = [{seeds}]\n\n[[embeddings]]\npath = \"emb.txt\"\n\n[methods.soft]\nlam = [{lam}]\n"
+                .encode())
+    elif what == "directory config":
+        files["config.toml"] = Special("emptydir")
+        return what, files
+    elif what == "fifo config":
+        files["config.toml"] = Special("fifo")
+        return what, files
+    elif what == "dev zero config":
+        files["config.toml"] = Special("devzero")
+        return what, files
+    elif what == "unknown key":
+        text = b"evil = 1\n" + text
+    elif what == "unknown method":
+        text += b"[methods.nosuch]\n"
+    elif what == "bad toml":
+        text += b"[[[\n"
+    elif what == "missing embedding":
+        del files["emb.txt"]
+    else:
+        text = text.replace(f"bootstrap = {model['bootstrap']}".encode(), b"bootstrap = -5")
+    files["config.toml"] = text
+    return what, files
+
+
+def s_case(index: int, rng) -> SCase:
+    model = s_model(rng)
+    if rng.random() < 0.3:
+        return u_case(index, "sweep-config", "valid", {"emb.txt": SWEEP_EMBEDDING, "config.toml": s_toml(model)},
+                      "config.toml", s_expected(model))
+    what, files = s_damage(rng, model)
+    return u_case(index, "sweep-config", what, files, "config.toml", None)
+
+
+def s_action(path: Path) -> dict:
+    from embdebias.sweep.config import load_config
+
+    return s_summary(load_config(str(path)))
+
+
+# -- fairness CSVs -----------------------------------------------------------------------------------------
+def f_model(rng) -> dict:
+    many = rng.random() < 0.1
+    g = int(rng.integers(2_000, 20_000)) if many else int(rng.integers(2, 7))
+    per = int(rng.integers(2, 5))
+    groups = np.repeat(np.arange(g), per)
+    labels = np.tile(np.arange(per) % 2, g)  # every group has both labels
+    scores = np.round(rng.uniform(0, 1, groups.size), 3)
+    return {"groups": [f"g{i}" for i in groups], "labels": labels.tolist(), "scores": scores.tolist()}
+
+
+def f_oracle(model: dict) -> dict:
+    """tpr_gap (PCM, |TPR_i - TPR_k| averaged over pairs) and fped (BCM, sum of |FPR - FPR_g|), from the
+    model's numbers by sorting, not through the library."""
+    from fractions import Fraction
+
+    rates = {}
+    for group, label, score in zip(model["groups"], model["labels"], model["scores"]):
+        pos = rates.setdefault(group, [0, 0, 0, 0])  # TP, P, FP, N
+        if label == 1:
+            pos[0] += score >= 0.5
+            pos[1] += 1
+        else:
+            pos[2] += score >= 0.5
+            pos[3] += 1
+    tpr = sorted(Fraction(tp, p) for tp, p, _, _ in rates.values())
+    g = len(tpr)
+    gap = sum(t * (2 * j - g + 1) for j, t in enumerate(tpr)) / (g * (g - 1) // 2)
+    fp = sum(v[2] for v in rates.values())
+    n = sum(v[3] for v in rates.values())
+    fped = sum(abs(Fraction(fp, n) - Fraction(v[2], v[3])) for v in rates.values())
+    return {"tpr_gap": float(gap), "fped": float(fped)}
+
+
+def f_csv(model: dict, ids=None) -> bytes:
+    ids = ids or [f"e{i}" for i in range(len(model["groups"]))]
+    rows = [f"{i},{g},{s},{lab}" for i, g, s, lab in zip(ids, model["groups"], model["scores"], model["labels"])]
+    return ("id,group,score,label\n" + "\n".join(rows) + "\n").encode()
+
+
+def f_damage(rng, model: dict) -> tuple[str, object]:
+    what = str(rng.choice(["duplicate id", "nan score", "label 2", "missing column", "ragged row", "not utf-8",
+                           "empty", "header only", "fifo", "empty cell", "open quote"]))
+    data = f_csv(model)
+    lines = data.split(b"\n")
+    k = int(rng.integers(1, len(lines) - 1))
+    if what == "duplicate id":
+        lines.insert(k, lines[k])
+    elif what == "nan score":
+        parts = lines[k].split(b",")
+        parts[2] = str(rng.choice(["nan", "inf", "-inf", "1e999", "abc"])).encode()
+        lines[k] = b",".join(parts)
+    elif what == "label 2":
+        lines[k] = lines[k].rsplit(b",", 1)[0] + b",2"
+    elif what == "missing column":
+        lines = [b",".join(line.split(b",")[:2] + line.split(b",")[3:]) for line in lines]
+    elif what == "ragged row":
+        lines[k] += b",extra"
+    elif what == "not utf-8":
+        lines[k] = lines[k].replace(b",", b"\xff,", 1)
+    elif what == "empty":
+        return what, b""
+    elif what == "header only":
+        return what, lines[0] + b"\n"
+    elif what == "fifo":
+        return what, Special("fifo")
+    elif what == "empty cell":
+        lines[k] = b"," + lines[k].split(b",", 1)[1]
+    else:
+        lines[k] = lines[k].replace(b",", b',"', 1)
+    return what, b"\n".join(lines)
+
+
+def f_case(index: int, rng) -> SCase:
+    model = f_model(rng)
+    if rng.random() < 0.35:
+        desc = f"valid, {len(set(model['groups'])):,} groups"
+        return u_case(index, "fairness-csv", desc, {"scores.csv": f_csv(model)}, "scores.csv", f_oracle(model))
+    what, data = f_damage(rng, model)
+    return u_case(index, "fairness-csv", what, {"scores.csv": data}, "scores.csv", None)
+
+
+def f_action(path: Path) -> dict:
+    from embdebias.fairness import read_scores_csv
+
+    table = read_scores_csv(str(path), metrics=["tpr_gap", "fped"])
+    return {name: float(table.metric(name).value) for name in ("tpr_gap", "fped")}
+
+
+U_MAKERS = {"params": p_case, "attribute": a_case, "weat-tests": w_case, "sweep-config": s_case,
+            "fairness-csv": f_case}
+U_ACTIONS = {"params": p_action, "attribute": a_action, "weat-tests": w_action, "sweep-config": s_action,
+             "fairness-csv": f_action}
+
+
+def u_classify(case: SCase, got: dict) -> tuple[str, str]:
+    """The class of a user-file case's outcome (vector cases: :func:`s_classify`)."""
+    if got.get("hang"):
+        return "hang", "no result within the timeout"
+    if "crash" in got:
+        return "abort", got["crash"]
+    if got.get("traceback"):
+        return "traceback", f"{got['error']}: {got['message'][:150]}"
+    if case.expect == ANY:
+        return ("ok", "") if got["ok"] else ("clean", "")
+    if not got["ok"]:
+        if case.expect is None or case.expect == SAFE_NAME:
+            return "clean", ""
+        return "refused", f"{got['error']}: {got['message'][:200]}"
+    summary = got["summary"]
+    if case.expect is None:
+        return "misread", f"accepted with no error ({case.desc}): {json.dumps(summary)[:120]}"
+    if case.expect == SAFE_NAME:
+        return ("ok", "") if u_safe_name(summary.get("name")) else \
+            ("misread", f"kept the unsafe name {summary.get('name')!r}")
+    if summary == case.expect or (case.kind == "fairness-csv" and u_close(summary, case.expect)):
+        return "ok", ""
+    return "misread", f"read {json.dumps(summary)[:150]}, expected {json.dumps(case.expect)[:150]}"
+
+
+def u_close(got: dict, want: dict) -> bool:
+    return set(got) == set(want) and all(abs(got[k] - want[k]) <= 1e-9 * max(1.0, abs(want[k])) for k in want)
+
+
 def structured_campaign(opts) -> tuple[list, float]:
     """``--structured``: ``--mutants`` cases from the format models, each read once in a forked child."""
     import embdebias.io  # noqa: F401 - imported once, before the children fork
     import embdebias.io.text  # noqa: F401
     import embdebias.io.word2vec_bin  # noqa: F401
 
+    kinds = tuple(opts.kinds or S_ALL_KINDS)
+    if any(k in U_KINDS for k in kinds):
+        import embdebias.fairness  # noqa: F401
+        import embdebias.sweep.config  # noqa: F401
+        from embdebias.debias import load_fitted  # noqa: F401
+        if "params" in kinds:
+            p_state()
     root = Path(tempfile.mkdtemp(prefix="efz-s-"))
     t0 = time.monotonic()
     results = []
     try:
         for i in (opts.only if opts.only else range(opts.mutants)):
-            case = make_structured(i, opts.seed, root)
+            case = make_structured(i, opts.seed, root, kinds)
             where = root / f"c{i}"
             write_files(where, case.files)
-            cls, detail = s_classify(case, s_read_in_child(case, where, opts.timeout, opts.mem_limit), where)
+            got = s_read_in_child(case, where, opts.timeout, opts.mem_limit)
+            cls, detail = u_classify(case, got) if case.kind in U_KINDS else s_classify(case, got, where)
             results.append((case, cls, detail))
             if opts.verbose:
                 print(f"{i:5d} {case.kind:20s} {case.desc:20s} {cls:9s} {detail[:100]}", flush=True)
@@ -2423,11 +3037,11 @@ def structured_campaign(opts) -> tuple[list, float]:
 
 def structured_report(results: list, elapsed: float, opts) -> str:
     table = collections.Counter((case.kind, cls) for case, cls, _ in results)
-    damaged = collections.Counter(case.kind for case, _, _ in results if case.words is None)
-    kinds = [k for k in S_KINDS if any(case.kind == k for case, _, _ in results)]
+    damaged = collections.Counter(case.kind for case, _, _ in results if case.must_fail)
+    kinds = [k for k in S_ALL_KINDS if any(case.kind == k for case, _, _ in results)]
     lines = ["# embdebias structure-aware fuzz report", "",
-             f"seed {opts.seed}, {len(results)} cases built from format models (expected words and float32 "
-             f"values computed independently), {elapsed:.0f} s wall", "",
+             f"seed {opts.seed}, {len(results)} cases built from models of the formats and of the user files "
+             f"(expected words, float32 values and summaries computed independently), {elapsed:.0f} s wall", "",
              "| format | cases | must fail | " + " | ".join(S_CLASSES) + " |", "|---" * (len(S_CLASSES) + 3) + "|"]
     for k in kinds:
         total = sum(table[k, c] for c in S_CLASSES)
@@ -2465,6 +3079,8 @@ def parse_args(argv=None):
                    help="structure-aware mode: --mutants cases built from a model of each format (text, GloVe,\n"
                         "word2vec-bin in both layouts, native) with an independent oracle of the words and float32\n"
                         "values, each read through embdebias.io.load in a forked child")
+    p.add_argument("--kinds", nargs="+", choices=S_ALL_KINDS,
+                   help="--structured: only these kinds of cases (default: all; case i is kind i mod their number)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     opts = p.parse_args(argv)
     opts.mem_limit = int(opts.mem_limit * 2**30)

@@ -160,8 +160,9 @@ class Debiaser(TransformerMixin, BaseEstimator):
     #: :meth:`save_params` leaves them out, as ``transform`` never reads them.
     _fit_context: tuple = ("attribute_",)
 
-    #: Fitted arrays whose shape a loaded parameter file must have (``"d"``: the dimension).
-    _array_shapes: dict = {}
+    #: What a parameter file of this class holds: ``{fitted attribute: Array or Value}``
+    #: (:mod:`embdebias.debias._params`); every fitted attribute not transient is named here.
+    _params_schema: dict = {}
 
     def save_params(self, path) -> str:
         """Write the fitted parameters to ``path`` (npz with a JSON member, no pickle).
@@ -185,19 +186,11 @@ class Debiaser(TransformerMixin, BaseEstimator):
 
         return load_params(self, path, dim=dim)
 
-    def _check_loaded(self, path) -> None:
-        from ..errors import ParamsFileError
-
-        d = self.n_features_in_
-        for name, shape in self._array_shapes.items():
-            value = getattr(self, name, None)
-            want = tuple(d if s == "d" else s for s in shape)
-            if not isinstance(value, np.ndarray) or len(value.shape) != len(want) or any(
-                    w is not None and w != v for w, v in zip(want, value.shape, strict=True)):
-                raise ParamsFileError(f"{path}: {name} has shape {getattr(value, 'shape', None)}, expected "
-                                      f"{tuple('any' if w is None else w for w in want)}")
-            if not np.isfinite(value).all():
-                raise ParamsFileError(f"{path}: {name} holds non-finite values")
+    def _check_loaded_params(self) -> None:
+        """Check constructor parameters read from a parameter file (a project error if bad):
+        by ``_parameter_constraints`` where the class declares them."""
+        if getattr(self, "_parameter_constraints", None) is not None:
+            self._validate()
 
 
 def place_rows(out: np.ndarray, rows, fixed_rows: np.ndarray, fixed: np.ndarray) -> None:

@@ -6,8 +6,11 @@ the first 150,000 words of GloVe 42B that pass a filter (shorter than 20 charact
 digits, no punctuation except the underscore of phrases), the 7,500 most male-biased and
 7,500 most female-biased by cosine with ``he - she`` and 7,500 neutral words
 (``|cos| < 0.03``), then split 70/30 (train+dev / test) and 70/30 (train / dev).
-Here the counts scale with the vocabulary: ``fraction`` (7,500 / 150,000 = 0.05) of the
-words that pass the filter among the first ``max_words``.
+The pool here is the published one, the first ``max_words`` words (in vocabulary order)
+that pass the filter (:func:`filtered_pool`), and each class takes ``fraction``
+(7,500 / 150,000 = 0.05) of it: 7,500 words when the vocabulary has 150,000 filtered
+words, the same share of a smaller one. (Until issue 33 the pool was the filtered words
+among the first ``max_words`` of the vocabulary: 131,160 on GloVe 6B, 6,558 a class.)
 
 For another attribute (:func:`attribute_labels`; race, religion or a user's, ``k >= 2``
 groups) no paper gives labels; ours generalize the published rule. Each group's
@@ -40,6 +43,22 @@ FRACTION = 7_500 / 150_000
 NEUTRAL_COS = 0.03
 #: Labels: Ravfogel et al.'s 1 (male-biased), 0 (female-biased), -1 (neutral).
 MALE, FEMALE, NEUTRAL = 1, 0, -1
+
+
+def filtered_pool(emb: Embedding, max_words: int) -> np.ndarray:
+    """Rows of the first ``max_words`` words of ``emb`` (in its order) that the published filter keeps.
+
+    The vocabulary is read in slices of ``max_words`` words until enough pass (GloVe 6B:
+    the first 171,000 or so words give 150,000).
+    """
+    found, have, start = [], 0, 0
+    while start < len(emb) and have < max_words:
+        stop = min(len(emb), start + max_words)
+        rows = start + kept_words([emb.words[i] for i in range(start, stop)])
+        found.append(rows[:max_words - have])
+        have += len(found[-1])
+        start = stop
+    return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 
 def kept_words(words: list[str]) -> np.ndarray:
@@ -82,7 +101,7 @@ def gender_labels(emb: Embedding, *, fraction: float = FRACTION, max_words: int 
             raise MissingWordsError(f"gender labels need {w!r}, which is not in {emb.name}", [w])
     direction = emb.take(emb.words.rows([male]), np.float64)[0] - emb.take(emb.words.rows([female]), np.float64)[0]
     direction /= np.linalg.norm(direction)
-    rows = kept_words([emb.words[i] for i in range(min(max_words, len(emb)))])
+    rows = filtered_pool(emb, max_words)
     cos = row_cosines(emb, rows, direction[None, :])[:, 0]
     n = int(round(fraction * len(rows)))
     order = np.argsort(cos, kind="stable")
@@ -151,7 +170,7 @@ def attribute_labels(emb: Embedding, attribute, *, fraction: float = FRACTION, m
                      neutral_cos: float = NEUTRAL_COS, random_state: int = 0) -> LabelledWords:
     """The words of ``emb`` nearest each group's direction, and neutral words (see the module docstring)."""
     directions = group_directions(emb, attribute)
-    rows = kept_words([emb.words[i] for i in range(min(max_words, len(emb)))])
+    rows = filtered_pool(emb, max_words)
     cos = row_cosines(emb, rows, directions)
     nearest = cos.argmax(axis=1)
     n = int(round(fraction * len(rows)))

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..embedding import Embedding
 from ._base import Debiaser, unit_rows
+from ._params import Array
 
 
 class LinearDebiaser(Debiaser):
@@ -16,7 +17,7 @@ class LinearDebiaser(Debiaser):
     HSR's definition words). Every chunk costs one float32 GEMM.
     """
 
-    _array_shapes = {"map_": ("d", "d")}
+    _params_schema = {"map_": Array(("d", "d"))}
 
     def _kept_mask(self, emb: Embedding) -> np.ndarray:
         kept = list(getattr(self, "kept_words_", ()) or ())

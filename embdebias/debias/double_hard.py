@@ -16,6 +16,7 @@ from ..errors import MissingWordsError
 from ..subspace import BiasSubspace
 from . import _labels
 from ._base import Debiaser, place_rows
+from ._params import INT, NUMBER, WORD_SETS, WORDS, Array
 from ._two_means import two_means
 from .hard import NEUTRALIZE_BYTES, HardDebias, equalize_forms, neutralize_rows
 from .hsr import definition_words
@@ -232,7 +233,9 @@ class DoubleHardDebias(Debiaser):
 
     _suffix = "double-hard"
     _transient = ("hard_", "components_table_")
-    _array_shapes = {"mean_": ("d",), "component_": ("d",), "basis_": (None, "d")}
+    _params_schema = {"mean_": Array(("d",)), "component_": Array(("d",)), "basis_": Array((None, "d")),
+                      "component_index_": INT, "baseline_accuracy_": NUMBER, "biased_words_": WORDS,
+                      "gender_specific_": WORDS, "equalize_pairs_": WORD_SETS}
     _parameter_constraints = {
         "n_words": [Interval(Integral, 2, None, closed="left")],
         "n_candidates": [Interval(Integral, 1, None, closed="left")],

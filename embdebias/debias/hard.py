@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import warnings
 from itertools import chain
+from numbers import Integral
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._warn import user_stacklevel
 from .. import wordlists
@@ -13,6 +15,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
 from ..subspace import MissingWordsWarning, resolve_sets, resolve_subspace
 from ._base import Debiaser, case_variants, place_rows, unit_rows
+from ._params import WORD_LISTS, WORD_SET, WORD_SET_OR_NONE, WORD_SETS, Array
 
 #: Below this norm a pair's gender part counts as absent (both words neutralized).
 EQUALIZE_TOL = 1e-5
@@ -245,6 +248,19 @@ class HardDebias(Debiaser):
         self.chunk_rows = chunk_rows
 
     _suffix = "hard"
+    _params_schema = {"subspace_": Array((None, "d"), subspace=True), "equalize_pairs_": WORD_SETS,
+                      "equalize_missing_": WORD_LISTS, "gender_specific_": WORD_SET,
+                      "neutralized_words_": WORD_SET_OR_NONE}
+    #: Checked when a parameter file sets them (``fit`` checks the lists and modes it uses itself).
+    _parameter_constraints = {
+        "subspace": "no_validation", "definitional": "no_validation", "equalize": "no_validation",
+        "gender_specific": "no_validation", "attribute": "no_validation",
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "lists": [StrOptions(set(wordlists.LIST_SETS))],
+        "case_variants": ["boolean"],
+        "neutralize": [StrOptions(set(NEUTRALIZE_MODES)), list, tuple],
+        "chunk_rows": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def fit(self, embedding, y=None) -> "HardDebias":
         """Learn the bias subspace and resolve the word lists against ``embedding``."""

@@ -12,6 +12,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError
 from ..subspace import resolve_subspace
 from ._base import Debiaser, unit_rows
+from ._params import NUMBER, Array
 from .hsr import check_missing
 
 
@@ -64,8 +65,15 @@ class OSCaR(Debiaser):
       occupations project positively.
 
     The rotation is the paper's piecewise-linear map of angles, written here as
-    stretching ``[0, theta]`` onto ``[0, pi/2]`` (and the rest accordingly); the authors'
-    case-by-case rotation amounts describe the same map.
+    stretching ``[0, theta]`` onto ``[0, pi/2]`` (and the rest accordingly). The authors'
+    code (``oscar.py``) gives case-by-case rotation amounts in two angles it names
+    ``theta`` (between the directions) and ``thetaP`` (``pi/2 - theta``); read with those
+    names it is a **different map**: a point at ``phi < thetaP`` in the upper half-plane
+    turns by ``theta * phi / thetaP``, and ``v2`` (at ``phi = theta``) does not end
+    orthogonal to ``v1`` unless ``theta = pi/4`` (below it, it turns by
+    ``theta**2 / thetaP`` instead of ``thetaP``). With its two angle names swapped, its upper half-plane
+    amounts (``thetaP * phi / theta``, ``thetaP * (pi - phi) / (pi - theta)``) are this
+    map's, the paper's. Tested in ``tests/test_debiasers_oscar.py``.
 
     Parameters
     ----------
@@ -84,7 +92,8 @@ class OSCaR(Debiaser):
     """
 
     _suffix = "oscar"
-    _array_shapes = {"gender_direction_": ("d",), "occupation_direction_": ("d",)}
+    _params_schema = {"gender_direction_": Array(("d",)), "occupation_direction_": Array(("d",)),
+                      "theta_": NUMBER}
     _parameter_constraints = {
         "occupations": [list, tuple, str, None],
         "subspace": "no_validation",

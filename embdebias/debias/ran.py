@@ -13,6 +13,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError
 from ..subspace import BiasSubspace
 from ._base import Debiaser, place_rows, unit_rows
+from ._params import NUMBERS, WORDS, Array
 from .double_hard import most_biased_rows
 from .hsr import check_missing, definition_words
 
@@ -130,7 +131,9 @@ class RANDebias(Debiaser):
     """
 
     _suffix = "ran"
-    _array_shapes = {"direction_": ("d",), "vectors_": (None, "d")}
+    _params_schema = {"direction_": Array(("d",)), "vectors_": Array(("debias_words_", "d")),
+                      "repulsion_sizes_": Array(("debias_words_",), dtypes=("int64", "int32")),
+                      "debias_words_": WORDS, "objective_": NUMBERS}
     _parameter_constraints = {
         "debias_words": [list, tuple, str, None],
         "n_words": [Interval(Integral, 1, None, closed="left")],

@@ -21,6 +21,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError
 from . import _labels
 from ._linear import LinearDebiaser
+from ._params import GROUPS, INT, NUMBER, Array
 
 #: Bisection steps of the Fantope projection (the authors' code).
 BISECTION_STEPS = 25
@@ -339,7 +340,9 @@ class RLACE(LinearDebiaser):
     """
 
     _suffix = "rlace"
-    _array_shapes = {"map_": ("d", "d"), "components_": (None, "d")}
+    _params_schema = {**LinearDebiaser._params_schema, "components_": Array((None, "d")), "groups_": GROUPS,
+                      "majority_accuracy_": NUMBER, "dev_accuracy_": NUMBER, "n_iter_": INT,
+                      "test_accuracy_": NUMBER}
     _parameter_constraints = {
         "rank": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],

@@ -43,8 +43,7 @@ from __future__ import annotations
 
 import time
 import warnings
-
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
@@ -56,6 +55,7 @@ from ..errors import EmbdebiasError, NonFiniteError
 from ..subspace import resolve_subspace
 from . import _psd
 from ._base import Debiaser, case_variants, format_scalar, unit_rows
+from ._params import MAPPING, WORDS, Array
 from .expand import ExpansionResult, GenderSpecificExpander, expand_gender_specific
 from .hard import specific_words
 
@@ -148,12 +148,30 @@ class SoftDebias(Debiaser):
     """
 
     _transient = ("problem_", "expansion_", "timings_")
+    _params_schema = {"subspace_": Array((None, "d"), subspace=True), "components_": Array((None, "d")),
+                      "X_": Array(("d", "d")), "transform_matrix_": Array(("d", "d")),
+                      "gender_specific_": WORDS, "gender_specific_missing_": WORDS, "solve_info_": MAPPING}
+
+    #: Checked when a parameter file sets them (``fit`` checks its own through ``_check_params``).
     _parameter_constraints = {
+        "subspace": "no_validation", "definitional": "no_validation", "gender_specific": "no_validation",
+        "attribute": "no_validation",
         "lam": [Interval(Real, 0, np.inf, closed="left")],  # [0, inf): finite
         "normalization": [StrOptions(set(NORMALIZATIONS))],
         "solver": [StrOptions(set(SOLVERS))],
+        "cvxpy_solver": [str],
+        "tol": [Interval(Real, 0, None, closed="neither"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "lists": [StrOptions(set(wordlists.LIST_SETS))],
+        "case_variants": ["boolean"],
+        "random_state": ["random_state"],
+        "chunk_rows": [Interval(Integral, 1, None, closed="left")],
     }
-    _array_shapes = {"transform_matrix_": ("d", "d")}
+
+    def _check_loaded_params(self) -> None:
+        self._validate()
+        self._check_params()
 
     def __init__(self, lam: float = 0.2, *, normalization: str = "mean", solver: str = "fast",
                  cvxpy_solver: str = "SCS", tol: float | None = None, max_iter: int = 10_000,

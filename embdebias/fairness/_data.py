@@ -146,6 +146,11 @@ def _apply_order(names: list, codes: np.ndarray, group_order) -> tuple[tuple, np
 
 def _check_coverage(data: FairnessData) -> None:
     """Every group must have at least one variation of every template."""
+    cells = data.n_templates * data.n_groups
+    if cells > max(data.scores.shape[0], 1 << 24):  # some cell is empty; too many cells to count and name one
+        raise FairnessInputError(
+            f"a counterfactual metric needs every group in every template, but {data.n_templates:,} templates x "
+            f"{data.n_groups:,} groups make {cells:,} cells and there are only {data.scores.shape[0]:,} examples")
     counts = np.bincount(data.cell_codes, minlength=data.n_templates * data.n_groups)
     empty = np.flatnonzero(counts == 0)
     if empty.size:

@@ -49,8 +49,6 @@ with a nonlinear ``d`` such as ``absolute_difference`` they differ otherwise.
 
 from __future__ import annotations
 
-from itertools import combinations
-
 import numpy as np
 
 from ..errors import FairnessInputError
@@ -63,6 +61,18 @@ from .result import FairnessResult, VectorResult
 from .scoring import ScoringFunction, phi as resolve_phi
 
 _SET_PHIS = "'scores', 'positive_scores', 'negative_scores'"
+#: PCM lists its per-pair terms (``parts``) for at most this many pairs (about 450 groups).
+PAIR_PARTS_LIMIT = 100_000
+#: Most pairs of groups PCM compares one by one (about 1,400 groups); past it only a
+#: comparison in :data:`CLOSED_FORMS` on scalar scores is computed, the others refused.
+PAIRS_LIMIT = 1_000_000
+#: Comparisons whose sum over all pairs follows from sorted or suffix sums, in
+#: O(|T| log |T|): PCM computes them for any number of groups in memory linear in |T|.
+CLOSED_FORMS = ("difference", "absolute_difference", "ratio", "inverse_ratio")
+#: Most scores set comparisons (``wasserstein``, the AUCs) read in all, counting a set once
+#: per comparison it enters (a background of the other groups holds nearly every score,
+#: once per group): past it a metric is refused before any set is built.
+SET_SCORES_LIMIT = 100_000_000
 
 
 def _resolve_functions(phi_spec, d_spec, threshold, arity: str, metric: str):
@@ -210,20 +220,101 @@ def pcm(scores, groups, *, phi=None, d="absolute_difference", normalizer=None, t
         and ``d`` that do not fit together, or a score undefined for some group.
     """
     data, f, dist = _setup(scores, groups, templates, labels, group_order, phi, d, threshold, "pair", "PCM")
-    cols = list(range(data.n_groups))
-    table = group_table(f, data, cols)
+    if f.set_valued:  # each score enters the comparisons of its group with every other group
+        _check_set_scores(f, dist, (data.n_groups - 1) * data.scores.shape[0])
+    table = group_table(f, data, list(range(data.n_groups)))
     _check_compatible(f, dist, table.set_valued)
-    pairs = list(combinations(cols, 2))
     names = data.group_names
-    columns = [_compare_pairs(dist, table.values[:, i], table.values[:, k], data,
-                              f"group {names[i]!r} with group {names[k]!r}") for i, k in pairs]
-    matrix = np.column_stack(columns)
+    sums, parts = _pair_sums(dist, table, data)
     n = resolve_normalizer(normalizer, n_groups=data.n_groups, kind="pcm")
     return FairnessResult(
-        value=float(matrix.sum(axis=1).mean() / n), metric="PCM", form=_form(data),
-        parts={(names[i], names[k]): float(v) for (i, k), v in zip(pairs, matrix.mean(axis=0))},
+        value=float(sums.mean() / n), metric="PCM", form=_form(data), parts=parts,
         normalizer=n, group_scores=_scalar_scores(table, list(names)),
-        per_template=_per_template(data, matrix.sum(axis=1) / n), phi=f.name, d=dist.name)
+        per_template=_per_template(data, sums / n), phi=f.name, d=dist.name)
+
+
+def n_pairs(n_groups: int) -> int:
+    """The number of pairs of ``n_groups`` groups, C(|T|, 2)."""
+    return n_groups * (n_groups - 1) // 2
+
+
+def _pair_sums(dist: ComparisonFunction, table: Table, data: FairnessData) -> tuple[np.ndarray, dict]:
+    """``(per-template sum over the pairs of d, {pair: its term averaged over templates})``.
+
+    The pairs are listed up to :data:`PAIR_PARTS_LIMIT` (else ``parts`` is empty). Past
+    that, a comparison with a closed form over sorted or suffix sums (:data:`CLOSED_FORMS`)
+    costs O(|T| log |T|) per template in memory and time; any other is computed pair by
+    pair, one group's pairs at a time, up to :data:`PAIRS_LIMIT` pairs and refused past it.
+    """
+    count = n_pairs(data.n_groups)
+    if count > PAIR_PARTS_LIMIT and not table.set_valued and _has_closed_form(dist):
+        sums = _closed_form_sums(dist.name, table.values)
+        if not np.isfinite(sums).all():
+            _raise_first_bad_pair(dist, table, data)
+        return sums, {}
+    if count > PAIRS_LIMIT:
+        raise FairnessInputError(
+            f"PCM with {dist.name} compares each pair of groups: {data.n_groups:,} groups make {count:,} pairs, "
+            f"more than {PAIRS_LIMIT:,}; use fewer groups, a BCM or MCM metric, or a comparison with a closed "
+            f"form ({', '.join(CLOSED_FORMS)}) and a scalar phi")
+    return _streamed_pair_sums(dist, table, data, keep=count <= PAIR_PARTS_LIMIT)
+
+
+def _has_closed_form(dist: ComparisonFunction) -> bool:
+    return dist.name in CLOSED_FORMS and distance(dist.name) is dist
+
+
+def _closed_form_sums(name: str, X: np.ndarray) -> np.ndarray:
+    """Per row of ``X`` (templates x groups, in group order), the sum of ``d(x_i, x_k)``
+    over the pairs ``i < k``, from sorted or suffix sums instead of the pairs."""
+    g = X.shape[1]
+    j = np.arange(g, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if name == "difference":  # x_j is first in g - 1 - j pairs and second in j
+            return X @ (g - 1 - 2 * j)
+        if name == "absolute_difference":  # sorted, x_(j) is the larger in j pairs, the smaller in g - 1 - j
+            return np.sort(X, axis=1) @ (2 * j - g + 1)
+        later = X if name == "inverse_ratio" else 1.0 / X
+        after = np.cumsum(later[:, :0:-1], axis=1)[:, ::-1]  # column i < g - 1: the sum over k > i
+        return (X[:, :-1] * after if name == "ratio" else after / X[:, :-1]).sum(axis=1)
+
+
+def _raise_first_bad_pair(dist, table: Table, data: FairnessData):
+    """Raise the error of the first pair (in pair order) whose ``d`` is not finite: a zero
+    denominator of a ratio lies in the first group's pairs (``ratio``) or in the pairs of
+    the first group scored 0 (``inverse_ratio``); otherwise the sum itself overflowed."""
+    zero = np.flatnonzero((table.values == 0).any(axis=0))
+    first = 0 if dist.name == "ratio" else (int(zero[0]) if zero.size else None)
+    if first is not None and first < data.n_groups - 1:
+        _first_group_block(dist, table, data, first)
+    raise FairnessInputError(f"{dist.name} summed over the {n_pairs(data.n_groups):,} pairs of groups is not "
+                             f"finite (the scores are too large)")
+
+
+def _streamed_pair_sums(dist, table: Table, data: FairnessData, keep: bool) -> tuple[np.ndarray, dict]:
+    """The pairs' sums (and terms if ``keep``), one first group at a time, in pair order."""
+    values, names = table.values, data.group_names
+    sums, parts = np.zeros(values.shape[0]), {}
+    for i in range(data.n_groups - 1):
+        block = _first_group_block(dist, table, data, i)
+        sums += block.sum(axis=1)
+        if keep:
+            parts.update({(names[i], names[k]): float(v) for k, v in zip(range(i + 1, data.n_groups),
+                                                                          block.mean(axis=0))})
+    return sums, parts
+
+
+def _first_group_block(dist, table: Table, data: FairnessData, i: int) -> np.ndarray:
+    """``d(group i, group k)`` for every template (rows) and every ``k > i`` (columns)."""
+    values, names = table.values, data.group_names
+    block = _columns_at_once(dist, Table(values[:, i:i + 1], False), Table(values[:, i + 1:], False)) \
+        if not table.set_valued else None
+    if block is not None:
+        return block
+    # pair by pair: a pair's error names it (and its template), as the first bad pair in order
+    return np.column_stack([_compare_pairs(dist, values[:, i], values[:, k], data,
+                                           f"group {names[i]!r} with group {names[k]!r}")
+                            for k in range(i + 1, data.n_groups)])
 
 
 def _background_index(data: FairnessData, bg: Background) -> int | None:
@@ -246,15 +337,51 @@ def _compare_backgrounds(scores, groups, templates, labels, group_order, phi_spe
     bg = resolve_background(background)
     bg_index = _background_index(data, bg)
     cols = [g for g in range(data.n_groups) if g != bg_index]
+    if f.set_valued or fb.set_valued:
+        _check_set_scores(f, dist, _background_set_scores(data, bg, bg_index, cols))
     table = group_table(f, data, cols)
     btable = background_table(fb, data, bg, bg_index, cols)
     _check_compatible(f, dist, table.set_valued)
     _check_compatible(fb, dist, btable.set_valued)
     names = [data.group_names[g] for g in cols]
-    columns = [_compare_pairs(dist, btable.values[:, c], table.values[:, c], data,
-                              f"the background ({bg.describe()}) with group {name!r}")
-               for c, name in enumerate(names)]
-    return data, f, dist, bg, names, np.column_stack(columns), table, btable
+    matrix = _columns_at_once(dist, btable, table)
+    if matrix is None:  # group by group: a group's error names it (and its template)
+        matrix = np.column_stack([_compare_pairs(dist, btable.values[:, c], table.values[:, c], data,
+                                                 f"the background ({bg.describe()}) with group {name!r}")
+                                  for c, name in enumerate(names)])
+    return data, f, dist, bg, names, matrix, table, btable
+
+
+def _columns_at_once(dist: ComparisonFunction, xs: Table, ys: Table) -> np.ndarray | None:
+    """``d(xs, ys)`` of every cell in one call when ``d`` works elementwise and all are finite, else None."""
+    if not dist.vectorized or xs.set_valued or ys.set_valued:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        try:
+            out = np.asarray(dist(xs.values, ys.values), dtype=np.float64)
+        except FairnessInputError:
+            return None
+    return out if out.shape == ys.values.shape and np.isfinite(out).all() else None
+
+
+def _background_set_scores(data: FairnessData, bg: Background, bg_index: int | None, cols: list) -> int:
+    """How many scores the comparisons of each group in ``cols`` with its background read in all."""
+    cells = np.bincount(data.cell_codes, minlength=data.n_templates * data.n_groups).reshape(data.n_templates, -1)
+    rows = cells.sum(axis=1, dtype=np.int64)
+    compared = int(cells[:, cols].sum())
+    if bg.kind == "rest":  # the group's set and the others': the whole template
+        return int((rows * len(cols)).sum())
+    if bg.kind == "all":
+        return int((rows * len(cols)).sum()) + compared
+    return int(cells[:, bg_index].sum()) * len(cols) + compared
+
+
+def _check_set_scores(f: ScoringFunction, dist: ComparisonFunction, count: int) -> None:
+    if count > SET_SCORES_LIMIT:
+        raise FairnessInputError(
+            f"{dist.name} of the score sets ({f.name}) would read {count:,} scores in all (each group's set "
+            f"once per comparison it enters), more than {SET_SCORES_LIMIT:,}; use fewer groups or a scalar "
+            f"phi such as 'mean'")
 
 
 def bcm(scores, groups, *, phi=None, d="absolute_difference", normalizer=None, background=None,

@@ -365,7 +365,8 @@ def _check_two_groups(spec: MetricSpec, scores, groups, common) -> None:
     if data.n_groups != 2:
         raise FairnessInputError(
             f"{spec.name} is defined for exactly two groups (its d is not commutative), "
-            f"but the data have {data.n_groups}: {list(data.group_names)}")
+            f"but the data have {data.n_groups:,}: {list(data.group_names[:10])}"
+            + (" ..." if data.n_groups > 10 else ""))
 
 
 def _compute(spec: MetricSpec, scores, groups, bg, common):

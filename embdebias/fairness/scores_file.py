@@ -362,6 +362,8 @@ def read_scores_csv(path, *, id_col: str | None = None, group_col: str | None = 
 # --------------------------------------------------------------------------- reports
 #: How many templates the text report lists (the JSON lists every one).
 SHOW_TEMPLATES = 20
+#: The summary line names this many groups (with their counts); --json lists all.
+SHOW_GROUPS = 20
 
 
 def _used(table: ScoresTable, true_class: int | None) -> int:
@@ -461,7 +463,9 @@ def audit_text(report: dict) -> str:
         number of examples and the per-group, per-pair and per-template details the
         result has.
     """
-    groups = ", ".join(f"{g} {n}" for g, n in report["groups"].items())
+    counts = list(report["groups"].items())
+    groups = ", ".join(f"{g} {n}" for g, n in counts[:SHOW_GROUPS]) + (
+        f", ... {len(counts) - SHOW_GROUPS:,} more (--json lists all)" if len(counts) > SHOW_GROUPS else "")
     extra = "" if report["n_templates"] is None else f", {report['n_templates']} templates"
     lines = [(f"{report['file']}: {report['n_examples']} examples, {len(report['groups'])} groups "
               f"({groups}){extra}")]

@@ -27,6 +27,13 @@ TAB_TO_SPACE = bytes.maketrans(b"\t", b" ")
 HEADER_LINE = re.compile(rb"\s*\d{1,18}[ \t]+\d{1,18}\s*")
 #: A UTF-8 byte-order mark: the text readers drop it at the start of a file.
 BOM = b"\xef\xbb\xbf"
+#: The longest word any format reads or writes (bytes of UTF-8): a few KiB is generous (GloVe's
+#: longest word is about 1 KiB, the word2vec C tool cuts words at 100 bytes), and it keeps a
+#: file's first record within the bytes format detection looks at.
+MAX_WORD_BYTES = 8 << 10
+#: Longest first line read to find a GloVe file's dimension, or to see a first record whole when
+#: detecting a format (about 1M values).
+MAX_FIRST_LINE = 16 << 20
 #: What a text value may look like: a decimal number (NaN and infinity are number-like, so
 #: that they are reported as non-finite values, not as part of the word).  Stricter than
 #: ``float()``, which also takes ``1_0`` and surrounding white space; the same as what

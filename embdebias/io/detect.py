@@ -9,6 +9,7 @@ GloVe's ``word v1 ... vd`` lines. A directory is native if it holds ``embdebias.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import os
 from pathlib import Path
@@ -20,6 +21,8 @@ from ._common import (
     GZIP_MAGIC,
     HEADER_LINE,
     SNIFF_BYTES,
+    MAX_FIRST_LINE,
+    MAX_WORD_BYTES,
     bad_header_error,
     binary_records_ok,
     damaged_header,
@@ -50,6 +53,9 @@ def _detect_after_header(first: bytes, payload: bytes, suffixes: list[str], comp
     text = "fasttext-vec" if ".vec" in suffixes else "word2vec-text"
     by_name = "word2vec-bin" if _binary_by_name(suffixes, compressed) else text
     n, d = map(int, first.split())
+    word_end = min((i for i in map(payload.find, (b" ", b"\t", b"\n")) if i >= 0), default=-1)
+    if word_end < 0 and not complete or word_end > MAX_WORD_BYTES:
+        return by_name  # a first word too long for any format: its reader says so, whichever it is
     if not payload.strip() or d < 1:
         return by_name  # no record to look at (or a bad header the reader reports): trust the extension
     is_text = text_records_ok(payload, d, complete)
@@ -124,11 +130,10 @@ def _by_signature(head: bytes, path: Path) -> str | None:
     return None
 
 
-def _detect_bytes(head: bytes, path: Path, compressed: bool) -> str:
+def _detect_bytes(head: bytes, path: Path, compressed: bool, complete: bool) -> str:
     signed = _by_signature(head, path)
     if signed is not None:
         return signed
-    complete = len(head) < SNIFF_BYTES
     text = _text_view(head)
     nl = text.find(b"\n")
     first = text[:nl] if nl >= 0 else text
@@ -139,10 +144,39 @@ def _detect_bytes(head: bytes, path: Path, compressed: bool) -> str:
         return "fasttext-bin"
     if _looks_like_glove(text, complete, path):
         return "glove"
+    if nl < 0 and not complete and _is_utf8_prefix(text):
+        raise VectorFileError(path, f"no line end in the first {len(text)} bytes of text: expected lines "
+                                    f"'word v1 ... vd' with words of at most {MAX_WORD_BYTES} bytes", line=1)
     raise UnknownFormatError(
         f"{path}: unknown vector format: not a native-format directory, gzip, gensim pickle, fastText "
         f".bin, word2vec binary/text (header 'count dim') or GloVe text ('word v1 ... vd' lines); "
         f"first bytes {head[:24]!r}")
+
+
+def _sniff(fh) -> tuple[bytes, bool]:
+    """The first bytes of an open file and whether they are all of it: :data:`SNIFF_BYTES`, and on
+    until they hold the first two lines (a header and a first row, or a GloVe file's first rows)
+    or :data:`MAX_FIRST_LINE` bytes; a file with a signature of its own is not read on."""
+    head = fh.read(SNIFF_BYTES)
+    complete = len(head) < SNIFF_BYTES
+    while not complete and len(head) < MAX_FIRST_LINE and head.count(b"\n") < 2 and not _signed(head):
+        more = fh.read(len(head))
+        complete = len(more) < len(head)
+        head += more
+    return head, complete
+
+
+def _signed(head: bytes) -> bool:
+    return any(fmt.signature is not None and fmt.signature(head) for fmt in TABLE)
+
+
+def _is_utf8_prefix(data: bytes) -> bool:
+    """Whether ``data`` is UTF-8 text without NUL (a character cut at its end allowed)."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
+    except UnicodeDecodeError:
+        return False
+    return b"\x00" not in data
 
 
 def _detect_pickle(path: Path) -> str:
@@ -184,16 +218,19 @@ def detect_format(path) -> str:
         raise UnknownFormatError(f"{path}: a directory without embdebias.json, not a native-format embedding")
     with open(path, "rb") as fh:
         head = fh.read(SNIFF_BYTES)
-    compressed = head[:2] == GZIP_MAGIC
+        compressed = head[:2] == GZIP_MAGIC
+        if not compressed:
+            fh.seek(0)
+            head, complete = _sniff(fh)
     if compressed:
         try:
             with gzip.open(path, "rb") as fh:
-                head = fh.read(SNIFF_BYTES)
+                head, complete = _sniff(fh)
         except (OSError, *GZIP_ERRORS) as exc:
             raise VectorFileError(path, f"truncated or damaged gzip data: {exc or type(exc).__name__}") from None
     if not head.removeprefix(BOM).strip():
         raise VectorFileError(path, "empty file: expected word vectors", line=1)
-    return _detect_bytes(head, path, compressed)
+    return _detect_bytes(head, path, compressed, complete)
 
 
 def check_source(source) -> None:

@@ -38,9 +38,10 @@ Parsing is strict:
   line ends of classic Mac OS, or a stray CR inside a line) is refused with an error
   naming its line: it is never read as part of one giant word.  A CR as the very last
   byte of the file is a line end.
-* A line is read up to ``1 MiB + 64 d`` bytes (the first line of a GloVe file up to
-  :data:`MAX_FIRST_LINE`); a longer one is an error naming it, without reading the
-  rest of it into memory.  Error messages quote at most about 80 characters of input.
+* A line is read up to ``MAX_WORD_BYTES + 64 d`` bytes (the first line of a GloVe file up
+  to :data:`MAX_FIRST_LINE`); a longer one is an error naming it, without reading the
+  rest of it into memory. A word longer than :data:`MAX_WORD_BYTES` (8 KiB, the same in
+  every format) is an error naming its line.  Error messages quote at most about 80 characters of input.
 
 When a block does not fit the fast path (a row with the wrong number of values, a
 value that is not a number, NaN or infinity, undecodable UTF-8, a GloVe word that
@@ -86,10 +87,10 @@ import pyarrow.csv as pacsv
 from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import EmbdebiasError, VectorFileError, quote
-from ._common import (BOM, HEADER_LINE, TAB_TO_SPACE, bad_header_error, check_block_finite, check_limit,
-                      check_no_empty_word, check_unicode_errors, damaged_header, decode_joined, glove_dim, is_gzip,
-                      is_number, lone_cr, lone_cr_error, make_embedding, open_binary, open_output, parse_float32,
-                      quote_bytes, require_file, sample_lines)
+from ._common import (BOM, HEADER_LINE, MAX_FIRST_LINE, MAX_WORD_BYTES, TAB_TO_SPACE, bad_header_error,
+                      check_block_finite, check_limit, check_no_empty_word, check_unicode_errors, damaged_header,
+                      decode_joined, glove_dim, is_gzip, is_number, lone_cr, lone_cr_error, make_embedding,
+                      open_binary, open_output, parse_float32, quote_bytes, require_file, sample_lines)
 
 #: Bytes of whole lines parsed at once (8 MiB measured faster than 32 MiB: cache-friendlier).
 BLOCK_BYTES = 8 << 20
@@ -99,12 +100,8 @@ _PARSE = pacsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False,
                             double_quote=False, newlines_in_values=False, ignore_empty_lines=True)
 #: Bytes read first: the header line, or the lines that decide a GloVe file's dimension.
 HEAD_BYTES = 1 << 20
-#: Longest first line of a GloVe file read to find its dimension (about 1M values).
-MAX_FIRST_LINE = 16 << 20
-#: Longest line read, beyond the values: room for a long word.
-_LINE_SLACK = 1 << 20
-#: Longest word the writers write (bytes of UTF-8): well within a line's cap.
-MAX_WORD_BYTES = _LINE_SLACK // 2
+#: Longest line read, beyond the values: the longest word and a line end.
+_LINE_SLACK = MAX_WORD_BYTES + 2
 #: Bytes per value allowed in a line's length cap (``-1.2345678901234567e-30`` is 24).
 _VALUE_BYTES = 64
 #: Largest dimension a header may give (no real embedding comes near; an empty embedding of a
@@ -166,6 +163,22 @@ def _fast_words(column, unicode_errors: str) -> list[str] | None:
     return None if "" in words else words
 
 
+def _arrow_owned(block: bytes) -> pa.Buffer:
+    """A copy of ``block`` in pyarrow's own memory, for its CSV reader.
+
+    The reader's worker threads may drop their last reference to the input after
+    ``read_csv`` has returned. Were the input a buffer over a Python object
+    (``pa.py_buffer``), freeing it would take the GIL from a native thread; at
+    interpreter exit Python stops such a thread inside C++ frames that cannot unwind,
+    and the process aborts after its work is done ("terminate called without an active
+    exception", exit 134). A buffer pyarrow owns is freed without Python. The copy costs
+    one pass over a block already in the cache.
+    """
+    buf = pa.allocate_buffer(len(block))
+    np.frombuffer(buf, dtype=np.uint8)[:] = np.frombuffer(block, dtype=np.uint8)
+    return buf
+
+
 def _arrow_table(block: bytes, d: int, trailing: bool):
     """The block as a pyarrow table (word, d values[, empty trailing field]); None if it does not parse."""
     ncols = d + 2 if trailing else d + 1
@@ -177,7 +190,7 @@ def _arrow_table(block: bytes, d: int, trailing: bool):
         types[str(d + 1)] = pa.binary()
     try:
         return pacsv.read_csv(
-            pa.py_buffer(block),
+            _arrow_owned(block),
             read_options=pacsv.ReadOptions(column_names=names, block_size=_ARROW_BLOCK, use_threads=True),
             parse_options=_PARSE,
             convert_options=pacsv.ConvertOptions(column_types=types, null_values=[],
@@ -207,8 +220,9 @@ def _parse_block_fast(block: bytes, d: int, trailing: bool, unicode_errors: str 
         return None
     if trailing and table.num_rows and pc.max(pc.binary_length(table.column(d + 1))).as_py() != 0:
         return None
-    if table.num_rows and pc.min(pc.binary_length(table.column(0))).as_py() == 0:
-        return None  # an empty word: the slow path names its line
+    lengths = pc.binary_length(table.column(0))
+    if table.num_rows and not 0 < pc.min(lengths).as_py() <= pc.max(lengths).as_py() <= MAX_WORD_BYTES:
+        return None  # an empty or too long word: the slow path names its line
     words = _fast_words(table.column(0), unicode_errors)
     if words is None:
         return None
@@ -323,6 +337,9 @@ def _parse_block_slow(block: bytes, where: _Where, layout: _Layout):
         if not stripped.strip():
             continue
         fields = _split_line(raw, stripped, here, layout)
+        if len(fields[0]) > MAX_WORD_BYTES:
+            raise here.error(f"a word of {len(fields[0])} bytes ({quote_bytes(fields[0][:40])}...); expected words "
+                             f"of at most {MAX_WORD_BYTES} bytes")
         word = _decode_word(fields[0], here, layout.unicode_errors)
         words.append(word)
         rows.append(_parse_values(fields[1:], word, here))

@@ -60,6 +60,7 @@ from .._atomic import atomic_file
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import EmbdebiasError, VectorFileError, quote
 from ._common import (
+    MAX_WORD_BYTES,
     binary_records_ok,
     check_block_finite,
     check_limit,
@@ -78,8 +79,6 @@ from ._common import (
 #: Bytes of input looked at in one step (a window); larger for a record that needs it.  Small enough
 #: to stay in the cache between the passes over it (2-4 MiB measured fastest, 32 MiB 20% slower).
 WINDOW_BYTES = 4 << 20
-#: The longest word accepted (the word2vec C tool cuts words at 100 bytes).
-MAX_WORD_BYTES = 1 << 16
 #: The spaces are found in pieces of this size, so that the mask stays in the cache.
 _SCAN_BYTES = 1 << 20
 #: The vectors are copied in slices of this size, so that the temporary stays in the cache.

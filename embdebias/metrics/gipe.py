@@ -12,6 +12,15 @@ neighbour edges: a word :math:`u` reached by :math:`E(u)` edges, :math:`B(u)` of
 (the authors' ``gipe.py``, ``score``): lower is fairer, 0 when no word of the set has a
 neighbour left that is close to it because of gender.
 
+**A documented choice: the weight of a word no edge reaches.** The authors' code gives
+such a word weight 0 (its weight is computed only for the words some edge reaches), so
+it drops out of the weighted mean; its comment, the formula ``1 + B(u) / E(u)`` and
+embdebias give it 1, so every word of the set counts at least once (``unreached_weight=0``
+gives the code's number). The two differ when
+a word of the set is nobody's neighbour (a set of three words ``a, b, c``, each one's
+nearest neighbour biased for ``a`` and ``b``, ``c`` reached by no edge: 0.78 here, 1.0
+with the code's 0; ``tests/test_metric_gipe.py``).
+
 Kumar, V., Bhotia, T. S., Kumar, V. & Chakraborty, T. (2020). Nurse is closer to woman
 than surgeon? Mitigating gender-biased proximities in word embeddings. TACL 8.
 """
@@ -154,7 +163,7 @@ def _original_rows(original: Embedding, tested: Embedding, rows: np.ndarray) -> 
 def gipe(original, tested, words=None, direction=None, *, n: int = 100, theta: float = 0.05,
          n_words: int = DEFAULT_N_WORDS, lists: str = wordlists.DEFAULT_LISTS,
          max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
-         chunk_rows: int = DEFAULT_CHUNK_ROWS) -> GipeResult:
+         chunk_rows: int = DEFAULT_CHUNK_ROWS, unreached_weight: float = 1.0) -> GipeResult:
     r"""GIPE of ``tested`` on ``words``, the indirect bias taken in ``original`` along ``direction``.
 
     See the module docstring for the definition.
@@ -191,6 +200,10 @@ def gipe(original, tested, words=None, direction=None, *, n: int = 100, theta: f
     lowercase : bool, default True
     chunk_rows : int
         Rows of ``tested`` held at once by the neighbour search.
+    unreached_weight : {1.0, 0.0}, default 1.0
+        The weight of a word of the set that no neighbour edge reaches: 1, as the
+        formula and the authors' comment say, or 0, what their code computes (the module
+        docstring's documented choice).
 
     Returns
     -------
@@ -243,7 +256,10 @@ def gipe(original, tested, words=None, direction=None, *, n: int = 100, theta: f
     edges = np.bincount(near.ravel(), minlength=len(tested))
     biased_edges = np.bincount(near.ravel(), weights=biased.ravel(), minlength=len(tested))
     reached = edges[lk.rows]
-    weights = 1 + np.where(reached > 0, biased_edges[lk.rows] / np.maximum(reached, 1), 0.0)
+    if unreached_weight not in (0, 1):
+        raise EmbdebiasError(f"GIPE: unreached_weight is 1 (the formula) or 0 (the authors' code), got "
+                             f"{unreached_weight!r}")
+    weights = np.where(reached > 0, 1 + biased_edges[lk.rows] / np.maximum(reached, 1), float(unreached_weight))
     return GipeResult(float((weights * eta).sum() / weights.sum()), eta, weights, list(lk.words), n, theta,
                       missing={"words": list(lk.missing)},
                       lowercased={"words": dict(lk.lowercased)} if lk.lowercased else {})

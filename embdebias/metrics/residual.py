@@ -26,10 +26,15 @@ gender direction.
        embedding.  Accuracy is ``max(a, 1 - a)`` where ``a`` is the fraction of words
        whose cluster label equals their male (1) / female (0) label.
     4. **Classification.** The ``n_classify`` (2,500) most male and most female
-       candidates; ``sklearn.svm.SVC(kernel="rbf")`` with scikit-learn's defaults is
-       trained on the first ``n_train`` (1,000) words of
+       candidates; ``sklearn.svm.SVC(kernel="rbf", gamma=svm_gamma)`` is trained on the
+       first ``n_train`` (1,000) words of
        ``numpy.random.default_rng(seed).permutation`` of them and its accuracy is
        reported on the others, vectors from the tested embedding (unit-normalized).
+       ``svm_gamma`` is scikit-learn's default ``"scale"`` (``1 / (d var(X))``) unless
+       told otherwise; Gonen & Goldberg and the Double-Hard authors used ``"auto"``
+       (``1 / d``), and the two differ (hard debias on their GloVe: 0.963 with
+       ``"scale"`` against 0.896 with ``"auto"``): compare a number only with one of the
+       same setting, which the result (``svm_gamma``) and the report's parameters record.
     5. **Bias by neighbours.** For those ``2 * n_classify`` words, the
        ``n_neighbours`` (100) nearest candidates by cosine in the tested embedding,
        the word itself excluded; reported is the Pearson correlation between a word's
@@ -140,6 +145,8 @@ class ResidualBiasResult(MetricResult):
         The groups, the keys of ``cluster_words`` and ``classify_words``.
     random_state : int or None
         The seed of k-means and of the training split.
+    svm_gamma : {"scale", "auto"}
+        The RBF kernel's ``gamma`` of the classification test.
     """
 
     cluster_accuracy: float
@@ -156,6 +163,7 @@ class ResidualBiasResult(MetricResult):
     direction_words: list[str] = field(default_factory=lambda: ["he", "she"])
     random_state: int | None = 0
     groups: list[str] = field(default_factory=lambda: ["male", "female"])
+    svm_gamma: str = "scale"
 
     value_field = "cluster_accuracy"
 
@@ -258,9 +266,22 @@ def cluster_accuracy(vectors: np.ndarray, labels: np.ndarray, random_state, n_cl
     return float(confusion[rows, cols].sum() / labels.size)
 
 
+#: The RBF SVM's ``gamma`` settings: scikit-learn's default, and the published one (Gonen &
+#: Goldberg 2019; Wang et al. 2020 for Double-Hard).
+SVM_GAMMAS = ("scale", "auto")
+
+
+def check_svm_gamma(value) -> str:
+    """``value`` if it is one of :data:`SVM_GAMMAS` (an option check)."""
+    if value not in SVM_GAMMAS:
+        raise EmbdebiasError(f"svm_gamma must be one of {', '.join(map(repr, SVM_GAMMAS))} "
+                             f"(scikit-learn's default, or the published setting), got {value!r}")
+    return value
+
+
 def classification_accuracy(vectors: np.ndarray, labels: np.ndarray, n_train: int,
-                            random_state) -> tuple[float, int]:
-    """Accuracy of an RBF SVM trained on the first ``n_train`` of a seeded permutation."""
+                            random_state, gamma: str = "scale") -> tuple[float, int]:
+    """Accuracy of an RBF SVM (kernel ``gamma``) trained on the first ``n_train`` of a seeded permutation."""
     from sklearn.svm import SVC
 
     perm = np.random.default_rng(random_state).permutation(len(labels))
@@ -270,7 +291,7 @@ def classification_accuracy(vectors: np.ndarray, labels: np.ndarray, n_train: in
                              f"({len(labels)} classification words)")
     if np.unique(labels[train]).size < np.unique(labels).size:
         raise EmbdebiasError("residual bias: the training split misses a group; raise n_train")
-    clf = SVC(kernel="rbf").fit(vectors[train], labels[train])
+    clf = SVC(kernel="rbf", gamma=gamma).fit(vectors[train], labels[train])
     return float(np.mean(clf.predict(vectors[test]) == labels[test])), int(test.size)
 
 
@@ -430,7 +451,7 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
                   n_classify: int = 2_500, n_train: int = 1_000, n_neighbours: int = 100,
                   direction_words=None, max_missing: float = DEFAULT_MAX_MISSING,
                   lowercase: bool = True, block_rows: int | None = None, attribute="gender",
-                  groups=None) -> ResidualBiasResult:
+                  groups=None, svm_gamma: str = "scale") -> ResidualBiasResult:
     """Gonen & Goldberg's (2019) residual-bias tests of ``tested`` against ``original``.
 
     The protocol is stated in full in the module docstring
@@ -475,6 +496,9 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
     groups : dict, optional
         ``{group: words}``: the k-group protocol on these groups (instead of an attribute's);
         the words of ``gender_specific``, if given, are left out of the candidates.
+    svm_gamma : {"scale", "auto"}, default "scale"
+        The classification test's RBF ``gamma``: scikit-learn's default, or ``"auto"``
+        as Gonen & Goldberg and the Double-Hard authors ran it (module docstring).
 
     Returns
     -------
@@ -490,6 +514,7 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
     """
     original, tested = as_emb(original), as_emb(tested)
     max_missing = check_max_missing(max_missing)
+    svm_gamma = check_svm_gamma(svm_gamma)
     _check_sizes(n_candidates, n_cluster, n_classify, n_train, n_neighbours)
     specific = () if gender_specific is None else wordlists.resolve_words(gender_specific, "gender_specific", lists)
     from ..data.attributes import as_attribute
@@ -503,7 +528,7 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
         return _residual_groups(original, tested, dict(groups), specific, random_state=random_state,
                                 n_candidates=n_candidates, n_cluster=n_cluster, n_classify=n_classify,
                                 n_train=n_train, n_neighbours=n_neighbours, max_missing=max_missing,
-                                lowercase=lowercase, block_rows=block_rows)
+                                lowercase=lowercase, block_rows=block_rows, svm_gamma=svm_gamma)
     plan = _plan(original, tested, n_candidates=n_candidates, n_cluster=n_cluster, n_classify=n_classify,
                  gender_specific=gender_specific, lists=lists, direction_words=direction_words,
                  lowercase=lowercase)
@@ -523,7 +548,7 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
     kmeans_acc = cluster_accuracy(cluster_x, c_labels, random_state)
     queries = index[np.concatenate([s_male, s_female])]
     svm_acc, n_test = classification_accuracy(vectors[queries].astype(np.float64), s_labels, n_train,
-                                              random_state)
+                                              random_state, svm_gamma)
     fractions = neighbour_fractions(vectors, queries, plan.bias[pool] > 0, int(n_neighbours),
                                     block_rows=block_rows)
     corr = _pearson(plan.bias[pool][queries], fractions)
@@ -535,7 +560,7 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
         n_candidates=int(pool.size), n_train=int(n_train), n_test=n_test, n_neighbours=int(n_neighbours),
         missing={"candidates": cand_missing, "clustering": c_missing, "classification": s_missing},
         lowercased={"direction words": dict(lk.lowercased)} if lk.lowercased else {},
-        direction_words=list(lk.words), random_state=random_state)
+        direction_words=list(lk.words), random_state=random_state, svm_gamma=svm_gamma)
 
 
 # -- k groups ------------------------------------------------------------------------------------
@@ -612,7 +637,8 @@ def group_neighbour_correlation(vectors, queries, scores, n_neighbours, block_ro
 
 
 def _residual_groups(original, tested, groups: dict, specific, *, random_state, n_candidates, n_cluster, n_classify,
-                     n_train, n_neighbours, max_missing, lowercase, block_rows) -> ResidualBiasResult:
+                     n_train, n_neighbours, max_missing, lowercase, block_rows,
+                     svm_gamma: str = "scale") -> ResidualBiasResult:
     """The k-group protocol (module docstring) of :func:`residual_bias`."""
     if len(groups) < 2:
         raise EmbdebiasError(f"residual bias: needs at least two groups, got {len(groups)}")
@@ -629,7 +655,8 @@ def _residual_groups(original, tested, groups: dict, specific, *, random_state, 
     kmeans_acc = cluster_accuracy(vectors[index[np.concatenate(c_pos)]].astype(np.float64), c_labels, random_state,
                                   n_clusters=len(groups))
     queries = index[np.concatenate(s_pos)]
-    svm_acc, n_test = classification_accuracy(vectors[queries].astype(np.float64), s_labels, n_train, random_state)
+    svm_acc, n_test = classification_accuracy(vectors[queries].astype(np.float64), s_labels, n_train, random_state,
+                                              svm_gamma)
     corr = group_neighbour_correlation(vectors, queries, plan.scores[pool], n_neighbours, block_rows)
     names = list(groups)
     return ResidualBiasResult(
@@ -638,7 +665,7 @@ def _residual_groups(original, tested, groups: dict, specific, *, random_state, 
         classify_words={g: plan.words[pos].tolist() for g, pos in zip(names, s_pos)},
         n_candidates=int(pool.size), n_train=int(n_train), n_test=n_test, n_neighbours=int(n_neighbours),
         missing={"candidates": cand_missing, "clustering": c_missing, "classification": s_missing},
-        direction_words=[], random_state=random_state, groups=names)
+        direction_words=[], random_state=random_state, groups=names, svm_gamma=svm_gamma)
 
 
 def attribute_groups(attribute, lists: str = wordlists.DEFAULT_LISTS) -> tuple[dict | None, tuple]:
@@ -690,10 +717,14 @@ class Residual(Metric):
                   "refit_variance_ratio": "explained variance of the re-fitted direction",
                   N_SCORED: "words clustered"}
     options = {"neutral_words": Option(None, "words of the re-fitted direction's direct bias (a list, list "
-                                             "name or file; default: the professions of lists)")}
+                                             "name or file; default: the professions of lists)"),
+               "svm_gamma": Option("scale", "the RBF SVM's gamma: 'scale' (scikit-learn's default) or 'auto' "
+                                            "(Gonen & Goldberg's and Double-Hard's published setting)",
+                                   check_svm_gamma)}
 
     def params(self, opts):
-        return {"neutral_words": None if opts["neutral_words"] is None else str(opts["neutral_words"])}
+        return {"neutral_words": None if opts["neutral_words"] is None else str(opts["neutral_words"]),
+                "svm_gamma": opts["svm_gamma"]}
 
     def units(self, ctx):
 
@@ -714,6 +745,13 @@ class Residual(Metric):
                 f"{attr.k - 1} components fitted again on each column. Intervals: Wilson and Fisher z.")
 
     def data(self, ctx):
+        """The data line, and which RBF ``gamma`` the SVM accuracy used (the published one differs)."""
+        gamma = ctx.opts(self.name)["svm_gamma"]
+        return (f"{self._data_text(ctx)}; SVM: RBF, gamma={gamma!r}"
+                + (" (scikit-learn's default; Gonen & Goldberg used 'auto')" if gamma == "scale" else
+                   " (Gonen & Goldberg's setting)"))
+
+    def _data_text(self, ctx):
 
         attr = ctx.attribute_or_default()
         if not attr.direction_words:
@@ -735,7 +773,8 @@ class Residual(Metric):
 
         attr = ctx.attribute_or_default()
         r = residual_bias(ctx.reference, emb, random_state=ctx.random_state, lists=ctx.lists,
-                          max_missing=ctx.max_missing, lowercase=ctx.lowercase, attribute=attr)
+                          max_missing=ctx.max_missing, lowercase=ctx.lowercase, attribute=attr,
+                          svm_gamma=ctx.opts(self.name)["svm_gamma"])
         neutral = ctx.opts(self.name)["neutral_words"]
         refit = None  # the re-fitted rows need neutral words: an attribute without any has no such rows
         if neutral is not None or attr.neutral_words:
