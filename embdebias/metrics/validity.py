@@ -41,7 +41,7 @@ from .trust import single_category_weat
 #: The one line that says how to supply a lexicon (none is bundled).
 LEXICON_HELP = ("is not bundled (the published lexicons carry restrictive or no licences): give your copy as a "
                 "UTF-8 CSV or TSV file with a header and word, rating columns, e.g. options={{'{metric}': "
-                "{{'lexicon': 'FILE'}}}} or on the command line embdebias score --lexicon {metric}=FILE")
+                "{{'lexicon': 'FILE'}}}} or on the command line embdebias run (or score) --lexicon {metric}=FILE")
 #: The metrics that read a user's lexicon (``--lexicon METRIC=FILE`` of ``score`` and ``run``).
 LEXICON_METRICS = ("valnorm", "wat")
 

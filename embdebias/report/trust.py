@@ -149,8 +149,9 @@ def validity_lines(report) -> list[str]:
     rows = {m: (m, t, "r") for (m, t, s) in report.rows if m in ("valnorm", "wat") and s == "r"}
     if not rows:
         return ["**Validity against human norms.** Not measured: no lexicon was given (none is bundled, their "
-                "licences forbid it); score with your lexicon files (`embdebias score INPUT --lexicon valnorm=FILE "
-                "--lexicon wat=FILE`, or `options={'valnorm': {'lexicon': FILE}}` in Python).", ""]
+                "licences forbid it); give your lexicon files (`embdebias run` or `embdebias score` with "
+                "`--lexicon valnorm=FILE --lexicon wat=FILE`, or `options={'valnorm': {'lexicon': FILE}}` in "
+                "Python).", ""]
     lines = ["**Validity against human norms.** " + _validity_sentence(report, rows), "",
              "| column | " + " | ".join(f"{metric_of(m).title} r" for m in rows) + " |",
              "| --- |" + " --- |" * len(rows)]
