@@ -46,6 +46,7 @@ SLOW_TESTS = {
     "test_trust.py::test_evaluate_trust_section_and_json_round_trip",
     "test_trust.py::test_trust_off_leaves_no_section",
     "test_progress.py::test_evaluate_shows_a_bar_over_the_columns_metrics",
+    "test_trust.py::test_run_with_lexicons_reports_validity_per_method",
     "test_readme.py::test_python_snippet_runs",
     "test_readme.py::test_extrinsic_snippet_of_the_docs_runs",
     "test_debiaser_table.py::test_soft_takes_its_moments_from_hards_pass",

@@ -107,6 +107,9 @@ def test_wat_and_valnorm_read_a_users_lexicon(emb, tmp_path):
     assert res.r > 0.9 and res.ci[0] < res.r < res.ci[1] and res.n_scored == 50
     assert wat(emb, path, orientation="male").r == pytest.approx(-res.r)
     assert -1 <= valnorm(emb, path).r <= 1
+    unknown = tmp_path / "unknown.csv"
+    unknown.write_text(path.read_text(encoding="utf-8") + "zzz_not_a_word,1\n", encoding="utf-8")
+    assert wat(emb, unknown).missing == {"lexicon": ["zzz_not_a_word"]}  # by set, as every metric's
 
 
 @pytest.mark.parametrize("body, match", [
@@ -237,3 +240,74 @@ def test_train_seeds_on_a_corpus_gensim_ships(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "embdebias", "train", str(corpus), "--out", str(out), "--seeds", "1"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "two or more distinct seeds" in bad.stderr
+
+
+def test_run_options_take_lexicons_into_the_evaluation(tmp_path):
+    from embdebias.evaluate import DEFAULT_SUITE
+    from embdebias.pipeline.options import RunOptions, evaluate_kwargs, reproduce_command
+
+    o = RunOptions(lexicons=["ValNorm=v.csv", "wat=w.csv"])
+    assert o.lexicons == ("valnorm=v.csv", "wat=w.csv")
+    kwargs = evaluate_kwargs(o)
+    assert kwargs["suite"] == (*DEFAULT_SUITE, "valnorm", "wat")
+    assert kwargs["options"]["valnorm"] == {"lexicon": "v.csv"} and kwargs["options"]["wat"] == {"lexicon": "w.csv"}
+    assert o.parameters()["evaluate"]["lexicons"] == ["valnorm=v.csv", "wat=w.csv"]
+    command = reproduce_command("glove-6b-50d", o, {})
+    assert command[command.index("--lexicon") + 1] == "valnorm=v.csv" and command.count("--lexicon") == 2
+    # chosen tests keep their order, and the lexicon's metric joins them once
+    only = evaluate_kwargs(RunOptions(tests="weat,wat", lexicons="wat=w.csv"))
+    assert only["suite"] == ("weat", "wat")
+    assert "--lexicon" not in reproduce_command("glove-6b-50d", RunOptions(), {})
+    # the evaluation's key holds each lexicon's content: an edited lexicon is scored again
+    from embdebias.pipeline.run import _test_file_hashes
+
+    lex = tmp_path / "lex.csv"
+    lex.write_text("word,rating\nnurse,1\n", encoding="utf-8")
+    before = _test_file_hashes(RunOptions(lexicons=f"wat={lex}"))
+    lex.write_text("word,rating\nnurse,2\n", encoding="utf-8")
+    assert len(before) == 1 and _test_file_hashes(RunOptions(lexicons=f"wat={lex}")) != before
+    for bad, needle in (("weat=x.csv", "METRIC=FILE"), ("valnorm", "METRIC=FILE"),
+                        (["wat=a.csv", "WAT=b.csv"], "more than once")):
+        with pytest.raises(EmbdebiasError, match=needle):
+            RunOptions(lexicons=bad)
+
+
+def test_validity_sentence_says_kept_and_removed_per_method(emb, tmp_path):
+    from embdebias.evaluate import evaluate
+
+    path = _lexicon(tmp_path, emb)
+    columns = {"original": emb, "hard": _noisy(emb, 0.3, 4, "hard")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the synthetic lists miss words
+        report = evaluate(columns, tests=["wat", "valnorm"], bootstrap=20,
+                          options={"wat": {"lexicon": str(path)}, "valnorm": {"lexicon": str(path)}})
+    assert report.missing == {}  # every lexicon word is in the vocabulary
+    v = {e: report.value("valnorm", "valnorm", "r", e) for e in columns}
+    w = {e: report.value("wat", "wat", "r", e) for e in columns}
+    assert w["hard"] < w["original"]  # noise weakens the association the lexicon was built from
+    text = report.to_markdown()
+    assert (f"hard keeps ValNorm r {v['hard']:.2f} of {v['original']:.2f} and brings WAT r from "
+            f"{w['original']:.2f} to {w['hard']:.2f}") in text
+
+
+def test_run_with_lexicons_reports_validity_per_method(emb, tmp_path, capsys):
+    from embdebias.cli import main
+    from synthetic import write_word2vec_text
+
+    vectors = tmp_path / "small.txt"
+    write_word2vec_text(emb, vectors)
+    lexicon = _lexicon(tmp_path, emb)
+    out = tmp_path / "out"
+    # a missing lexicon stops the run before anything is written: one line, exit 2
+    assert main(["run", str(vectors), "--out-dir", str(out), "--lexicon", f"wat={tmp_path / 'none.csv'}"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(err) == 1 and "none.csv" in err[0] and not (out / "report.md").exists()
+    assert main(["run", str(vectors), "--out-dir", str(out), "--tests", "direct_bias", "--lexicon", f"valnorm={lexicon}",
+                 "--lexicon", f"wat={lexicon}"]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["parameters"]["evaluate"]["lexicons"] == [f"valnorm={lexicon}", f"wat={lexicon}"]
+    md = (out / "report.md").read_text(encoding="utf-8")
+    section = md[md.index("**Validity against human norms.**"):]
+    for method in ("hard", "soft"):
+        assert f"{method} keeps ValNorm r " in section and "and brings WAT r from " in section
+    assert f"--lexicon valnorm={lexicon} --lexicon wat={lexicon}" in md  # the reproduce command repeats them

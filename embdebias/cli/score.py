@@ -60,22 +60,14 @@ def tests_help() -> str:
             "[{\"id\", \"title\", \"X\": {\"name\", \"words\"}, \"Y\", \"A\", \"B\"}]")
 
 
-#: The metrics that read a user's lexicon (``--lexicon METRIC=FILE``).
-LEXICON_METRICS = ("valnorm", "wat")
-
-
 def add_lexicons(options: dict, given) -> None:
     """``--lexicon METRIC=FILE``: the metric's ``lexicon`` option, and the metric added to the tests."""
-    from ..errors import EmbdebiasError, quote
     from ..evaluate import DEFAULT_SUITE
+    from ..metrics.validity import parse_lexicon_spec
 
     for text in given:
-        metric, sep, path = str(text).partition("=")
-        if not sep or metric.strip().lower() not in LEXICON_METRICS or not path.strip():
-            raise EmbdebiasError(f"--lexicon takes METRIC=FILE with METRIC one of {', '.join(LEXICON_METRICS)}, "
-                                 f"got {quote(text)}")
-        metric = metric.strip().lower()
-        options.setdefault("options", {}).setdefault(metric, {})["lexicon"] = path.strip()
+        metric, path = parse_lexicon_spec(text)
+        options.setdefault("options", {}).setdefault(metric, {})["lexicon"] = path
         suite = tuple(options.get("suite") or DEFAULT_SUITE)
         options["suite"] = suite if metric in suite else (*suite, metric)
 

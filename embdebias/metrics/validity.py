@@ -41,7 +41,25 @@ from .trust import single_category_weat
 #: The one line that says how to supply a lexicon (none is bundled).
 LEXICON_HELP = ("is not bundled (the published lexicons carry restrictive or no licences): give your copy as a "
                 "UTF-8 CSV or TSV file with a header and word, rating columns, e.g. options={{'{metric}': "
-                "{{'lexicon': 'FILE'}}}} or on the command line embdebias score --lexicon {metric}=FILE")
+                "{{'lexicon': 'FILE'}}}} or on the command line embdebias run (or score) --lexicon {metric}=FILE")
+#: The metrics that read a user's lexicon (``--lexicon METRIC=FILE`` of ``score`` and ``run``).
+LEXICON_METRICS = ("valnorm", "wat")
+
+
+def parse_lexicon_spec(text) -> tuple[str, str]:
+    """``"valnorm=FILE"`` as ``(metric, path)``: the one reading of ``--lexicon`` (``score`` and ``run``).
+
+    The metric is one of :data:`LEXICON_METRICS` (case-insensitive); anything else is an
+    :class:`~embdebias.errors.EmbdebiasError` quoting the text. The file is read later, by the metric.
+    """
+    from ..errors import quote
+
+    metric, sep, path = str(text).partition("=")
+    metric = metric.strip().lower()
+    if not sep or metric not in LEXICON_METRICS or not path.strip():
+        raise EmbdebiasError(f"--lexicon takes METRIC=FILE with METRIC one of {', '.join(LEXICON_METRICS)}, "
+                             f"got {quote(text)}")
+    return metric, path.strip()
 
 
 @dataclass
@@ -58,8 +76,11 @@ class ValidityResult(MetricResult):
         Spearman's rho of the same.
     scores, ratings : list of float
         Per word, in the order of ``words``.
-    words, missing : list of str
-        The lexicon words scored and those out of the vocabulary.
+    words : list of str
+        The lexicon words scored.
+    missing : dict
+        ``{"lexicon": [words out of the vocabulary]}``, keyed by set as every metric's result
+        (the report lists them by set).
     lexicon, column : str
         The file read and its rating column.
     """
@@ -70,7 +91,7 @@ class ValidityResult(MetricResult):
     scores: list
     ratings: list
     words: list
-    missing: list
+    missing: dict
     lexicon: str = ""
     column: str = ""
     measure: str = ""
@@ -102,7 +123,8 @@ def _result(scores, ratings, look, table, measure) -> ValidityResult:
                              f"words with ratings and scores that vary")
     r = float(np.corrcoef(scores, ratings)[0, 1])
     return ValidityResult(r, fisher_z_interval(r, len(scores)), float(spearmanr(scores, ratings).statistic),
-                          scores.tolist(), ratings.tolist(), list(look.words), list(look.missing), table.path,
+                          scores.tolist(), ratings.tolist(), list(look.words), {"lexicon": list(look.missing)},
+                          table.path,
                           table.column, measure)
 
 

@@ -33,7 +33,8 @@ LIST_FILES = (("definitional", "--definitional", "definitional_pairs",
 
 
 def option(flag: str | None, help: str = "", *, rule=None, choices=None, metavar=None, report: str | None = None,
-           group: str | None = None, reproduce: str | None = "changed", parse=None, **kwargs):
+           group: str | None = None, reproduce: str | None = "changed", parse=None, append: bool = False,
+           **kwargs):
     """A :class:`RunOptions` field's description.
 
     flag : the command-line option (None: Python only); help : its help line;
@@ -42,10 +43,11 @@ def option(flag: str | None, help: str = "", *, rule=None, choices=None, metavar
     None and they are fixed); report : its name in ``report.json``'s parameters (None:
     not recorded there); group : a sub-dictionary of the parameters ("evaluate");
     reproduce : when the reproduce command repeats it ("always", "changed", None);
-    parse : the argparse type (default: the rule's).
+    parse : the argparse type (default: the rule's); append : the flag is repeated, one value
+    each (the field is a tuple of them).
     """
     meta = {"flag": flag, "help": help, "rule": rule, "choices": choices, "metavar": metavar,
-            "report": report, "group": group, "reproduce": reproduce, "parse": parse}
+            "report": report, "group": group, "reproduce": reproduce, "parse": parse, "append": append}
     return field(metadata=meta, **kwargs)
 
 
@@ -113,6 +115,13 @@ class RunOptions:
                                  "ids, or a JSON file of your own WEAT tests (as 'embdebias score --tests'; "
                                  "default: the full suite)", metavar="T,T", report="tests", group="evaluate",
                                  parse=_validation.argtype(lambda text: parse_tests(text)), default=None)
+    lexicons: tuple = option("--lexicon", "a lexicon of human ratings, METRIC=FILE with METRIC valnorm "
+                             "(valence) or wat (gender association): adds that metric to the tests, so the "
+                             "report shows per method the valence agreement kept beside the gender association "
+                             "removed; none is bundled (their licences): a UTF-8 CSV or TSV with a header, "
+                             "word and rating columns (repeatable)", metavar="METRIC=FILE", report="lexicons",
+                             group="evaluate", parse=_validation.argtype(lambda text: parse_lexicon(text)),
+                             append=True, default=())
     #: Further keyword arguments of ``evaluate`` (Python only, e.g. ``options``).
     evaluate: dict = field(default_factory=dict, metadata={"flag": None, "report": "*", "group": "evaluate"})
     lists: str = option("--lists", "bundled list set for every list not given: 'published' (Bolukbasi et al. "
@@ -149,6 +158,7 @@ class RunOptions:
             object.__setattr__(self, "tests", parse_tests(self.tests))
         if self.attribute is not None:
             object.__setattr__(self, "attribute", parse_attributes(self.attribute))
+        object.__setattr__(self, "lexicons", parse_lexicons(self.lexicons))
         self._check()
 
     @classmethod
@@ -302,6 +312,32 @@ def parse_tests(text) -> tuple[str, ...]:
     return tuple(names)
 
 
+def parse_lexicon(text) -> str:
+    """One ``--lexicon`` value, ``"METRIC=FILE"``, checked and with the metric lower-cased."""
+    from ..metrics.validity import parse_lexicon_spec
+
+    return "=".join(parse_lexicon_spec(text))
+
+
+def parse_lexicons(value) -> tuple[str, ...]:
+    """``lexicons`` as a tuple of ``"METRIC=FILE"``: one string or a sequence of them (None: none).
+
+    A metric given twice is an error: which file would it read?
+    """
+    items = () if value is None else (value,) if isinstance(value, str) else tuple(value)
+    out = tuple(parse_lexicon(item) for item in items)
+    metrics = [item.partition("=")[0] for item in out]
+    twice = sorted({m for m in metrics if metrics.count(m) > 1})
+    if twice:
+        raise EmbdebiasError(f"--lexicon names {', '.join(twice)} more than once; give one lexicon per metric")
+    return out
+
+
+def lexicon_paths(options: RunOptions) -> list[str]:
+    """The lexicon files of the run (``--lexicon``), in the order given."""
+    return [item.partition("=")[2] for item in options.lexicons]
+
+
 def method_params() -> dict:
     """Every registered method's parameters by name (a name shared by two methods is one parameter)."""
     return {p.name: p for spec in DEBIASERS.values() for p in spec.params}
@@ -325,6 +361,15 @@ def evaluate_kwargs(options: RunOptions, subspace=None) -> dict:
             metric_options.setdefault(name, {}).update(opts)
     if options.sembias is not None:
         metric_options.setdefault("bat", {})["sembias"] = options.sembias
+    if options.lexicons:  # each lexicon's metric joins the tests (as embdebias score --lexicon)
+        from ..evaluate import DEFAULT_SUITE
+
+        suite = tuple(extra.get("suite") or DEFAULT_SUITE)
+        for item in options.lexicons:
+            metric, _, path = item.partition("=")
+            metric_options.setdefault(metric, {})["lexicon"] = path
+            suite = suite if metric in suite else (*suite, metric)
+        extra["suite"] = suite
     return {"subspace": subspace, "direction_name": "the original embedding's (fitted on its definitional pairs)",
             "random_state": options.random_state, "lists": options.lists, "max_missing": options.max_missing,
             "strict": options.strict, "min_share": options.min_share, **extra, "options": metric_options}
@@ -373,6 +418,8 @@ def add_field_argument(parser: argparse.ArgumentParser, f) -> None:
         kwargs["choices"] = meta["choices"]()
     if meta.get("metavar"):
         kwargs["metavar"] = meta["metavar"]
+    if meta.get("append"):  # repeated flag: None when not given (the field's default is then used)
+        kwargs.update(action="append", default=None)
     parser.add_argument(meta["flag"], **kwargs)
 
 
@@ -383,7 +430,8 @@ def field_named(name: str):
 
 def from_namespace(args: argparse.Namespace) -> RunOptions:
     """The :class:`RunOptions` of parsed ``embdebias run`` arguments."""
-    values = {f.name: getattr(args, f.name) for f in fields(RunOptions) if f.metadata.get("flag")}
+    values = {f.name: getattr(args, f.name) for f in fields(RunOptions)
+              if f.metadata.get("flag") and not (f.metadata.get("append") and getattr(args, f.name) is None)}
     params = {name: getattr(args, name) for name in method_params() if getattr(args, name, None) is not None}
     return RunOptions.create(**values, params=params)
 
@@ -417,6 +465,8 @@ def _command_words(f, options: RunOptions) -> list[str]:
         return []
     if value is True:
         return [flag]
+    if f.metadata.get("append"):  # the flag once per value
+        return [word for item in value for word in (flag, item)] if when == "always" or value != f.default else []
     repeated = (when == "always" or (when == "changed" and value != f.default)
                 or (when == "expand" and options.expand))
     return [flag, ",".join(value) if isinstance(value, tuple) else str(value)] if repeated else []

@@ -249,6 +249,7 @@ def check_plan(out_dir, source, options, *, log) -> tuple:
 
     inputs = input_paths(source, options.definitional, options.equalize, options.gender_specific,
                          options.seeds, options.sembias, *test_files(options.tests or ()),
+                         *(item.partition("=")[2] for item in options.lexicons),  # --lexicon files
                          *(a for a in options.attribute or () if not _bundled_attribute(a)))
     plan = planned_outputs(options.format, methods=options.methods, expand=options.expand, strict=options.strict,
                            saved=options.saved)

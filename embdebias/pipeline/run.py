@@ -106,13 +106,25 @@ def _attribute_lists(o: RunOptions, attr) -> dict:
 
 
 def _test_file_hashes(o: RunOptions) -> list[str]:
-    """The content hash of every user's test file of ``o.tests``: an edited file is scored again."""
+    """The content hash of every user's test file of ``o.tests`` and lexicon of ``o.lexicons``:
+    an edited file is scored again."""
     import hashlib
 
     from ..data.wordlists import read_bytes
     from ..evaluate import test_files
 
-    return [hashlib.sha256(read_bytes(path)).hexdigest()[:16] for path in test_files(o.tests)]
+    paths = [*test_files(o.tests or ()), *run_options.lexicon_paths(o)]
+    return [hashlib.sha256(read_bytes(path)).hexdigest()[:16] for path in paths]
+
+
+def _read_lexicons(o: RunOptions, metric_options: dict) -> None:
+    """Read every ``--lexicon`` file before anything is written: a missing or bad one is its one line."""
+    from ..metrics.validity import read_lexicon
+
+    for item in o.lexicons:
+        metric = item.partition("=")[0]
+        opts = metric_options.get(metric, {})
+        read_lexicon(opts["lexicon"], opts.get("value_column"), metric)
 
 
 def _options(options: RunOptions | None, evaluate_kwargs: dict | None, kwargs: dict) -> RunOptions:
@@ -316,6 +328,7 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
 
     kwargs = run_options.evaluate_kwargs(o)  # a metric named in --tests that cannot measure attr fails here
     suite_for(kwargs.get("suite"), attr, kwargs.get("options"), o.lists)
+    _read_lexicons(o, kwargs["options"])
     base_key = _base_key(ident, o, lists_used)
     t0 = time.perf_counter()
     subspace = attribute_subspace(emb, attr, o.n_components, o.lists, o.definitional)
@@ -409,7 +422,7 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     if not attr.uses_gender_lists:  # the list set's direction is named by evaluate, as published
         eval_kwargs["direction_name"] = f"the original embedding's (fitted on its {attr.name} defining sets)"
     orig_key = key(base_key, "evaluate", o.n_components, o.random_state, o.parameters()["evaluate"],
-                   *([_test_file_hashes(o)] if o.tests else []))
+                   *([_test_file_hashes(o)] if o.tests or o.lexicons else []))
     if o.strict:
         _evaluate_step(steps, "check_original", orig_key, {"original": emb}, {**eval_kwargs, "bootstrap": 0},
                        "check_original.json")

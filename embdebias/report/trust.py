@@ -149,8 +149,9 @@ def validity_lines(report) -> list[str]:
     rows = {m: (m, t, "r") for (m, t, s) in report.rows if m in ("valnorm", "wat") and s == "r"}
     if not rows:
         return ["**Validity against human norms.** Not measured: no lexicon was given (none is bundled, their "
-                "licences forbid it); score with your lexicon files (`embdebias score INPUT --lexicon valnorm=FILE "
-                "--lexicon wat=FILE`, or `options={'valnorm': {'lexicon': FILE}}` in Python).", ""]
+                "licences forbid it); give your lexicon files (`embdebias run` or `embdebias score` with "
+                "`--lexicon valnorm=FILE --lexicon wat=FILE`, or `options={'valnorm': {'lexicon': FILE}}` in "
+                "Python).", ""]
     lines = ["**Validity against human norms.** " + _validity_sentence(report, rows), "",
              "| column | " + " | ".join(f"{metric_of(m).title} r" for m in rows) + " |",
              "| --- |" + " --- |" * len(rows)]
@@ -161,22 +162,28 @@ def validity_lines(report) -> list[str]:
 
 
 def _validity_sentence(report, rows: dict) -> str:
+    """Per debiased column: the valence agreement it keeps and the gender association it leaves,
+    each against the reference column (the first), e.g. "hard keeps ValNorm r 0.62 of 0.64 and
+    brings WAT r from 0.51 to 0.08"."""
     ref = report.embeddings[0]
-    parts = []
-    for emb in report.embeddings[1:]:
-        said = []
-        for m, key in rows.items():
-            a, b = report.cells[key].get(ref), report.cells[key].get(emb)
-            if a is None or b is None or a.value is None or b.value is None:
-                continue
-            said.append(f"{'valence agreement' if m == 'valnorm' else 'gender association'} r "
-                        f"{_num(a.value)} -> {_num(b.value)}")
-        if said:
-            parts.append(f"{emb}: " + ", ".join(said))
+    parts = [part for emb in report.embeddings[1:] if (part := _validity_change(report, rows, ref, emb))]
     if not parts:
         return f"On {ref}: " + ", ".join(f"{m} r {_num(report.value(*k, ref))}" for m, k in rows.items()) + "."
     return ("; ".join(parts) + ". A method that lowers the gender association but also the valence agreement "
             "has cost something the quality tests miss.")
+
+
+def _validity_change(report, rows: dict, ref: str, emb: str) -> str:
+    """One column's clause of :func:`_validity_sentence` ("" when neither metric scored both columns)."""
+    said = []
+    for m, key in sorted(rows.items(), key=lambda item: item[0] != "valnorm"):  # kept, then removed
+        a, b = report.cells[key].get(ref), report.cells[key].get(emb)
+        if a is None or b is None or a.value is None or b.value is None:
+            continue
+        title = (metric_of(m).title or m).split(" (")[0]  # "ValNorm", "WAT"
+        said.append(f"keeps {title} r {_num(b.value)} of {_num(a.value)}" if m == "valnorm"
+                    else f"brings {title} r from {_num(a.value)} to {_num(b.value)}")
+    return f"{emb} " + " and ".join(said) if said else ""
 
 
 def trust_lines(report) -> list[str]:
