@@ -25,7 +25,10 @@ def add_parser(sub, parents) -> None:
     p.add_argument("inputs", nargs="*", metavar="INPUT",
                    help="vector files or built-in names (default: the built-in glove-6b-50d)")
     p.add_argument("--json", action="store_true", help="JSON instead of Markdown tables")
-    p.add_argument("--tests", nargs="+", metavar="TEST", help=tests_help())
+    # "%(registry_help)s" is filled in when the help is shown (argparse and the docs' sphinx-argparse
+    # expand it from the action's attributes): the registry imports every metric module.
+    tests = p.add_argument("--tests", nargs="+", metavar="TEST", help="%(registry_help)s")
+    tests.registry_help = _TestsHelp()
     add_arguments(p, names=("sembias",))
     lists_opt(p)
     attribute_opt(p, several=True)
@@ -50,6 +53,15 @@ def _text(reports: dict, as_json: bool) -> str:
         return json.dumps({"attributes": {name: r.to_dict() for name, r in reports.items()}}, indent=2)
     return "\n\n".join(f"## {name} ({', '.join(r.params.get('groups', []))})\n\n{r.to_markdown()}"
                        for name, r in reports.items())
+
+
+class _TestsHelp:
+    """``str()`` of it is :func:`tests_help`, made when the help is shown, not when the parser is
+    built: every command, ``--version`` included, starts without importing the metric registry
+    (most of the command line's start-up time)."""
+
+    def __str__(self) -> str:
+        return tests_help()
 
 
 def tests_help() -> str:
