@@ -34,6 +34,7 @@ from ..data import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import ErasureError
 from ._linear import LinearDebiaser
+from ._params import NUMBER, Value, _is_int
 from .leace import erased_attributes, group_word_rows
 
 
@@ -77,6 +78,9 @@ class ConceptorNegation(LinearDebiaser):
     _suffix = "conceptor"
     #: The lists of several attributes combine by OR (``attribute="gender+race"``).
     several_attributes = True
+    _params_schema = {**LinearDebiaser._params_schema, "quota_": NUMBER,
+                      "lists_": Value("an object of list names to word counts",
+                                      lambda v: isinstance(v, dict) and all(_is_int(n) for n in v.values()))}
     _parameter_constraints = {
         "aperture": [Interval(Real, 0, None, closed="neither")],
         "normalize": ["boolean"],

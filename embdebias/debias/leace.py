@@ -77,6 +77,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import ErasureError, MissingWordsError
 from . import _labels
 from ._linear import LinearDebiaser
+from ._params import INT, NUMBER, WORD_LISTS, WORDS, Array, Value, _is_int, _is_number
 from .certificate import Moments, erasure_certificate, one_hot
 
 METHODS = ("leace", "orth", "sal")
@@ -179,6 +180,31 @@ def erasure_map(mean: np.ndarray, covariance: np.ndarray | None, cross: np.ndarr
     edit = left @ right
     offset = mean @ edit.T if method != "sal" else np.zeros(d)
     return ErasureMap(np.eye(d) - edit.T, offset, r, full, s, dropped)
+
+
+_CERTIFICATE_KEYS = frozenset({"edited", "normalized", "before", "n_words", "n_groups"})
+
+
+def _is_number_or_none(v) -> bool:
+    return v is None or _is_number(v)
+
+
+def _is_one_certificate(v) -> bool:
+    return (isinstance(v, dict) and set(v) == _CERTIFICATE_KEYS and _is_number_or_none(v["edited"])
+            and _is_number(v["normalized"]) and _is_number(v["before"])
+            and _is_int(v["n_words"]) and _is_int(v["n_groups"]))
+
+
+def _is_certificate(v) -> bool:
+    """``LEACE.certificate_`` as JSON gives it back: the three largest values and each attribute's."""
+    return (isinstance(v, dict) and set(v) == {"edited", "normalized", "before", "attributes"}
+            and _is_number_or_none(v["edited"]) and _is_number(v["normalized"]) and _is_number(v["before"])
+            and isinstance(v["attributes"], dict) and all(_is_one_certificate(c) for c in v["attributes"].values()))
+
+
+#: ``certificate_`` in a parameter file.
+CERTIFICATE = Value("a certificate: edited, normalized, before and each attribute's Certificate as an object",
+                    _is_certificate)
 
 
 @dataclass
@@ -285,7 +311,11 @@ class LEACE(LinearDebiaser):
     _suffix = "leace"
     #: One map erases several attributes (``attribute=["gender", "race"]``).
     several_attributes = True
-    _array_shapes = {"map_": ("d", "d"), "offset_": ("d",)}
+    #: The transform needs the map and the offset; the rest is what ``run_info`` reports,
+    #: so a loaded eraser reports the fit it was saved from (its certificate included).
+    _params_schema = {**LinearDebiaser._params_schema, "offset_": Array(("d",)), "rank_removed_": INT,
+                      "singular_values_": Array((None,)), "shrinkage_": NUMBER, "certificate_": CERTIFICATE,
+                      "attributes_": WORDS, "groups_": WORD_LISTS, "n_fitting_words_": INT}
     _parameter_constraints = {
         "eraser": [StrOptions({"leace", "orth"})],
         "n_directions": [Interval(Integral, 1, None, closed="left"), None],
