@@ -117,7 +117,8 @@ def closed_form(x: np.ndarray, labels: np.ndarray):
 def certificates(emb, rows, labels) -> list[list[str]]:
     from embdebias.debias import make_debiaser
     from embdebias.debias.certificate import erasure_certificate, max_cross_covariance
-    from embdebias.debias.leace import LEACE, SAL
+    from embdebias.debias.leace import LEACE
+    from embdebias.debias.sal import SAL
 
     fits = [("LEACE", LEACE()), ("LEACE, shrinkage oas", LEACE(shrinkage="oas")), ("orth", LEACE("orth")),
             ("SAL (all directions)", SAL()), ("SAL, 1 of 1 direction", SAL(1))]
@@ -212,7 +213,8 @@ def leakage(emb, seeds=SEEDS) -> tuple[list[list[str]], float]:
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.model_selection import train_test_split
 
-    from embdebias.debias.leace import LEACE, SAL
+    from embdebias.debias.leace import LEACE
+    from embdebias.debias.sal import SAL
 
     settings = [("none", None), ("LEACE", lambda s: LEACE(random_state=s)),
                 ("LEACE, unit rows", lambda s: LEACE(normalize=True, random_state=s)),

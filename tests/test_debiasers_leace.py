@@ -10,7 +10,8 @@ from embdebias.debias import make_debiaser
 from embdebias.debias.certificate import Moments, cross_covariance, erasure_certificate, max_cross_covariance
 from embdebias.debias.conceptor import ConceptorNegation, conceptor
 from embdebias.debias.inlp import INLP
-from embdebias.debias.leace import LEACE, SAL, erasure_map, oas_shrinkage
+from embdebias.debias.leace import LEACE, erasure_map, oas_shrinkage
+from embdebias.debias.sal import SAL
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, ErasureError, MissingWordsError
 

@@ -386,7 +386,7 @@ register(DebiaserSpec(
                   "leace: covariance shrinkage, a factor in [0, 1] or oas (default none)", metavar="S")),
     lists=(), seeded=True))
 register(DebiaserSpec(
-    name="sal", estimator="embdebias.debias.leace:SAL",
+    name="sal", estimator="embdebias.debias.sal:SAL",
     description="Spectral Attribute removaL: top singular directions of the cross-covariance (Shao et al. 2023)",
     params=(Param("n_directions", "--sal-directions", _validation.Rule(int, lambda v: v >= 1, "an integer >= 1 or "
                                                                        "all", {"all": None}), None,
