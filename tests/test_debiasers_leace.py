@@ -1,5 +1,7 @@
 """LEACE, orth (mean projection), SAL and conceptor negation; the erasure certificate."""
 
+import json
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -13,7 +15,7 @@ from embdebias.debias.inlp import INLP
 from embdebias.debias.leace import LEACE, erasure_map, oas_shrinkage
 from embdebias.debias.sal import SAL
 from embdebias.embedding import Embedding
-from embdebias.errors import EmbdebiasError, ErasureError, MissingWordsError
+from embdebias.errors import EmbdebiasError, ErasureError, MissingWordsError, ParamsFileError
 
 
 def labelled(n=600, d=8, k=3, seed=0, shift=1.5):
@@ -173,6 +175,20 @@ def test_params_round_trip_keeps_the_map_and_the_certificate(emb, tmp_path):
     loaded = LEACE().load_params(est.save_params(tmp_path / "p.npz"))
     assert loaded.shrinkage == "oas" and loaded.certificate_ == est.certificate_
     assert np.array_equal(loaded.transform(emb).vectors, est.transform(emb).vectors)
+
+
+def test_a_parameter_file_with_a_malformed_certificate_is_refused(emb, tmp_path):
+    saved = LEACE().fit(emb).save_params(tmp_path / "p.npz")
+    with np.load(saved) as npz:
+        members = {name: npz[name] for name in npz.files}
+    meta = json.loads(members["__meta__"].tobytes())
+    del meta["attributes"]["certificate_"]["before"]
+    members["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "bad.npz", **members)
+    with pytest.raises(ParamsFileError, match="certificate_.*a certificate"):
+        LEACE().load_params(tmp_path / "bad.npz")
+    fitted = ConceptorNegation().fit(emb)
+    assert ConceptorNegation().load_params(fitted.save_params(tmp_path / "c.npz")).lists_ == fitted.lists_
 
 
 def two_attribute_embedding(d=10, n=80, seed=0):
