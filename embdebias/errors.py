@@ -226,3 +226,12 @@ def quote(text, limit: int = 60) -> str:
 
 class ParamsFileError(EmbdebiasError, ValueError):
     """A fitted-parameter file (``save_params``) that is damaged, of another method or dimension."""
+
+
+class ErasureError(EmbdebiasError, ValueError):
+    """A concept eraser (:mod:`embdebias.debias.leace`) that cannot be fitted as asked.
+
+    Fewer than two labelled groups, a group too small for a stable covariance without
+    shrinkage, or a fitted map whose certificate misses its bound (numerical rank
+    trouble); the message says what was found and what would help.
+    """

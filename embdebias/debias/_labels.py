@@ -83,7 +83,7 @@ def gender_labels(emb: Embedding, *, fraction: float = FRACTION, max_words: int 
             raise MissingWordsError(f"gender labels need {w!r}, which is not in {emb.name}", [w])
     direction = emb.take(emb.words.rows([male]), np.float64)[0] - emb.take(emb.words.rows([female]), np.float64)[0]
     direction /= np.linalg.norm(direction)
-    rows = kept_words([emb.words[i] for i in range(min(max_words, len(emb)))])
+    rows = kept_words(emb.words[:min(max_words, len(emb))])
     cos = row_cosines(emb, rows, direction[None, :])[:, 0]
     n = int(round(fraction * len(rows)))
     order = np.argsort(cos, kind="stable")
@@ -153,7 +153,7 @@ def attribute_labels(emb: Embedding, attribute, *, fraction: float = FRACTION, m
                      neutral_cos: float = NEUTRAL_COS, random_state: int = 0) -> LabelledWords:
     """The words of ``emb`` nearest each group's direction, and neutral words (see the module docstring)."""
     directions = group_directions(emb, attribute)
-    rows = kept_words([emb.words[i] for i in range(min(max_words, len(emb)))])
+    rows = kept_words(emb.words[:min(max_words, len(emb))])
     cos = row_cosines(emb, rows, directions)
     nearest = cos.argmax(axis=1)
     n = int(round(fraction * len(rows)))
