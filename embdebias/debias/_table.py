@@ -172,18 +172,36 @@ class DebiaserSpec:
         """Whether the method can debias an attribute of ``n_groups`` groups (see :attr:`max_groups`)."""
         return self.max_groups is None or n_groups <= self.max_groups
 
+    def several_attributes(self) -> bool:
+        """Whether the method erases several attributes with one map (its estimator's
+        ``several_attributes`` class attribute)."""
+        return bool(getattr(self.estimator_class(), "several_attributes", False))
+
     def check_attribute(self, attribute, lists=None):
         """The :class:`~embdebias.Attribute` ``attribute`` stands for, if this method can debias it.
+
+        Several (a list, or names joined by ``+``) give the list of them, each checked,
+        for a method whose estimator has ``several_attributes = True`` (the LEACE family).
 
         Raises
         ------
         EmbdebiasError
             The attribute has more groups than :attr:`max_groups`, or is not gender while
-            the estimator takes no ``attribute`` (it knows gender's lists only).
+            the estimator takes no ``attribute`` (it knows gender's lists only), or several
+            are given to a method that takes one.
         """
-        from ..data.attributes import resolve_attribute
+        from ..data.attributes import resolve_attribute, resolve_attributes
         from ..data.wordlists import DEFAULT_LISTS
 
+        if isinstance(attribute, (list, tuple)) or (isinstance(attribute, str) and "+" in attribute):
+            # several attributes in one map ("gender+race"): each is checked; the estimator must take them
+            names = attribute.split("+") if isinstance(attribute, str) else attribute
+            found = [self.check_attribute(a, lists) for a in resolve_attributes(list(names), lists or DEFAULT_LISTS)]
+            if not getattr(self.estimator_class(), "several_attributes", False):
+                raise EmbdebiasError(f"debias method {self.name!r} debiases one attribute at a time; "
+                                     f"{'+'.join(a.name for a in found)} needs one of: "
+                                     f"{', '.join(n for n, s in DEBIASERS.items() if s.several_attributes())}")
+            return found
         attr = resolve_attribute(attribute, lists or DEFAULT_LISTS)
         groups = f"{len(attr.groups)} groups ({', '.join(attr.groups)})"
         any_k = ", ".join(n for n, s in DEBIASERS.items() if s.handles(len(attr.groups)))
@@ -324,3 +342,28 @@ register(DebiaserSpec(
     name="oscar", estimator="embdebias.debias.oscar:OSCaR",
     description="rotate gender and occupations apart until orthogonal (Dev et al. 2021)",
     lists=("definitional_pairs",), max_groups=2))
+register(DebiaserSpec(
+    name="leace", estimator="embdebias.debias.leace:LEACE",
+    description="closed-form linear concept erasure, least-squares and certified; rows not rescaled "
+                "(Belrose et al. 2023)",
+    params=(Param("eraser", "--eraser", _validation.Rule(str, lambda v: False, "leace or orth",
+                                                         {"leace": "leace", "orth": "orth"}), "leace",
+                  "leace: leace (whitened, least-squares) or orth (mean projection) (default leace)", metavar="E"),
+            Param("shrinkage", "--shrinkage", _validation.Rule(float, lambda v: 0 <= v <= 1, "a number in [0, 1], "
+                                                               "oas or none", {"oas": "oas", "none": None}), None,
+                  "leace: covariance shrinkage, a factor in [0, 1] or oas (default none)", metavar="S")),
+    lists=(), seeded=True))
+register(DebiaserSpec(
+    name="sal", estimator="embdebias.debias.leace:SAL",
+    description="Spectral Attribute removaL: top singular directions of the cross-covariance (Shao et al. 2023)",
+    params=(Param("n_directions", "--sal-directions", _validation.Rule(int, lambda v: v >= 1, "an integer >= 1 or "
+                                                                       "all", {"all": None}), None,
+                  "sal: directions removed (default all: k - 1 for k groups)", label="directions", metavar="N"),),
+    lists=(), seeded=True))
+register(DebiaserSpec(
+    name="conceptor", estimator="embdebias.debias.conceptor:ConceptorNegation",
+    description="conceptor negation of the groups' word lists, combined by OR (Karve et al. 2019)",
+    params=(Param("aperture", "--aperture", _validation.Rule(float, lambda v: 0 < v < float("inf"),
+                                                             "a finite number > 0"), 1.0,
+                  "conceptor: aperture (default 1)", metavar="A"),),
+    lists=()))

@@ -13,11 +13,11 @@ linear classifier of the labels does better than a constant on those words (for 
 usual convex losses); among the affine maps with that property it moves the vectors
 least, in expected squared distance under every p.s.d. inner product at once (the
 theorem; the whitened, covariance norm is where the solution is an orthogonal
-projection). ``method="orth"`` takes ``W = I``: the orthogonal projection off the span
+projection). ``eraser="orth"`` takes ``W = I``: the orthogonal projection off the span
 of the cross-covariance, which is the mean projection of Haghighatkhah, Fokkens,
 Dijkstra, de Ruiter & Bosch (2022, the span of the class-mean differences), also
 guarded, not least-change. SAL (Shao, Ravfogel et al., EACL 2023) removes the top
-``rank`` left singular vectors of ``C`` by orthogonal projection, as published without
+``n_directions`` left singular vectors of ``C`` by orthogonal projection, as published without
 an offset (:class:`SAL`).
 
 Deliberate choices, each tested in ``tests/test_debiasers_leace.py``:
@@ -58,7 +58,7 @@ Deliberate choices, each tested in ``tests/test_debiasers_leace.py``:
   with every attribute's labels, on its own words, is zero: the certificate holds for
   each attribute at once.
 * **Certificate.** After fitting, :func:`~embdebias.debias.certificate.erasure_certificate`
-  on every attribute's fitting words; a full-rank eraser (``rank=None``) whose
+  on every attribute's fitting words; a full-rank eraser (``n_directions=None``) whose
   certificate exceeds ``certificate_tol`` times the cross-covariance before erasure
   is refused (:class:`~embdebias.errors.ErasureError`): numerical rank trouble.
 """
@@ -203,6 +203,24 @@ def erased_attributes(attribute, lists: str = wordlists.DEFAULT_LISTS) -> list:
     return resolve_attributes(attribute, lists)
 
 
+def group_word_rows(emb: Embedding, attribute, max_missing: float) -> list[np.ndarray]:
+    """Each group's rows in ``emb``: the group's words of the defining sets and its group words
+    (lower-case fallback, each row once). More than ``max_missing`` of a group's words
+    missing is a :class:`~embdebias.errors.MissingWordsError` naming the group and the words."""
+    out = []
+    for g, group in enumerate(attribute.groups):
+        words = list(dict.fromkeys([s[g] for s in attribute.defining_sets]
+                                   + list(attribute.group_words.get(group, ()))))
+        found, _ = rows_with_lowercase(emb.words, words)
+        missing = [w for w, r in zip(words, found) if r < 0]
+        if not words or len(missing) / len(words) > max_missing:
+            raise MissingWordsError(
+                f"{attribute.name} words of group {group!r}: {len(missing)} of {len(words)} are not in {emb.name} "
+                f"(more than max_missing {max_missing:.0%}): {', '.join(map(repr, missing[:20]))}", missing)
+        out.append(np.unique(found[found >= 0]))
+    return out
+
+
 class LEACE(LinearDebiaser):
     """LEAst-squares Concept Erasure (Belrose et al. 2023), its orth form, with a certificate.
 
@@ -211,12 +229,13 @@ class LEACE(LinearDebiaser):
 
     Parameters
     ----------
-    method : {"leace", "orth"}, default "leace"
+    eraser : {"leace", "orth"}, default "leace"
         Whitened (least-squares) eraser, or the orthogonal projection off the
-        cross-covariance (mean projection).
-    rank : int, optional
-        Remove only the top ``rank`` directions (not guarded: the certificate is
-        reported, not enforced); None (default): all of them.
+        cross-covariance (mean projection). (Not ``method``: that is the command
+        line's choice of debiaser.)
+    n_directions : int, optional
+        Remove only the top ``n_directions`` directions (not guarded: the certificate
+        is reported, not enforced); None (default): all of them.
     shrinkage : None, "oas" or float in [0, 1], default None
         Shrinkage of the covariance (LEACE only).
     labels : {"projection", "group_words"}, default "projection"
@@ -264,10 +283,12 @@ class LEACE(LinearDebiaser):
     """
 
     _suffix = "leace"
+    #: One map erases several attributes (``attribute=["gender", "race"]``).
+    several_attributes = True
     _array_shapes = {"map_": ("d", "d"), "offset_": ("d",)}
     _parameter_constraints = {
-        "method": [StrOptions({"leace", "orth"})],
-        "rank": [Interval(Integral, 1, None, closed="left"), None],
+        "eraser": [StrOptions({"leace", "orth"})],
+        "n_directions": [Interval(Integral, 1, None, closed="left"), None],
         "shrinkage": [StrOptions({"oas"}), Interval(Real, 0, 1, closed="both"), None],
         "labels": [StrOptions(set(LABELS))],
         "neutral": ["boolean"],
@@ -283,14 +304,14 @@ class LEACE(LinearDebiaser):
         "chunk_rows": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, method: str = "leace", *, rank: int | None = None, shrinkage=None,
+    def __init__(self, eraser: str = "leace", *, n_directions: int | None = None, shrinkage=None,
                  labels: str = "projection", neutral: bool = False, normalize: bool = False,
                  certificate_tol: float = CERTIFICATE_TOL, fraction: float = _labels.FRACTION,
                  max_words: int = _labels.MAX_WORDS, max_missing: float = 0.2, subspace=None,
                  lists: str = wordlists.DEFAULT_LISTS, attribute=None, random_state: int = 0,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS):
-        self.method = method
-        self.rank = rank
+        self.eraser = eraser
+        self.n_directions = n_directions
         self.shrinkage = shrinkage
         self.labels = labels
         self.neutral = neutral
@@ -306,7 +327,7 @@ class LEACE(LinearDebiaser):
         self.chunk_rows = chunk_rows
 
     def _erasure_method(self) -> str:
-        return self.method
+        return self.eraser
 
     # -- fitting -----------------------------------------------------------------
 
@@ -350,20 +371,9 @@ class LEACE(LinearDebiaser):
         return _Sample(attr.name, groups, lw.rows[at][keep], labels[keep].astype(np.int64))
 
     def _group_word_sample(self, emb: Embedding, attr) -> _Sample:
-        rows, labels = [], []
-        for g, group in enumerate(attr.groups):
-            words = list(dict.fromkeys([s[g] for s in attr.defining_sets] + list(attr.group_words.get(group, ()))))
-            found, _ = rows_with_lowercase(emb.words, words)
-            missing = [w for w, r in zip(words, found) if r < 0]
-            if words and len(missing) / len(words) > self.max_missing:
-                raise MissingWordsError(
-                    f"{attr.name} labels (group {group!r}): {len(missing)} of {len(words)} words are not in "
-                    f"{emb.name} (more than max_missing {self.max_missing:.0%}): {', '.join(map(repr, missing[:20]))}",
-                    missing)
-            own = np.unique(found[found >= 0])
-            rows.append(own)
-            labels.append(np.full(len(own), g))
-        return _Sample(attr.name, tuple(attr.groups), np.concatenate(rows), np.concatenate(labels).astype(np.int64))
+        rows = group_word_rows(emb, attr, float(self.max_missing))
+        labels = np.concatenate([np.full(len(r), g) for g, r in enumerate(rows)]).astype(np.int64)
+        return _Sample(attr.name, tuple(attr.groups), np.concatenate(rows), labels)
 
     def _check_sample(self, sample: _Sample, emb: Embedding) -> None:
         counts = sample.counts()
@@ -377,7 +387,7 @@ class LEACE(LinearDebiaser):
                 f"{sample.name} labels in {emb.name}: group {small!r} has {counts.min()} fitting words ({found}), "
                 f"fewer than the {emb.dim} (the dimension) a stable covariance needs without shrinkage; "
                 f"shrinkage='oas' shrinks the covariance toward a multiple of the identity (more, the fewer the "
-                f"words), which keeps the certificate exact and moves the edit toward orth's, or use method='orth'")
+                f"words), which keeps the certificate exact and moves the edit toward orth's, or use eraser='orth'")
 
     def _statistics(self, emb: Embedding, samples: list) -> tuple[Moments, list]:
         """One read of the fitting rows: the pooled mean and covariance, and each attribute's cross-covariance
@@ -408,7 +418,7 @@ class LEACE(LinearDebiaser):
                 rho = oas_shrinkage(covariance, pooled.n) if self.shrinkage == "oas" else float(self.shrinkage)
                 covariance = shrink(covariance, rho)
         cross = np.hstack([m.cross_covariance for m in per])
-        fitted = erasure_map(pooled.mean_x, covariance, cross, method=method, rank=self.rank)
+        fitted = erasure_map(pooled.mean_x, covariance, cross, method=method, rank=self.n_directions)
         self.map_, self.offset_ = fitted.linear, fitted.offset
         self.rank_removed_ = fitted.rank
         self.singular_values_ = fitted.singular_values
@@ -434,12 +444,12 @@ class LEACE(LinearDebiaser):
                     f"{name} labels in {emb.name}: the fitted eraser leaves a cross-covariance of {c.edited:.3g} "
                     f"(bound {self.certificate_tol:g} x {c.before:.3g} before erasure): numerical rank trouble "
                     f"({fitted.dropped} covariance eigenvalue(s) treated as zero); try shrinkage='oas' or "
-                    f"method='orth'")
+                    f"eraser='orth'")
 
     # -- reporting ---------------------------------------------------------------
 
     def run_info(self, embedding: Embedding) -> dict:
-        info = {"method": self._erasure_method(), "rank_removed": self.rank_removed_,
+        info = {"eraser": self._erasure_method(), "rank_removed": self.rank_removed_,
                 "fitting_words": self.n_fitting_words_, "certificate": self.certificate_["edited"],
                 "certificate_normalized": self.certificate_["normalized"]}
         if self.shrinkage_:
@@ -450,25 +460,25 @@ class LEACE(LinearDebiaser):
 
 
 class SAL(LEACE):
-    """Spectral Attribute removaL (Shao, Ravfogel et al., EACL 2023): the top ``rank`` left
-    singular vectors of the cross-covariance projected out, ``x' = x (I - U U^T)``, no offset.
+    """Spectral Attribute removaL (Shao, Ravfogel et al., EACL 2023): the top ``n_directions``
+    left singular vectors of the cross-covariance projected out, ``x' = x (I - U U^T)``, no offset.
 
-    With ``rank=None`` (all the cross-covariance's directions, ``k - 1`` for ``k``
-    groups) its linear part is orth's and it is guarded; a smaller rank is not (its
+    With ``n_directions=None`` (all the cross-covariance's directions, ``k - 1`` for ``k``
+    groups) its linear part is orth's and it is guarded; fewer are not (its
     certificate is reported). The published setting, rank 2 on INLP's three classes,
-    is ``SAL(rank=2, neutral=True)``. Other parameters as :class:`LEACE` (no
+    is ``SAL(2, neutral=True)``. Other parameters as :class:`LEACE` (no
     covariance: no shrinkage and no minimum group size).
     """
 
     _suffix = "sal"
-    _parameter_constraints = {k: v for k, v in LEACE._parameter_constraints.items() if k not in ("method", "shrinkage")}
+    _parameter_constraints = {k: v for k, v in LEACE._parameter_constraints.items() if k not in ("eraser", "shrinkage")}
 
-    def __init__(self, rank: int | None = None, *, labels: str = "projection", neutral: bool = False,
+    def __init__(self, n_directions: int | None = None, *, labels: str = "projection", neutral: bool = False,
                  normalize: bool = False, certificate_tol: float = CERTIFICATE_TOL,
                  fraction: float = _labels.FRACTION, max_words: int = _labels.MAX_WORDS, max_missing: float = 0.2,
                  subspace=None, lists: str = wordlists.DEFAULT_LISTS, attribute=None, random_state: int = 0,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS):
-        self.rank = rank
+        self.n_directions = n_directions
         self.labels = labels
         self.neutral = neutral
         self.normalize = normalize
