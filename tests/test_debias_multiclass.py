@@ -289,5 +289,5 @@ def test_debias_file_refuses_a_binary_method_for_race_before_any_work(tmp_path):
 def test_the_table_says_which_methods_handle_k_groups():
     from embdebias.debias import DEBIASERS
 
-    assert [n for n, s in DEBIASERS.items() if s.handles(3)] == ["soft", "hard", "inlp", "rlace"]
+    assert [n for n, s in DEBIASERS.items() if s.handles(3)] == ["soft", "hard", "inlp", "rlace", "leace", "sal", "conceptor"]
     assert all(s.handles(2) for s in DEBIASERS.values())
