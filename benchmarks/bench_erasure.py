@@ -73,8 +73,7 @@ def ce_worker(source: str, target: str) -> None:
     x, z, vocab = (torch.from_numpy(data[k]).to(torch.float64) for k in ("x", "z", "vocab"))
     out = {}
     for method in ("leace", "orth"):
-        fitter = LeaceFitter.fit(x, z, method=method, shrinkage=False, constrain_cov_trace=False, svd_tol=1e-12,
-                                 dtype=torch.float64)
+        fitter = LeaceFitter.fit(x, z, method=method, shrinkage=False, constrain_cov_trace=False, svd_tol=1e-12)
         out[method] = fitter.eraser(vocab).numpy()
     version = getattr(concept_erasure, "__version__", None)
     if version is None:
