@@ -52,6 +52,10 @@ class Debiaser(TransformerMixin, BaseEstimator):
                   also: Callable[[int, np.ndarray], None] | None = None) -> Embedding:
         """A new, debiased embedding with unit-length rows (zero rows stay zero).
 
+        Except for a debiaser whose ``normalize`` parameter is False (the concept
+        erasers of :mod:`embdebias.debias.leace`, by default): its guarantee is for the
+        affine output, so rows are returned as the map leaves them.
+
         Parameters
         ----------
         embedding : Embedding or gensim KeyedVectors

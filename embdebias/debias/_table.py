@@ -10,7 +10,8 @@ method is a new :class:`~embdebias.debias._base.Debiaser` subclass and one
   keywords of the lists it declares (:data:`LIST_KEYWORDS`), ``random_state=`` if it
   is ``seeded``, and its own :class:`Param` names;
 * ``fit(embedding)`` and ``transform(embedding, out=path, progress=..., also=...)``
-  (the :class:`~embdebias.debias._base.Debiaser` contract: unit-length rows);
+  (the :class:`~embdebias.debias._base.Debiaser` contract: unit-length rows, unless the
+  estimator's ``normalize`` is False, as for the erasers of :mod:`embdebias.debias.leace`);
 * optionally ``run_info(embedding)`` (what ``report.json`` records about the fit) and
   the classmethod ``report_lines(info)`` (its lines in the report's "Run" section).
 
