@@ -29,15 +29,16 @@ BASE = {"groups": ["female", "male"], "defining_sets": [["she", "he"], ["woman",
 
 
 def tree(root: Path) -> dict:
-    """Every entry under ``root`` (relative path -> bytes, None for a directory, the target for a link,
-    "special" for a FIFO or device: other tests of the session leave FIFOs in the shared temporary
-    root, and reading one would wait for a writer forever)."""
+    """Every entry under ``root``: relative path -> (size, mtime) of a file, None for a directory, the
+    target of a link, "special" for a FIFO or device. Nothing is read: the session's temporary
+    root holds other tests' FIFOs (reading one waits for a writer forever) and large files."""
     out = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
             p = Path(dirpath) / name
-            out[str(p.relative_to(root))] = (f"-> {os.readlink(p)}" if p.is_symlink() else
-                                             None if p.is_dir() else p.read_bytes() if p.is_file() else "special")
+            st = p.lstat()
+            out[str(p.relative_to(root))] = (f"-> {os.readlink(p)}" if p.is_symlink() else None if p.is_dir()
+                                             else (st.st_size, st.st_mtime_ns) if p.is_file() else "special")
     return out
 
 
