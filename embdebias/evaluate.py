@@ -426,7 +426,9 @@ def _attribute_suite(names, attribute, options: dict, explicit: bool) -> list:
     if attribute.uses_gender_lists:  # the published suite, every metric of gender's own data in it
         return [get_metric(m) for m in names]
     if not explicit:
-        names = list(names) + [n for n, m in METRICS.items() if n not in names and m.scope != "gender"]
+        # (not a quality metric outside the suite: it needs data of its own, ValNorm a lexicon)
+        names = list(names) + [n for n, m in METRICS.items() if n not in names and m.scope != "gender"
+                                and m.kind != "quality"]
     return [metric for metric in map(get_metric, names) if _measures(metric, attribute, options, explicit)]
 
 
