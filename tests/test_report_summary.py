@@ -208,7 +208,7 @@ def test_score_takes_a_users_weat_file_and_names_a_bad_key(tmp_path, emb, capsys
     bad.write_text(json.dumps([{k: v for k, v in mine.items() if k != "B"}]), encoding="utf-8")
     assert main(["-q", "score", str(path), "--tests", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert "bad.json" in err and "'my_test'" in err and "set B" in err
+    assert "bad.json" in err and "'my_test'" in err and "B: expected an object" in err
 
 
 def test_a_run_with_quality_but_no_bias_number_is_unscorable():
