@@ -2968,6 +2968,20 @@ U_ACTIONS = {"params": p_action, "attribute": a_action, "weat-tests": w_action, 
              "fairness-csv": f_action}
 
 
+def u_warm_up(kinds: list, seed: int, root: Path) -> None:
+    """Run each user kind's action once on a valid case in the parent: what it imports (the debiasers,
+    scikit-learn) is then imported before the children fork, so no child spends its timeout importing."""
+    for kind in kinds:
+        for i in range(50):
+            case = U_MAKERS[kind](i, np.random.default_rng([seed, i, 21]))
+            if isinstance(case.expect, dict):
+                where = root / f"warm-{kind}"
+                write_files(where, case.files)
+                U_ACTIONS[kind](where / case.entry)
+                shutil.rmtree(where, ignore_errors=True)
+                break
+
+
 def u_classify(case: SCase, got: dict) -> tuple[str, str]:
     """The class of a user-file case's outcome (vector cases: :func:`s_classify`)."""
     if got.get("hang"):
@@ -3004,13 +3018,8 @@ def structured_campaign(opts) -> tuple[list, float]:
     import embdebias.io.word2vec_bin  # noqa: F401
 
     kinds = tuple(opts.kinds or S_ALL_KINDS)
-    if any(k in U_KINDS for k in kinds):
-        import embdebias.fairness  # noqa: F401
-        import embdebias.sweep.config  # noqa: F401
-        from embdebias.debias import load_fitted  # noqa: F401
-        if "params" in kinds:
-            p_state()
     root = Path(tempfile.mkdtemp(prefix="efz-s-"))
+    u_warm_up([k for k in kinds if k in U_KINDS], opts.seed, root)
     t0 = time.monotonic()
     results = []
     try:
@@ -3050,6 +3059,12 @@ def structured_report(results: list, elapsed: float, opts) -> str:
                  + " | ".join(f"**{sum(table[k, c] for k in kinds)}**" for c in S_CLASSES) + " |")
     bad = [(case, cls, detail) for case, cls, detail in results if cls in S_BAD]
     lines += ["", f"bad cases: {len(bad)}", ""]
+    by_case = collections.Counter((case.kind, case.desc if case.kind in U_KINDS else "", cls)
+                                  for case, cls, _ in bad)
+    if any(case.kind in U_KINDS for case, _, _ in bad):
+        lines += ["| kind | case | outcome | count |", "|---|---|---|---|"]
+        lines += [f"| {k} | {d} | {c} | {n} |" for (k, d, c), n in sorted(by_case.items()) if k in U_KINDS]
+        lines.append("")
     for case, cls, detail in bad[:40]:
         lines.append(f"- case {case.index} {case.kind} ({case.desc}): {cls}: {detail}")
     return "\n".join(lines)

@@ -32,7 +32,7 @@ gender direction.
        reported on the others, vectors from the tested embedding (unit-normalized).
        ``svm_gamma`` is scikit-learn's default ``"scale"`` (``1 / (d var(X))``) unless
        told otherwise; Gonen & Goldberg and the Double-Hard authors used ``"auto"``
-       (``1 / d``), and the two differ (hard debias on their GloVe: 0.963 with
+       (``1 / d``), and the two differ (hard debias on GloVe 6B 50d: 0.963 with
        ``"scale"`` against 0.896 with ``"auto"``): compare a number only with one of the
        same setting, which the result (``svm_gamma``) and the report's parameters record.
     5. **Bias by neighbours.** For those ``2 * n_classify`` words, the
