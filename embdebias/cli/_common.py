@@ -148,3 +148,15 @@ def one_line(message: str, limit: int = 600) -> str:
     """An error message as one line of bounded length, whatever input it quotes."""
     message = message.replace("\r", "\\r").replace("\n", "\\n")
     return message if len(message) <= limit else f"{message[:limit]}... ({len(message) - limit:,} more characters)"
+
+
+def emit_text(args, text: str, say) -> None:
+    """A command's text result: written atomically to ``--out`` (never over an input), else printed."""
+    if args.out:
+        from .._atomic import atomic_file
+
+        with atomic_file(args.out, inputs=args.inputs) as tmp:
+            tmp.write_text(text + "\n", encoding="utf-8")
+        say(f"wrote {args.out}")
+    else:
+        print(text)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ._common import force_opt, input_opts, lists_opt, load_many, prepare_output
+from ._common import emit_text, force_opt, input_opts, lists_opt, load_many, prepare_output
 
 
 def add_parser(sub, parents) -> None:
@@ -49,12 +49,5 @@ def run_reliability(args, say) -> int:
     words = wordlists.load_words(args.words) if args.words else None
     result = reliability(embeddings, words, lists=args.lists, random_state=args.random_state)
     text = json.dumps(result, indent=2) if args.json else markdown(result)
-    if args.out:
-        from .._atomic import atomic_file
-
-        with atomic_file(args.out, inputs=args.inputs) as tmp:
-            tmp.write_text(text + "\n", encoding="utf-8")
-        say(f"wrote {args.out}")
-    else:
-        print(text)
+    emit_text(args, text, say)
     return 0

@@ -6,7 +6,7 @@ import json
 import sys
 
 from ..pipeline.options import add_arguments
-from ._common import attribute_opt, force_opt, input_opts, lists_opt, load_many, prepare_output, scoring_opts
+from ._common import attribute_opt, emit_text, force_opt, input_opts, lists_opt, load_many, prepare_output, scoring_opts
 
 #: Exit status when nothing could be scored (the report's first line says so and why).
 UNSCORABLE = 3
@@ -102,14 +102,7 @@ def run_score(args, say) -> int:
                         progress=not args.quiet and sys.stderr.isatty(), **options)
                for a in attrs}
     text = _text(reports, args.json)
-    if args.out:
-        from .._atomic import atomic_file
-
-        with atomic_file(args.out, inputs=args.inputs) as tmp:
-            tmp.write_text(text + "\n", encoding="utf-8")
-        say(f"wrote {args.out}")
-    else:
-        print(text)
+    emit_text(args, text, say)
     from ..report.summary import scored
 
     if not any(scored(r) for r in reports.values()):
