@@ -311,3 +311,29 @@ def test_run_with_lexicons_reports_validity_per_method(emb, tmp_path, capsys):
     for method in ("hard", "soft"):
         assert f"{method} keeps ValNorm r " in section and "and brings WAT r from " in section
     assert f"--lexicon valnorm={lexicon} --lexicon wat={lexicon}" in md  # the reproduce command repeats them
+
+
+def _agreement_dict():
+    return {"families": ["weat", "direct_bias", "ect"], "columns": ["a", "b", "c", "d"],
+            "tau": [[1.0, 0.33, -1.0], [0.33, 1.0, None], [-1.0, None, 1.0]],
+            "ci_low": [[1.0, -0.2, -1.0], [-0.2, 1.0, None], [-1.0, None, 1.0]],
+            "ci_high": [[1.0, 0.9, -0.33], [0.9, 1.0, None], [-0.33, None, 1.0]], "n_boot": 200, "level": 0.95,
+            "unit": "columns"}
+
+
+def test_agreement_figure_annotates_every_cell_with_its_interval():
+    from embdebias.report._notebook import ReportFigure
+    from embdebias.report.figures import agreement_caption, agreement_figure
+
+    fig = agreement_figure(_agreement_dict())
+    assert isinstance(fig, ReportFigure)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts[:3] == ["1.00", "0.33\n[-0.20, 0.90]", "-1.00\n[-1.00, -0.33]"]
+    assert texts[5] == "n/a" and texts.count("1.00") == 3  # the diagonal has no interval
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["weat", "direct_bias", "ect"]
+    assert fig.axes[0].images[0].get_clim() == (-1, 1)
+    caption = agreement_caption(_agreement_dict())
+    assert "4 columns" in caption and "fairer first" in caption and "200 resamples" in caption
+    assert fig._repr_png_()[:4] == b"\x89PNG"
+    with pytest.raises(EmbdebiasError, match="three or more columns"):
+        agreement_figure({"families": ["weat"], "columns": ["a", "b"]})

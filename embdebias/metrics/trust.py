@@ -343,8 +343,8 @@ def agreement_matrix(report, samples: dict, n_boot: int = 200, seed=0, level: fl
     Returns
     -------
     dict
-        ``{"families", "columns", "tau": matrix, "ci_low": matrix, "ci_high": matrix}`` (NaN
-        as None where a ranking is constant).
+        ``{"families", "columns", "tau": matrix, "ci_low": matrix, "ci_high": matrix, "n_boot",
+        "level", "unit": "columns"}`` (NaN as None where a ranking is constant).
     """
     if len(report.embeddings) < 3:
         return None
@@ -367,7 +367,7 @@ def agreement_matrix(report, samples: dict, n_boot: int = 200, seed=0, level: fl
         return [[None if not np.isfinite(v) else float(v) for v in row] for row in m]
 
     return {"families": names, "columns": list(report.embeddings), "tau": clean(tau), "ci_low": clean(low),
-            "ci_high": clean(high), "n_boot": n_boot}
+            "ci_high": clean(high), "n_boot": n_boot, "level": level, "unit": "columns"}
 
 
 # -- the evaluation's trust readings ---------------------------------------------------------------------

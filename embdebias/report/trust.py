@@ -119,7 +119,8 @@ def agreement_lines(report) -> list[str]:
             lo, hi = min(pairs), max(pairs)
             lines.append(f"**Agreement between metrics.** Over the {len(agree['columns'])} columns, {hi[1]} and "
                          f"{hi[2]} rank them most alike (Kendall's tau {_num(hi[0])}), {lo[1]} and {lo[2]} least "
-                         f"(tau {_num(lo[0])}); with so few columns a tau is coarse, the intervals say how coarse.")
+                         f"(tau {_num(lo[0])}); with so few columns a tau is coarse, the intervals say how coarse. "
+                         + _FIGURE_SENTENCE)
         lines += ["", "| Kendall's tau [95 % interval] | " + " | ".join(fams) + " |",
                   "| --- |" + " --- |" * len(fams)]
         for i, fam in enumerate(fams):
@@ -134,6 +135,11 @@ def agreement_lines(report) -> list[str]:
                       f"{', '.join(names)} correlate at Spearman rho {_num(worst[0])} or more (lowest: {worst[1]} "
                       f"and {worst[2]})."]
     return lines + [""]
+
+
+#: Where the heat map of the agreement is (one sentence of the section).
+_FIGURE_SENTENCE = ("The heat map `agreement.png` of a run (in Python: `embdebias.report.figures.agreement_figure"
+                    "(report)`) draws the table below with each tau's interval.")
 
 
 def _shade(value) -> str:
