@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ..metrics.trust import WORD_MEASURES
 from .model import metric_of
 
 #: Cronbach's alpha and ICC read as in the psychometric literature Du et al. (2021) follow.
@@ -74,15 +75,20 @@ def consistency_lines(report) -> list[str]:
     if not c:
         note = report.trust.get("consistency_note", "not computed")
         return [f"**Base pairs.** Internal consistency across base pairs not computed: {note}.", ""]
-    measures = [m for m in ("projection", "ripa", "association") if m in c]
+    measures = [m for m in WORD_MEASURES if m in c]
     alphas = {m: c[m]["alpha"] for m in measures}
-    low = [m for m, a in alphas.items() if _grade(a) == "poor"]
+    low = [_MEASURE_NAMES.get(m, m) for m, a in alphas.items() if _grade(a) == "poor"]
     sentence = ("the pairs tell the same story, so the direction-based numbers do not hang on one pair"
                 if not low else f"the pairs disagree for {', '.join(low)}: a number along one direction "
                                  "depends on which pairs defined it")
     return [f"**Base pairs.** With each of the {len(c['pairs'])} definitional pairs as its own direction over "
             f"{c['n_words']} neutral words of {c['embedding']}, Cronbach's alpha is "
-            + ", ".join(f"{_num(a)} ({m}, {_grade(a)})" for m, a in alphas.items()) + f": {sentence}.", ""]
+            + ", ".join(f"{_num(a)} ({_MEASURE_NAMES.get(m, m)}, {_grade(a)})" for m, a in alphas.items())
+            + f": {sentence}.", ""]
+
+
+#: A per-word measure's name where its key alone is ambiguous ("residual": also the residual tests).
+_MEASURE_NAMES = {"residual": "residual direction"}
 
 
 def reliability_lines(report) -> list[str]:
