@@ -382,7 +382,8 @@ def agreement_figure(source):
     Each cell is coloured by tau (-1 blue: the two families rank the columns in reverse; 1 red:
     alike) and annotated with tau and its interval; the diagonal is 1 by definition and left
     without an interval. Each family ranks in its own direction, fairer first (the ``"fairer"`` of
-    its headline), so a tau says whether two families agree on which column is fairer.
+    its headline; a sweep's quality metric, the best first), so a tau says whether two families
+    agree on which column is fairer.
 
     Parameters
     ----------
@@ -401,6 +402,8 @@ def agreement_figure(source):
     EmbdebiasError
         No agreement to draw (fewer than three columns or two families, or trust off).
     """
+    from matplotlib import colormaps
+
     from ._notebook import ReportFigure as Figure
 
     agreement = _agreement_of(source)
@@ -409,8 +412,6 @@ def agreement_figure(source):
     tau = np.array([[np.nan if v is None else v for v in row] for row in agreement["tau"]], dtype=np.float64)
     fig = Figure(figsize=(2.4 + 1.25 * k, 1.6 + 0.95 * k), layout="constrained")
     ax = fig.subplots()
-    from matplotlib import colormaps
-
     image = ax.imshow(np.ma.masked_invalid(tau), vmin=-1, vmax=1, cmap=colormaps["RdBu_r"].with_extremes(bad="0.85"))
     for i in range(k):
         for j in range(k):
