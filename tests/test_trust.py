@@ -168,7 +168,8 @@ def test_evaluate_trust_section_and_json_round_trip(emb, tmp_path):
     section = text[text.index("### How far to trust these numbers"):]
     for needle in ("**Seed words.**", "**Base pairs.**", "**Training seeds.**", "**Agreement between metrics.**",
                    "**Validity against human norms.**", "leave-one-out range", "Kendall's tau",
-                   "(residual direction, ", "agreement_figure(report)"):
+                   "(residual direction, ", "association, residual direction, sc_weat correlate",
+                   "agreement_figure(report)"):
         assert needle in section
     again = Report.from_dict(json.loads(json.dumps(report.to_dict())))
     assert again.trust == report.trust

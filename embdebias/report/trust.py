@@ -137,9 +137,10 @@ def agreement_lines(report) -> list[str]:
     if words:
         names, m = words["measures"], words["matrix"]
         worst = min((m[i][j], names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names)))
+        said = {n: _MEASURE_NAMES.get(n, n) for n in names}
         lines += ["", f"At word level (the neutral words of {report.embeddings[0]}), the per-word scores of "
-                      f"{', '.join(names)} correlate at Spearman rho {_num(worst[0])} or more (lowest: {worst[1]} "
-                      f"and {worst[2]})."]
+                      f"{', '.join(said.values())} correlate at Spearman rho {_num(worst[0])} or more (lowest: "
+                      f"{said[worst[1]]} and {said[worst[2]]})."]
     return lines + [""]
 
 
