@@ -213,3 +213,19 @@ def test_summary_draws_the_agreement_heat_map_and_its_table(tmp_path):
     assert "![agreement between the metrics](agreement.png)" in text
     w, e = agreed["families"].index("weat"), agreed["families"].index("ect")
     assert f"[{agreed['ci_low'][w][e]:.3g}, {agreed['ci_high'][w][e]:.3g}]" in text
+
+
+def test_tau_of_each_resample_equals_tau_b_of_the_drawn_points():
+    import numpy as np
+
+    from embdebias.metrics.trust import kendall_tau_b
+    from embdebias.sweep.summary import _tau_draws
+
+    rng = np.random.default_rng(3)
+    x, y = rng.integers(0, 5, 12).astype(float), rng.integers(0, 4, 12).astype(float)  # many ties
+    idx = np.random.default_rng(9).integers(0, 12, size=(300, 12))
+    direct = kendall_tau_b(x[idx], y[idx])  # every pair of every resample, one by one
+    direct = direct[np.isfinite(direct)]
+    got = _tau_draws(x, y, 300, np.random.default_rng(9))
+    assert got.size == direct.size > 250
+    np.testing.assert_allclose(got, direct, rtol=0, atol=1e-15)
