@@ -7,6 +7,12 @@ Fidelity, each against an independent transcription written here from the papers
   Fleiss 1979) on a seeded fixture, from sums of squares accumulated element by element;
   ``--du-code DIR``: also against Du et al.'s own ``reliability_metrics.py`` (MIT) imported
   from a scratch checkout outside the repository (nothing of it is copied here);
+* Cronbach's alpha across the definitional pairs of each per-word measure (direct bias's
+  projection, RIPA, the association and the residual direction) on the synthetic embedding,
+  every score computed one cosine at a time from the papers' definitions (the residual
+  direction: Gonen & Goldberg's ``cos(w, unit(x) - unit(y))`` with each pair in place of
+  ``he - she``, as Du et al. take each base pair as a measure's direction), then the alpha
+  transcription (and Du et al.'s ``cronbachs_alpha`` with ``--du-code``);
 * ValNorm's per-word SC-WEAT effect sizes (Toney & Caliskan 2021) against the published
   procedure done word by word (cosines one at a time, ``statistics.stdev``) on a synthetic
   lexicon;
@@ -124,6 +130,66 @@ def _du_module(path: str | None):
     return module
 
 
+def pair_scores_by_hand(emb, words, pairs) -> dict:
+    """Each measure's (words x pairs) scores one cosine at a time: projection cos(w, x - y), RIPA
+    w . (x - y) / |x - y|, association cos(w, x) - cos(w, y), residual direction cos(w, x/|x| - y/|y|)."""
+    index = {w: i for i, w in enumerate(emb.words)}
+
+    def vec(word):
+        return emb.vectors[index[word]].astype(float).tolist()
+
+    def dot(u, v):
+        return sum(p * q for p, q in zip(u, v))
+
+    def norm(u):
+        return math.sqrt(dot(u, u))
+
+    def cos(u, v):
+        return dot(u, v) / (norm(u) * norm(v))
+
+    out = {"projection": [], "ripa": [], "association": [], "residual": []}
+    for word in words:
+        w = vec(word)
+        rows = {m: [] for m in out}
+        for x, y in pairs:
+            vx, vy = vec(x), vec(y)
+            diff = [p - q for p, q in zip(vx, vy)]
+            rows["projection"].append(cos(w, diff))
+            rows["ripa"].append(dot(w, diff) / norm(diff))
+            rows["association"].append(cos(w, vx) - cos(w, vy))
+            rows["residual"].append(cos(w, [p / norm(vx) - q / norm(vy) for p, q in zip(vx, vy)]))
+        for m in out:
+            out[m].append(rows[m])
+    return out
+
+
+def check_consistency(emb, du_code: str | None) -> list[str]:
+    from embdebias import wordlists
+    from embdebias.metrics.trust import WORD_MEASURES, internal_consistency, pair_scores
+
+    vocab = set(emb.words)
+    words = [w for w in wordlists.professions() if w in vocab][:60]
+    pairs = [p for p in wordlists.definitional_pairs() if p[0] in vocab and p[1] in vocab]
+    ours = internal_consistency(pair_scores(emb, words, pairs, lowercase=False))
+    by_hand = pair_scores_by_hand(emb, words, pairs)
+    du = _du_module(du_code)
+    lines = ["## Cronbach's alpha across the base pairs", "",
+             f"On the synthetic embedding, {len(words)} professions x {len(pairs)} definitional pairs, each pair "
+             "its own direction; the scores computed one cosine at a time, then the transcription of the alpha "
+             "formula" + (" and Du et al.'s `cronbachs_alpha`" if du is not None else "") + ":", "",
+             "| measure | alpha | difference from the transcription | within 1e-12 |"
+             + (" difference from Du et al.'s | within 1e-12 |" if du is not None else ""),
+             "| --- | --- | --- | --- |" + (" --- | --- |" if du is not None else "")]
+    for m in WORD_MEASURES:
+        diff = abs(ours[m]["alpha"] - alpha_by_hand(by_hand[m]))
+        row = f"| {m} | {ours[m]['alpha']:.4f} | {diff:.1e} | {'yes' if diff <= 1e-12 else 'NO'} |"
+        if du is not None:
+            theirs = abs(ours[m]["alpha"] - du.cronbachs_alpha(np.array(by_hand[m]).T))
+            row += f" {theirs:.1e} | {'yes' if theirs <= 1e-12 else 'NO'} |"
+        lines.append(row)
+    return lines + [""]
+
+
 def check_valnorm(emb) -> list[str]:
     import tempfile
 
@@ -237,7 +303,8 @@ def main(argv=None) -> int:
     lines = ["# Trust readings: fidelity and cost (issue 34)", "",
              f"Written by `python benchmarks/bench_trust.py {' '.join(argv if argv is not None else sys.argv[1:])}`.",
              ""]
-    lines += check_reliability(args.du_code) + check_valnorm(synthetic) + check_loo(synthetic)
+    lines += check_reliability(args.du_code) + check_consistency(synthetic, args.du_code)
+    lines += check_valnorm(synthetic) + check_loo(synthetic)
     lines += check_speed(target, args.rounds)
     from embdebias._atomic import atomic_file
 

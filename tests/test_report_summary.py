@@ -132,6 +132,8 @@ def test_the_run_figures_are_drawn_with_captions_tied_to_the_tables(emb, tmp_pat
         r.add(name, "residual", "gender", "cluster_accuracy", acc)
     figures = run_figures(cols, r, tmp_path)
     assert set(figures) == set(RUN_FIGURES)
+    # two columns: no ranking for the metric families to agree on, and the figure says so
+    assert "three or more columns" in figures.pop("agreement.png")["error"]
     for file, fig in figures.items():
         assert "caption" in fig, fig
         assert (tmp_path / file).stat().st_size > 1000

@@ -112,5 +112,8 @@ def test_the_default_run_compares_its_methods_and_states_its_expected_shortfalls
     assert "| original | 1.000 [1.00, 1.00] |" in md and "| hard | 0.910 [0.89, 0.93]<br>Δ -0.090 (values) |" in md
     assert "- **Gender is still recoverable after every method** (2 of 2)" in md
     assert "![bias left against quality kept](tradeoff.png)" in md and (out / "tradeoff.png").stat().st_size > 1000
+    # three columns: the metric families' agreement is drawn, and the trust section says where
+    assert "![agreement between metric families](agreement.png)" in md and (out / "agreement.png").stat().st_size > 1000
+    assert "The heat map `agreement.png` of a run" in md
     assert "Why values lie outside their own interval ('soft' gender_intelligence_sensitivity" in md  # ECT
     assert "he - she" not in md and "male - female" not in md  # one sign convention: she - he, female - male

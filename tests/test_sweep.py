@@ -140,3 +140,92 @@ def test_command(emb_path, tmp_path, capsys):
     assert main(["sweep", str(bad), "--out-dir", str(tmp_path / "o2")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "methods.soft" in err
+
+
+def _heads(n_points=8, seed=0):
+    """Headlines of ``n_points`` points by three bias metrics and one quality metric: ``ect``
+    follows ``weat`` with noise, ``rnsb`` is independent, ``similarity`` (higher is better) falls
+    as ``weat``'s bias falls."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    weat = rng.uniform(0, 1, n_points)
+    values = {"weat": weat, "ect": weat + rng.normal(0, 0.15, n_points), "rnsb": rng.uniform(0, 1, n_points),
+              "similarity": weat + rng.normal(0, 0.05, n_points)}
+    return pd.DataFrame([{"key": f"p{i}", "metric": m, "fairer": "higher" if m == "similarity" else "lower",
+                          "value": v[i]} for m, v in values.items() for i in range(n_points)])
+
+
+def test_agreement_over_points_is_rankings_tau_with_seeded_point_intervals(monkeypatch):
+    import numpy as np
+
+    from embdebias.sweep import summary
+    from embdebias.sweep.summary import agreement, rankings
+
+    heads = _heads()
+    ranks, tau = rankings(heads)
+    agreed = agreement(ranks, n_boot=400)
+    names = agreed["families"]
+    assert names == list(tau.columns) and agreed["unit"] == "points" and len(agreed["columns"]) == 8
+    got = np.array([[np.nan if v is None else v for v in row] for row in agreed["tau"]])
+    np.testing.assert_allclose(got, tau.to_numpy(dtype=float), atol=1e-12)  # scipy's tau-b, fairer first
+    w, e, s = names.index("weat"), names.index("ect"), names.index("similarity")
+    assert agreed["tau"][w][e] > 0.5 and agreed["tau"][w][s] < -0.5  # less bias, less quality: opposite ranks
+    for i in range(len(names)):
+        assert agreed["ci_low"][i][i] is None  # the diagonal: 1, no interval
+        for j in range(len(names)):
+            if i != j:
+                assert agreed["ci_low"][i][j] <= agreed["tau"][i][j] <= agreed["ci_high"][i][j]
+                assert agreed["ci_low"][i][j] == agreed["ci_low"][j][i]
+    assert agreement(ranks, n_boot=400) == agreed  # seeded
+    assert agreement(ranks, n_boot=400, random_state=1)["ci_low"] != agreed["ci_low"]
+    # a pair's interval does not depend on the other metrics in the sweep, nor on the block size
+    fewer = agreement(ranks[["weat", "ect"]], n_boot=400)
+    assert fewer["ci_low"][0][1] == agreed["ci_low"][w][e] and fewer["ci_high"][0][1] == agreed["ci_high"][w][e]
+    monkeypatch.setattr(summary, "AGREEMENT_BLOCK", 50)
+    assert agreement(ranks, n_boot=400) == agreed
+    # a metric that scored only some points is compared over the points both scored
+    partial = ranks.copy()
+    partial.loc[["p0", "p1"], "rnsb"] = np.nan
+    r = agreement(partial, n_boot=100)["tau"][names.index("rnsb")][w]
+    both = partial[["rnsb", "weat"]].dropna()
+    from scipy.stats import kendalltau
+    assert r == pytest.approx(kendalltau(both["rnsb"], both["weat"]).statistic, abs=1e-12)
+    assert agreement(ranks.iloc[:2]) is None and agreement(ranks[["weat"]]) is None
+
+
+def test_summary_draws_the_agreement_heat_map_and_its_table(tmp_path):
+    import pandas as pd
+
+    from embdebias.sweep.summary import agreement, plot_agreement, rankings, render
+
+    heads = _heads()
+    ranks, _ = rankings(heads)
+    agreed = agreement(ranks, n_boot=200)
+    plot_agreement(agreed, tmp_path / "agreement.png")
+    plot_agreement(None, tmp_path / "none.png")
+    assert (tmp_path / "agreement.png").stat().st_size > 5000 and (tmp_path / "none.png").stat().st_size > 1000
+    frame = pd.DataFrame({"key": ["p0"], "embedding": ["e"], "label": ["e"], "order": [None], "limit": [None],
+                          "method": ["none"], "error": [None]})
+    heads = heads.assign(label="e", method="none", parameters="{}", seed=0)
+    text = render(frame, heads, [], [], ranks, agreed, None, None)
+    assert "![agreement between the metrics](agreement.png)" in text
+    w, e = agreed["families"].index("weat"), agreed["families"].index("ect")
+    assert f"[{agreed['ci_low'][w][e]:.3g}, {agreed['ci_high'][w][e]:.3g}]" in text
+
+
+def test_tau_of_each_resample_equals_tau_b_of_the_drawn_points():
+    import numpy as np
+
+    from embdebias.metrics.trust import kendall_tau_b
+    from embdebias.sweep.summary import _tau_draws
+
+    rng = np.random.default_rng(3)
+    x, y = rng.integers(0, 5, 12).astype(float), rng.integers(0, 4, 12).astype(float)  # many ties
+    idx = np.random.default_rng(9).integers(0, 12, size=(300, 12))
+    direct = kendall_tau_b(x[idx], y[idx])  # every pair of every resample, one by one
+    direct = direct[np.isfinite(direct)]
+    got = _tau_draws(x, y, 300, np.random.default_rng(9))
+    assert got.size == direct.size > 250
+    np.testing.assert_allclose(got, direct, rtol=0, atol=1e-15)

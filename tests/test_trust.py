@@ -159,11 +159,17 @@ def test_evaluate_trust_section_and_json_round_trip(emb, tmp_path):
     assert all(b["loo_low"] <= b["value"] + 1e-12 and b["value"] - 1e-12 <= b["loo_high"] for b in bands)
     assert report.trust["agreement"]["families"][:2] == ["weat", "direct_bias"]
     assert report.trust["consistency"]["projection"]["alpha"] > 0.7
+    assert report.trust["consistency"]["residual"]["alpha"] > 0.7
+    assert "residual" in report.trust["word_agreement"]["measures"]
+    assert set(report.trust["reliability"]["measures"]) == {"projection", "ripa", "association", "residual",
+                                                           "sc_weat"}
     assert report.trust["reliability"]["embeddings"] == ["orig", "noisy", "noisier"]
     text = report.to_markdown()
     section = text[text.index("### How far to trust these numbers"):]
     for needle in ("**Seed words.**", "**Base pairs.**", "**Training seeds.**", "**Agreement between metrics.**",
-                   "**Validity against human norms.**", "leave-one-out range", "Kendall's tau"):
+                   "**Validity against human norms.**", "leave-one-out range", "Kendall's tau",
+                   "(residual direction, ", "association, residual direction, sc_weat correlate",
+                   "agreement_figure(report)"):
         assert needle in section
     again = Report.from_dict(json.loads(json.dumps(report.to_dict())))
     assert again.trust == report.trust
@@ -311,3 +317,49 @@ def test_run_with_lexicons_reports_validity_per_method(emb, tmp_path, capsys):
     for method in ("hard", "soft"):
         assert f"{method} keeps ValNorm r " in section and "and brings WAT r from " in section
     assert f"--lexicon valnorm={lexicon} --lexicon wat={lexicon}" in md  # the reproduce command repeats them
+
+
+def _agreement_dict():
+    return {"families": ["weat", "direct_bias", "ect"], "columns": ["a", "b", "c", "d"],
+            "tau": [[1.0, 0.33, -1.0], [0.33, 1.0, None], [-1.0, None, 1.0]],
+            "ci_low": [[1.0, -0.2, -1.0], [-0.2, 1.0, None], [-1.0, None, 1.0]],
+            "ci_high": [[1.0, 0.9, -0.33], [0.9, 1.0, None], [-0.33, None, 1.0]], "n_boot": 200, "level": 0.95,
+            "unit": "columns"}
+
+
+def test_agreement_figure_annotates_every_cell_with_its_interval():
+    from embdebias.report._notebook import ReportFigure
+    from embdebias.report.figures import agreement_caption, agreement_figure
+
+    fig = agreement_figure(_agreement_dict())
+    assert isinstance(fig, ReportFigure)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts[:3] == ["1.00", "0.33\n[-0.20, 0.90]", "-1.00\n[-1.00, -0.33]"]
+    assert texts[5] == "n/a" and texts.count("1.00") == 3  # the diagonal has no interval
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["weat", "direct_bias", "ect"]
+    assert fig.axes[0].images[0].get_clim() == (-1, 1)
+    caption = agreement_caption(_agreement_dict())
+    assert "4 columns" in caption and "fairer first" in caption and "200 resamples" in caption
+    assert fig._repr_png_()[:4] == b"\x89PNG"
+    with pytest.raises(EmbdebiasError, match="three or more columns"):
+        agreement_figure({"families": ["weat"], "columns": ["a", "b"]})
+
+
+def test_residual_direction_is_the_residual_tests_bias_one_pair_at_a_time(emb):
+    from embdebias.metrics.residual import male_direction
+    from embdebias.metrics.trust import internal_consistency
+
+    pairs = wordlists.definitional_pairs()
+    scores = pair_scores(emb, wordlists.professions()[:40], pairs)
+    rows = [emb.words.index(w) for w in scores["words"]]
+    w = emb.vectors[rows].astype(np.float64)
+    w /= np.linalg.norm(w, axis=1, keepdims=True)
+    she_he = scores["pairs"].index(("she", "he"))
+    direction, _ = male_direction(emb, ("he", "she"))  # the residual tests' he - she: the pair's opposite
+    np.testing.assert_allclose(scores["residual"][:, she_he], -(w @ direction), atol=1e-6)
+    # it is not the projection: the pair's words have different norms in the synthetic embedding
+    assert np.abs(scores["residual"] - scores["projection"]).max() > 1e-3
+    alpha = internal_consistency(scores)["residual"]["alpha"]
+    assert alpha == pytest.approx(cronbach_alpha(scores["residual"]), abs=0) and 0.7 < alpha < 1
+    flipped = {**scores, "residual": -scores["residual"]}  # the pairs' orientation does not change alpha
+    assert internal_consistency(flipped)["residual"]["alpha"] == pytest.approx(alpha, abs=1e-12)

@@ -13,7 +13,8 @@ def add_parser(sub, parents) -> None:
                        help="test-retest reliability (ICC) of the bias measures across training seeds",
                        description="Given three or more embeddings of the same corpus trained with different "
                                    "seeds (embdebias train --seeds 1,2,3), the intraclass correlation of each "
-                                   "per-word bias measure (direct-bias projection, RIPA, association, SC-WEAT) "
+                                   "per-word bias measure (direct-bias projection, RIPA, association, residual "
+                                   "direction, SC-WEAT) "
                                    "over the words, ICC(2,1) and ICC(3,1) as Du et al. (2021), with a bootstrap "
                                    "interval over the words.")
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="three or more vector files")

@@ -16,7 +16,8 @@ Four readings, each from data the evaluation already has:
 * **internal consistency across base pairs** (Du, Fang & Nguyen 2021): each definitional
   pair ``(x, y)`` as its own direction, the per-word scores of the neutral words (direct-bias
   projection ``cos(w, x - y)``, RIPA ``w . unit(x - y)``, the association
-  ``cos(w, x) - cos(w, y)``), and Cronbach's :math:`\alpha` over the pairs (items = pairs,
+  ``cos(w, x) - cos(w, y)``, the residual direction ``cos(w, unit(x) - unit(y))``), and
+  Cronbach's :math:`\alpha` over the pairs (items = pairs,
   observations = words): :math:`\alpha = \frac{k}{k-1}(1 - \sum_j \operatorname{var} s_j /
   \operatorname{var} \sum_j s_j)`, sample variances (``ddof=1``), as their paper defines it.
 * **test-retest reliability** across embeddings trained with different seeds: the
@@ -202,7 +203,7 @@ def icc_interval(scores, form: str = "icc2", n_boot: int = 1000, random_state=0,
 # -- per-word scores with each base pair as its own direction -------------------------------------------
 
 #: The per-word measures of :func:`pair_scores`, in display order.
-WORD_MEASURES = ("projection", "ripa", "association")
+WORD_MEASURES = ("projection", "ripa", "association", "residual")
 
 
 def pair_scores(emb, words, pairs, lowercase: bool = True) -> dict:
@@ -219,9 +220,23 @@ def pair_scores(emb, words, pairs, lowercase: bool = True) -> dict:
     Returns
     -------
     dict
-        ``{"words", "pairs", "projection", "ripa", "association"}``: each measure an ``(words,
-        pairs)`` array: ``cos(w, x - y)`` (direct bias's projection), ``w . unit(x - y)`` (RIPA, ``w``
-        not normalised) and ``cos(w, x) - cos(w, y)`` (WEAT's association with one word a side).
+        ``{"words", "pairs", "projection", "ripa", "association", "residual"}``: each measure an
+        ``(words, pairs)`` array: ``cos(w, x - y)`` (direct bias's projection), ``w . unit(x - y)``
+        (RIPA, ``w`` not normalised), ``cos(w, x) - cos(w, y)`` (WEAT's association with one word a
+        side) and ``cos(w, unit(x) - unit(y))`` (the residual direction).
+
+    Notes
+    -----
+    The residual direction is the bias of a word in Gonen & Goldberg's residual tests
+    (:func:`~embdebias.metrics.residual.male_direction`: both words unit-normalised before their
+    difference, which is normalised again), one pair at a time. Du et al. (2021) define the
+    internal consistency of the other measures by taking each base pair as the measure's
+    direction; the residual tests have one direction (``he - she``), so the same choice is made
+    for it: each definitional pair's ``unit(x) - unit(y)`` in its place, and Cronbach's alpha
+    over the pairs. It differs from the projection only when ``x`` and ``y`` have different
+    norms (on a unit-normalised embedding the two are equal). The pairs are read in the list
+    set's order (``woman/man``: female first), the opposite of the residual tests' ``he - she``;
+    alpha is the same under a sign change of every pair.
 
     Raises
     ------
@@ -245,8 +260,9 @@ def pair_scores(emb, words, pairs, lowercase: bool = True) -> dict:
     w = np.asarray(emb.vectors[look.rows], dtype=np.float64)
     unit = _unit(vx - vy)
     wn = _unit(w)
+    ux, uy = _unit(vx), _unit(vy)
     return {"words": list(look.words), "pairs": kept, "projection": wn @ unit.T, "ripa": w @ unit.T,
-            "association": wn @ _unit(vx).T - wn @ _unit(vy).T}
+            "association": wn @ ux.T - wn @ uy.T, "residual": wn @ _unit(ux - uy).T}
 
 
 def _rows(emb, words, lowercase):
@@ -343,8 +359,8 @@ def agreement_matrix(report, samples: dict, n_boot: int = 200, seed=0, level: fl
     Returns
     -------
     dict
-        ``{"families", "columns", "tau": matrix, "ci_low": matrix, "ci_high": matrix}`` (NaN
-        as None where a ranking is constant).
+        ``{"families", "columns", "tau": matrix, "ci_low": matrix, "ci_high": matrix, "n_boot",
+        "level", "unit": "columns"}`` (NaN as None where a ranking is constant).
     """
     if len(report.embeddings) < 3:
         return None
@@ -367,7 +383,7 @@ def agreement_matrix(report, samples: dict, n_boot: int = 200, seed=0, level: fl
         return [[None if not np.isfinite(v) else float(v) for v in row] for row in m]
 
     return {"families": names, "columns": list(report.embeddings), "tau": clean(tau), "ci_low": clean(low),
-            "ci_high": clean(high), "n_boot": n_boot}
+            "ci_high": clean(high), "n_boot": n_boot, "level": level, "unit": "columns"}
 
 
 # -- the evaluation's trust readings ---------------------------------------------------------------------

@@ -39,8 +39,8 @@ EVALUATION_FILE = "evaluation.json"
 EVALUATION_BULK = "evaluation.parquet"  # the evaluation's bulk arrays (per pair, per word), named in its JSON
 PLOT_FILE = "occupations.png"
 #: Every figure of the run (report/figures.py's RUN_FIGURES): the occupations, residual bias, WEAT,
-#: the methods' trade-off, each group on the attribute's subspace.
-FIGURE_FILES = (PLOT_FILE, "residual.png", "weat.png", "tradeoff.png", "groups.png")
+#: the methods' trade-off, each group on the attribute's subspace, the agreement between metric families.
+FIGURE_FILES = (PLOT_FILE, "residual.png", "weat.png", "tradeoff.png", "groups.png", "agreement.png")
 
 
 def steps() -> tuple[str, ...]:

@@ -8,8 +8,10 @@
   clustering words), placed by a 2-D PCA of each column and coloured by their original bias
   (cosine with she - he, Gonen & Goldberg's figure), the clustering accuracy in each title.
 * :func:`weat_forest_figure`: the WEAT effect sizes with their intervals across columns.
+* :func:`agreement_figure`: Kendall's tau-b between every two metric families' rankings of the
+  columns (or of a sweep's points), each cell annotated with its interval.
 
-:func:`run_figures` draws all three for ``embdebias run`` and returns their captions.
+:func:`run_figures` draws them (:data:`RUN_FIGURES`) for ``embdebias run`` and returns their captions.
 """
 
 from __future__ import annotations
@@ -361,6 +363,91 @@ def weat_caption(info: dict) -> str:
             f"is compatible with no association.")
 
 
+# -- agreement between metric families ------------------------------------------------------------
+
+
+def _agreement_of(source) -> dict:
+    """The agreement dict of ``source``: a report's ``trust["agreement"]`` or the dict itself."""
+    agreement = source.trust.get("agreement") if hasattr(source, "trust") else source
+    if not agreement or len(agreement.get("families") or ()) < 2:
+        columns = len(getattr(source, "embeddings", None) or (agreement or {}).get("columns") or ())
+        raise EmbdebiasError(f"agreement figure: needs three or more columns scored by two or more metric families "
+                             f"and the trust readings (evaluate(..., trust=True)); got {columns} column(s)")
+    return agreement
+
+
+def agreement_figure(source):
+    """Kendall's tau-b between every two metric families' rankings of the columns, as a heat map.
+
+    Each cell is coloured by tau (-1 blue: the two families rank the columns in reverse; 1 red:
+    alike) and annotated with tau and its interval; the diagonal is 1 by definition and left
+    without an interval. Each family ranks in its own direction, fairer first (the ``"fairer"`` of
+    its headline; a sweep's quality metric, the best first), so a tau says whether two families
+    agree on which column is fairer.
+
+    Parameters
+    ----------
+    source : Report or dict
+        A report evaluated with the trust readings (its ``trust["agreement"]``,
+        :func:`embdebias.metrics.trust.agreement_matrix`) or such a dict: ``{"families",
+        "columns", "tau", "ci_low", "ci_high"}`` (a sweep's, over its points, is one).
+
+    Returns
+    -------
+    ReportFigure
+        A matplotlib figure that a notebook displays.
+
+    Raises
+    ------
+    EmbdebiasError
+        No agreement to draw (fewer than three columns or two families, or trust off).
+    """
+    from matplotlib import colormaps
+
+    from ._notebook import ReportFigure as Figure
+
+    agreement = _agreement_of(source)
+    fams = list(agreement["families"])
+    k = len(fams)
+    tau = np.array([[np.nan if v is None else v for v in row] for row in agreement["tau"]], dtype=np.float64)
+    fig = Figure(figsize=(2.4 + 1.25 * k, 1.6 + 0.95 * k), layout="constrained")
+    ax = fig.subplots()
+    image = ax.imshow(np.ma.masked_invalid(tau), vmin=-1, vmax=1, cmap=colormaps["RdBu_r"].with_extremes(bad="0.85"))
+    for i in range(k):
+        for j in range(k):
+            ax.text(j, i, _agreement_cell(agreement, i, j), ha="center", va="center", fontsize=7,
+                    color="white" if np.isfinite(tau[i, j]) and abs(tau[i, j]) > 0.6 else "black")
+    ax.set_xticks(range(k), fams, rotation=40, ha="right", fontsize=8)
+    ax.set_yticks(range(k), fams, fontsize=8)
+    fig.colorbar(image, ax=ax, label="Kendall's tau-b", shrink=0.85)
+    ax.set_title(f"Do the metric families rank the {len(agreement['columns'])} {agreement.get('unit', 'columns')} "
+                 f"alike?\n(fairer first, each in its own direction; [interval])", fontsize=9)
+    return fig
+
+
+def _agreement_cell(agreement: dict, i: int, j: int) -> str:
+    """A cell's text: tau, and below it its interval (none on the diagonal or where undefined)."""
+    value = agreement["tau"][i][j]
+    if value is None:
+        return "n/a"
+    low, high = agreement["ci_low"][i][j], agreement["ci_high"][i][j]
+    return f"{value:.2f}" + (f"\n[{low:.2f}, {high:.2f}]" if i != j and low is not None and high is not None else "")
+
+
+def agreement_caption(source) -> str:
+    """The caption of :func:`agreement_figure`: what is ranked, how, and what the interval resamples."""
+    agreement = _agreement_of(source)
+    unit = agreement.get("unit", "columns")
+    resampled = agreement.get("resampled") or ("the words of every row, the same words for every column "
+                                               "(as the paired comparisons draw them)")
+    level = agreement.get("level", 0.95)
+    return (f"Kendall's tau-b between every two metric families' rankings of the {len(agreement['columns'])} "
+            f"{unit} ({', '.join(agreement['families'])}): each family ranks by its bias read in its own direction "
+            f"(fairer first), so 1 means the two families agree on which {unit[:-1]} is fairer and -1 that they "
+            f"rank in reverse. In brackets the {level:.0%} bootstrap interval over {agreement.get('n_boot', 0)} "
+            f"resamples of {resampled}. With few {unit} a tau takes few values: read the intervals.")
+
+
 # -- the trade-off of the methods ---------------------------------------------------------------
 
 
@@ -598,13 +685,15 @@ def _groups(embeddings, report, opts):
 
 #: The run's figures: file name -> (what it shows, for the report's link).
 RUN_FIGURES = {"occupations.png": "occupations", "residual.png": "residual bias", "weat.png": "WEAT effect sizes",
-               "tradeoff.png": "bias left against quality kept", "groups.png": "each group on the subspace"}
+               "tradeoff.png": "bias left against quality kept", "groups.png": "each group on the subspace",
+               "agreement.png": "agreement between metric families"}
 #: How each is drawn: ``draw(embeddings, report, path, options) -> caption``.
 _DRAWERS = {"occupations.png": _draw_occupations,
             "residual.png": _draw(lambda e, r, o: residual_figure(e, r), residual_caption),
             "weat.png": _draw(lambda e, r, o: weat_forest_figure(r), weat_caption),
             "tradeoff.png": _draw(lambda e, r, o: tradeoff_figure(r), tradeoff_caption),
-            "groups.png": _draw(_groups, group_caption)}
+            "groups.png": _draw(_groups, group_caption),
+            "agreement.png": _draw(lambda e, r, o: (agreement_figure(r), r), agreement_caption)}
 
 
 def run_figures(embeddings: dict, report, out_dir, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ..metrics.trust import WORD_MEASURES
 from .model import metric_of
 
 #: Cronbach's alpha and ICC read as in the psychometric literature Du et al. (2021) follow.
@@ -74,15 +75,20 @@ def consistency_lines(report) -> list[str]:
     if not c:
         note = report.trust.get("consistency_note", "not computed")
         return [f"**Base pairs.** Internal consistency across base pairs not computed: {note}.", ""]
-    measures = [m for m in ("projection", "ripa", "association") if m in c]
+    measures = [m for m in WORD_MEASURES if m in c]
     alphas = {m: c[m]["alpha"] for m in measures}
-    low = [m for m, a in alphas.items() if _grade(a) == "poor"]
+    low = [_MEASURE_NAMES.get(m, m) for m, a in alphas.items() if _grade(a) == "poor"]
     sentence = ("the pairs tell the same story, so the direction-based numbers do not hang on one pair"
                 if not low else f"the pairs disagree for {', '.join(low)}: a number along one direction "
                                  "depends on which pairs defined it")
     return [f"**Base pairs.** With each of the {len(c['pairs'])} definitional pairs as its own direction over "
             f"{c['n_words']} neutral words of {c['embedding']}, Cronbach's alpha is "
-            + ", ".join(f"{_num(a)} ({m}, {_grade(a)})" for m, a in alphas.items()) + f": {sentence}.", ""]
+            + ", ".join(f"{_num(a)} ({_MEASURE_NAMES.get(m, m)}, {_grade(a)})" for m, a in alphas.items())
+            + f": {sentence}.", ""]
+
+
+#: A per-word measure's name where its key alone is ambiguous ("residual": also the residual tests).
+_MEASURE_NAMES = {"residual": "residual direction"}
 
 
 def reliability_lines(report) -> list[str]:
@@ -119,7 +125,8 @@ def agreement_lines(report) -> list[str]:
             lo, hi = min(pairs), max(pairs)
             lines.append(f"**Agreement between metrics.** Over the {len(agree['columns'])} columns, {hi[1]} and "
                          f"{hi[2]} rank them most alike (Kendall's tau {_num(hi[0])}), {lo[1]} and {lo[2]} least "
-                         f"(tau {_num(lo[0])}); with so few columns a tau is coarse, the intervals say how coarse.")
+                         f"(tau {_num(lo[0])}); with so few columns a tau is coarse, the intervals say how coarse. "
+                         + _FIGURE_SENTENCE)
         lines += ["", "| Kendall's tau [95 % interval] | " + " | ".join(fams) + " |",
                   "| --- |" + " --- |" * len(fams)]
         for i, fam in enumerate(fams):
@@ -130,10 +137,16 @@ def agreement_lines(report) -> list[str]:
     if words:
         names, m = words["measures"], words["matrix"]
         worst = min((m[i][j], names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names)))
+        said = {n: _MEASURE_NAMES.get(n, n) for n in names}
         lines += ["", f"At word level (the neutral words of {report.embeddings[0]}), the per-word scores of "
-                      f"{', '.join(names)} correlate at Spearman rho {_num(worst[0])} or more (lowest: {worst[1]} "
-                      f"and {worst[2]})."]
+                      f"{', '.join(said.values())} correlate at Spearman rho {_num(worst[0])} or more (lowest: "
+                      f"{said[worst[1]]} and {said[worst[2]]})."]
     return lines + [""]
+
+
+#: Where the heat map of the agreement is (one sentence of the section).
+_FIGURE_SENTENCE = ("The heat map `agreement.png` of a run (in Python: `embdebias.report.figures.agreement_figure"
+                    "(report)`) draws the table below with each tau's interval.")
 
 
 def _shade(value) -> str:

@@ -14,7 +14,10 @@ Figures:
   quality) joined by a line;
 * ``parameters.png``: each headline against each swept numeric parameter, with intervals;
 * ``trends.png``: each headline across the embeddings in their order, with intervals;
-* ``rankings.png``: Kendall's tau between the metrics' rankings of the points.
+* ``agreement.png``: Kendall's tau-b between every two metrics' rankings of the points (each
+  in its own direction: the fairest or the best quality first), each cell with its bootstrap
+  interval over the points (:func:`agreement`), drawn by the run's
+  :func:`~embdebias.report.figures.agreement_figure`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+
+import numpy as np
 
 from .._atomic import atomic_file
 from ..pipeline.state import write_text
@@ -36,7 +41,12 @@ BIAS_AXES = (("direct_bias", "professions", "direct_bias_original"), ("weat", No
              ("rnsb", None, "rnsb"), ("ect", None, "spearman"))
 #: The columns a point's rows give (the others are the point's).
 ROW_KEYS = ("metric", "test", "statistic", "value", "ci_low", "ci_high", "n_scored", "outcome", "share", "reference")
-FIGURES = ("tradeoff.png", "parameters.png", "trends.png", "rankings.png")
+FIGURES = ("tradeoff.png", "parameters.png", "trends.png", "agreement.png")
+#: Resamples of the points behind each interval of :func:`agreement`.
+N_AGREEMENT = 1000
+#: Elements (resamples x points) of one block of :func:`agreement`'s resamples: its memory is
+#: bounded by the block and the points squared (the pairs' signs), never by their product.
+AGREEMENT_BLOCK = 2_000_000
 
 
 def to_frame(records):
@@ -253,6 +263,98 @@ def rankings(heads):
     return ranks, tau
 
 
+def agreement(ranks, n_boot: int = N_AGREEMENT, random_state=0, level: float = 0.95) -> dict | None:
+    """Kendall's tau-b between every two metrics' rankings of the points, with bootstrap intervals.
+
+    The rankings are :func:`rankings`' (issue 31's: rank 1 is the fairest point by the metric's
+    distance from its fair value, or for a quality metric the best), so a tau says whether two
+    metrics agree on which point is fairer; it equals :func:`rankings`' tau (scipy's tau-b).
+
+    The interval differs from a run's (:func:`embdebias.metrics.trust.agreement_matrix`), which
+    resamples the words of every row with the columns' draws paired: a sweep's summary has each
+    point's numbers, not its words, so the interval resamples the **points** (the points both
+    metrics scored, drawn with replacement; ties a draw repeats count as tau-b's ties). It says
+    how far the agreement rests on which points the sweep has, not how far each point's number
+    moves with its words (that is each point's own interval). Each pair of metrics draws from
+    its own generator, seeded by ``random_state`` and the two names, so adding a metric to a
+    sweep leaves the other pairs' intervals as they were.
+
+    Parameters
+    ----------
+    ranks : pandas.DataFrame
+        :func:`rankings`' ranks: one row per point, one column per metric (NaN: not scored).
+    n_boot : int
+        Resamples of the points.
+    random_state : int
+        The seed of the resamples.
+    level : float
+        The interval's level.
+
+    Returns
+    -------
+    dict or None
+        ``{"families", "columns", "tau", "ci_low", "ci_high", "n_boot", "level", "unit": "points",
+        "resampled"}`` as :func:`~embdebias.metrics.trust.agreement_matrix` (None where undefined;
+        the diagonal is 1 without an interval); None with fewer than three points or two metrics.
+    """
+    from ..metrics._resample import resample_rng
+    from ..metrics.trust import kendall_tau_b
+
+    if ranks is None or ranks.shape[0] < 3 or ranks.shape[1] < 2:
+        return None
+    names = [str(c) for c in ranks.columns]
+    values = ranks.to_numpy(dtype=np.float64)
+    k = len(names)
+    tau, low, high = (np.full((k, k), np.nan) for _ in range(3))
+    tail = (1 - level) / 2
+    for a in range(k):
+        for b in range(a + 1, k):
+            both = np.flatnonzero(np.isfinite(values[:, a]) & np.isfinite(values[:, b]))
+            x, y = values[both, a], values[both, b]
+            if both.size < 2:
+                continue
+            tau[a, b] = tau[b, a] = kendall_tau_b(x, y)
+            rng = resample_rng(random_state, "sweep agreement", *sorted((names[a], names[b])))
+            draws = _tau_draws(x, y, n_boot, rng)
+            if draws.size >= 10:
+                low[a, b], high[a, b] = low[b, a], high[b, a] = np.quantile(draws, [tail, 1 - tail])
+        scored = values[:, a][np.isfinite(values[:, a])]
+        tau[a, a] = 1.0 if np.unique(scored).size > 1 else np.nan  # a constant ranking has no tau
+
+    def clean(m):
+        return [[None if not np.isfinite(v) else float(v) for v in row] for row in m]
+
+    return {"families": names, "columns": [str(i) for i in ranks.index], "tau": clean(tau), "ci_low": clean(low),
+            "ci_high": clean(high), "n_boot": n_boot, "level": level, "unit": "points",
+            "resampled": "the points both metrics scored (drawn with replacement)"}
+
+
+def _tau_draws(x: np.ndarray, y: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Kendall's tau-b of ``n_boot`` resamples of the points (the finite ones only).
+
+    A resample is the multiplicities ``c`` of the points it drew, and each of tau-b's sums over
+    pairs is a quadratic form in them: ``c' S c`` with ``S[i, j] = sign(x_i - x_j) sign(y_i - y_j)``
+    (concordant minus discordant pairs, each counted twice, as are the denominators') and
+    ``|sign(x_i - x_j)|``, ``|sign(y_i - y_j)|`` for the pairs untied in ``x`` and in ``y``; a point
+    drawn twice makes a pair tied in both, which tau-b leaves out, as ``S[i, i] = 0`` does. Integer
+    sums, so exactly tau-b of the drawn points; one matrix product per block of resamples (at most
+    :data:`AGREEMENT_BLOCK` elements) instead of a pass over every pair of every resample."""
+    from ..metrics._resample import counts
+
+    n = x.size
+    sx, sy = np.sign(x[:, None] - x[None, :]), np.sign(y[:, None] - y[None, :])
+    forms = (sx * sy, np.abs(sx), np.abs(sy))
+    per_block = max(1, AGREEMENT_BLOCK // n)
+    out = []
+    for start in range(0, n_boot, per_block):
+        c = counts(rng.integers(0, n, size=(min(per_block, n_boot - start), n)), n)
+        concordance, untied_x, untied_y = (((c @ form) * c).sum(axis=1) for form in forms)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out.append(concordance / np.sqrt(untied_x * untied_y))
+    draws = np.concatenate(out) if out else np.empty(0)
+    return draws[np.isfinite(draws)]
+
+
 def _label(r) -> str:
     params = json.loads(r["parameters"]) if isinstance(r["parameters"], str) else {}
     text = ", ".join(f"{k}={v}" for k, v in params.items())
@@ -401,41 +503,37 @@ def plot_trends(heads, path: Path) -> None:
     _save(fig, path)
 
 
-def plot_rankings(tau, path: Path) -> None:
-    import matplotlib.pyplot as plt
+def plot_agreement(agreed: dict | None, path: Path) -> None:
+    """The agreement heat map (:func:`embdebias.report.figures.agreement_figure`), or why there is none."""
+    if agreed is None:
+        import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(1.2 + 0.7 * max(len(tau), 2), 1 + 0.6 * max(len(tau), 2)))
-    if len(tau) < 2:
-        _empty(ax, "no rank correlation: it needs two or more metrics")
+        fig, ax = plt.subplots(figsize=(6, 2))
+        _empty(ax, "no agreement between metrics: it needs three or more points scored by two or more metrics")
         return _save(fig, path)
-    im = ax.imshow(tau.to_numpy(dtype=float), vmin=-1, vmax=1, cmap="RdBu_r")
-    ax.set_xticks(range(len(tau)), tau.columns, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(len(tau)), tau.index, fontsize=8)
-    for i in range(len(tau)):
-        for j in range(len(tau)):
-            v = tau.iat[i, j]
-            ax.text(j, i, "" if v != v else f"{v:.2f}", ha="center", va="center", fontsize=7)
-    fig.colorbar(im, ax=ax, label="Kendall's tau")
-    ax.set_title("Agreement of the metrics' rankings of the points", fontsize=9)
-    _save(fig, path)
+    from ..report.figures import agreement_figure
+
+    _save(agreement_figure(agreed), path)
 
 
 def write_summary(frame, out_dir) -> Path:
-    """Write the tables, the four figures and ``summary.md`` into ``out_dir``; the summary's path."""
+    """Write the tables, the four figures and ``summary.md`` into ``out_dir``; the summary's path.
+
+    The agreement's intervals (:func:`agreement`) are seeded by 0: a summary written again from the
+    same table is the same."""
     out_dir = Path(out_dir)
     write_tables(frame, out_dir)
     heads = headlines(frame)
     points, bias_name, quality_name = tradeoff_points(frame)
     front = pareto_front(points)
-    ranks, tau = rankings(heads) if len(heads) else (None, None)
+    ranks, _ = rankings(heads) if len(heads) else (None, None)
+    agreed = agreement(ranks)
     plot_tradeoff(points, front, bias_name, quality_name, out_dir / FIGURES[0])
     plot_parameters(heads, out_dir / FIGURES[1])
     plot_trends(heads, out_dir / FIGURES[2])
-    import pandas as pd
-
-    plot_rankings(tau if tau is not None else pd.DataFrame(), out_dir / FIGURES[3])
+    plot_agreement(agreed, out_dir / FIGURES[3])
     path = out_dir / "summary.md"
-    write_text(path, render(frame, heads, points, front, ranks, tau, bias_name, quality_name))
+    write_text(path, render(frame, heads, points, front, ranks, agreed, bias_name, quality_name))
     return path
 
 
@@ -448,7 +546,7 @@ def _fmt(x) -> str:
     return "" if x is None or (isinstance(x, float) and x != x) else f"{x:.3g}"
 
 
-def render(frame, heads, points, front, ranks, tau, bias_name, quality_name) -> str:
+def render(frame, heads, points, front, ranks, agreed, bias_name, quality_name) -> str:
     per_point = frame.drop_duplicates("key")
     failed = per_point[per_point["error"].notna()]
     lines = ["# Sweep summary", "",
@@ -480,8 +578,8 @@ def render(frame, heads, points, front, ranks, tau, bias_name, quality_name) -> 
         lines.append("")
     lines += ["## Parameter curves", "", "![parameter curves](parameters.png)", "",
               "## Trends over the embeddings' order", "", "![trends](trends.png)", "",
-              "## Rankings", "", "![rankings](rankings.png)", ""]
-    lines += _rankings_md(heads, ranks, tau)
+              "## Rankings", ""]
+    lines += _rankings_md(heads, ranks, agreed)
     if len(failed):
         lines += ["## Failed points", ""]
         lines += _md_table(["embedding", "method", "parameters", "seed", "error"],
@@ -491,7 +589,7 @@ def render(frame, heads, points, front, ranks, tau, bias_name, quality_name) -> 
     return "\n".join(lines) + "\n"
 
 
-def _rankings_md(heads, ranks, tau) -> list[str]:
+def _rankings_md(heads, ranks, agreed) -> list[str]:
     if ranks is None or not len(ranks):
         return ["No metric was scored.", ""]
     names = {r.key: f"{r.label} {_label({'method': r.method, 'parameters': r.parameters})} seed {r.seed}"
@@ -500,6 +598,21 @@ def _rankings_md(heads, ranks, tau) -> list[str]:
              "headline declares) or, for a quality metric, the best; tied points share a mean rank.", ""]
     lines += _md_table(["point", *ranks.columns],
                        [[names[k], *(_fmt(v) for v in row)] for k, row in zip(ranks.index, ranks.to_numpy())])
-    lines += ["", "Kendall's tau between the metrics' rankings (how far the metrics agree):", ""]
-    lines += _md_table(["", *tau.columns], [[a, *(_fmt(v) for v in tau.loc[a])] for a in tau.index])
+    if agreed is None:
+        return lines + ["", "No agreement between the metrics: it needs three or more points scored by two or more "
+                            "metrics.", ""]
+    fams = agreed["families"]
+    lines += ["", f"Kendall's tau-b between the metrics' rankings (how far the metrics agree on which point is "
+                  f"fairer), with its {agreed['level']:.0%} interval over {agreed['n_boot']} resamples of the points "
+                  "(how far the agreement rests on which points the sweep has):", "",
+              "![agreement between the metrics](agreement.png)", ""]
+    lines += _md_table(["", *fams], [[a, *(_tau_cell(agreed, i, j) for j in range(len(fams)))]
+                                     for i, a in enumerate(fams)])
     return lines + [""]
+
+
+def _tau_cell(agreed: dict, i: int, j: int) -> str:
+    """A tau of the summary's table with its interval (none on the diagonal)."""
+    value, low, high = agreed["tau"][i][j], agreed["ci_low"][i][j], agreed["ci_high"][i][j]
+    interval = f" [{_fmt(low)}, {_fmt(high)}]" if i != j and low is not None else ""
+    return _fmt(value) + interval
