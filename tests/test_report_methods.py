@@ -143,7 +143,8 @@ def test_tradeoff_points_are_fractions_of_the_original(report, tmp_path):
     w = [report.aggregate("weat_mean_abs_d", e)["value"] for e in ("hard", "original")]
     assert points["hard"]["weat"][0] == pytest.approx(w[0] / w[1])
     assert points["hard"]["residual"] is None  # no residual test in this report
-    fig, info = tradeoff_figure(report)
+    fig = tradeoff_figure(report)
+    info = fig.info
     assert info["panels"] == ["weat"] and info["methods"] == 2
     assert "mean |WEAT d|" in tradeoff_caption(info) and "fraction" in tradeoff_caption(info)
 

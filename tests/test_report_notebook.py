@@ -71,3 +71,15 @@ def test_a_missing_words_warning_points_at_the_users_line():
             call()
         missing = [w for w in caught if issubclass(w.category, MissingWordsWarning)]
         assert missing and {w.filename for w in missing} == {__file__}
+
+
+def test_a_report_figure_function_returns_one_figure_with_its_caption_facts():
+    """A notebook shows a cell's last expression: a (figure, info) tuple would show as text."""
+    from embdebias.report.figures import weat_caption, weat_forest_figure
+
+    r = Report(["original", "hard"])
+    for emb, d in (("original", 0.9), ("hard", 0.1)):
+        r.add(emb, "weat", "weat6", "effect_size", (d, d - 0.3, d + 0.3))
+    fig = weat_forest_figure(r)
+    assert isinstance(fig, ReportFigure) and fig._repr_png_().startswith(b"\x89PNG")
+    assert fig.info["tests"] == 1 and "1 tests" in weat_caption(fig.info)

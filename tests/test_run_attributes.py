@@ -192,7 +192,8 @@ def test_the_groups_figure_draws_k_groups(emb, colour):
     sub = BiasSubspace.from_components(np.linalg.qr(rng.normal(size=(emb.dim, 2)))[0].T)
     proj = group_projections({"a": emb, "b": emb}, attr, sub)
     assert set(proj["a"]) == {"red", "green", "blue"} and proj["a"]["red"].shape == (10, 2)
-    fig, info = group_figure({"a": emb, "b": emb}, attr, sub)
+    fig = group_figure({"a": emb, "b": emb}, attr, sub)
+    info = fig.info
     assert info["components"] == 2 and info["groups"] == {"red": 10, "green": 10, "blue": 10}
     assert "first two components of the colour subspace" in group_caption(info)
     assert mean_distance([np.zeros(2), np.array([3.0, 4.0])]) == pytest.approx(5.0)
@@ -231,7 +232,8 @@ def test_the_residual_figure_colours_k_groups_by_group(emb, colour):
                                                                    for g in attr.groups}}}
     for name, acc in (("original", 0.9), ("debiased", 0.4)):
         r.add(name, "residual", "colour", "cluster_accuracy", acc)
-    fig, info = residual_figure({"original": emb, "debiased": emb}, r)
+    fig = residual_figure({"original": emb, "debiased": emb}, r)
+    info = fig.info
     assert info["groups"] == ["red", "green", "blue"] and info["words"] == 30
     assert [ax.get_title() for ax in fig.axes[:2]] == ["original\nclustering accuracy 0.90",
                                                        "debiased\nclustering accuracy 0.40"]

@@ -48,6 +48,6 @@ def run_plot(args, say) -> int:
         path = plot_occupations(embeddings, args.out, words=words, top=args.top, lists=args.lists,
                                 max_missing=args.max_missing, subspace=subspace, attribute=attr)
     else:  # k groups: no one direction with two sides; each group's words on the first components
-        path = _save(group_figure(embeddings, attr, subspace)[0], args.out, list(args.inputs or []))
+        path = _save(group_figure(embeddings, attr, subspace), args.out, list(args.inputs or []))
     say(f"wrote {path}")
     return 0

@@ -15,7 +15,13 @@ from matplotlib.figure import Figure
 
 
 class ReportFigure(Figure):
-    """A :class:`matplotlib.figure.Figure` that IPython and Jupyter display (as PNG, at 100 dpi)."""
+    """A :class:`matplotlib.figure.Figure` that IPython and Jupyter display (as PNG, at 100 dpi).
+
+    ``info``: the facts the figure's caption function reads (a dict; empty unless the figure
+    function sets it).
+    """
+
+    info: dict = {}
 
     def _repr_png_(self) -> bytes:
         buffer = io.BytesIO()

@@ -12,6 +12,10 @@
   columns (or of a sweep's points), each cell annotated with its interval.
 
 :func:`run_figures` draws them (:data:`RUN_FIGURES`) for ``embdebias run`` and returns their captions.
+
+Each figure function returns one :class:`~embdebias.report._notebook.ReportFigure`, which a
+notebook displays on its own; the facts its caption needs are on ``fig.info`` (a dict), so
+``residual_caption(fig.info)`` gives the caption of ``fig = residual_figure(...)``.
 """
 
 from __future__ import annotations
@@ -272,7 +276,7 @@ def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
     female-biased words of the first column; k groups: each group's), by a 2-D PCA of their unit
     vectors in that column, coloured by their bias in the first column (cosine with she - he) or
     by their group, the clustering accuracy of the report in each title. Raises when the report
-    has no residual test."""
+    has no residual test. Returns the figure; its caption's facts on ``fig.info``."""
     from ._notebook import ReportFigure as Figure
 
     from .._rows import unit_rows
@@ -304,8 +308,9 @@ def residual_figure(embeddings: dict, report, *, lowercase: bool = True):
         axes[0].legend(handles=[Line2D([], [], marker="o", linestyle="none", color=cmap_k(i / 9), label=g)
                                 for i, g in enumerate(groups)], fontsize=7, loc="best")
     fig.suptitle(f"The {len(words)} most {unit}-biased words of '{first}' in each column (2-D PCA)", fontsize=11)
-    return fig, {"words": len(words), "first": first, "unit": unit,
+    fig.info = {"words": len(words), "first": first, "unit": unit,
                  "groups": None if set(groups) == {"male", "female"} else list(groups)}
+    return fig
 
 
 def residual_caption(info: dict) -> str:
@@ -327,7 +332,9 @@ def residual_caption(info: dict) -> str:
 
 
 def weat_forest_figure(report):
-    """WEAT effect sizes with their intervals, one row per test, one marker per column."""
+    """WEAT effect sizes with their intervals, one row per test, one marker per column.
+
+    Returns the figure; its caption's facts on ``fig.info``."""
     from ._notebook import ReportFigure as Figure
 
     tests = [t for (m, t, s) in report.rows if m == "weat" and s == "effect_size"]
@@ -354,7 +361,8 @@ def weat_forest_figure(report):
     ax.legend(fontsize=8, loc="best")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    return fig, {"tests": len(tests), "level": report.params.get("bootstrap_level", 0.95)}
+    fig.info = {"tests": len(tests), "level": report.params.get("bootstrap_level", 0.95)}
+    return fig
 
 
 def weat_caption(info: dict) -> str:
@@ -395,7 +403,8 @@ def agreement_figure(source):
     Returns
     -------
     ReportFigure
-        A matplotlib figure that a notebook displays.
+        A matplotlib figure that a notebook displays; ``fig.info`` is the agreement dict (for
+        :func:`agreement_caption`).
 
     Raises
     ------
@@ -422,6 +431,7 @@ def agreement_figure(source):
     fig.colorbar(image, ax=ax, label="Kendall's tau-b", shrink=0.85)
     ax.set_title(f"Do the metric families rank the {len(agreement['columns'])} {agreement.get('unit', 'columns')} "
                  f"alike?\n(fairer first, each in its own direction; [interval])", fontsize=9)
+    fig.info = agreement
     return fig
 
 
@@ -531,7 +541,8 @@ def _tradeoff_panel(ax, points: dict, key: str, colors: dict, first: str) -> Non
 def tradeoff_figure(report):
     """Bias left against quality kept, one point per method with its intervals: mean |WEAT d| left
     (left panel) and the clustering accuracy above chance left (right panel); quality kept is the
-    worst quality test's (:func:`tradeoff_points`)."""
+    worst quality test's (:func:`tradeoff_points`). Returns the figure; its caption's facts on
+    ``fig.info``."""
     from ._notebook import ReportFigure as Figure
 
     points = tradeoff_points(report)
@@ -551,9 +562,10 @@ def tradeoff_figure(report):
     fig.suptitle(f"Bias left against quality kept, one point per method ('{report.embeddings[0]}': the star at "
                  f"1, 1)\nlower is fairer; further right keeps more quality; left of 1: a quality test lost",
                  fontsize=10)
-    return fig, {"methods": len(points), "panels": drawn, "first": report.embeddings[0],
+    fig.info = {"methods": len(points), "panels": drawn, "first": report.embeddings[0],
                  "level": report.params.get("bootstrap_level", 0.95),
                  "losses": {e: p["quality_name"] for e, p in points.items() if p["quality_loss"]}}
+    return fig
 
 
 def tradeoff_caption(info: dict) -> str:
@@ -594,7 +606,8 @@ def group_projections(embeddings: dict, attribute, subspace) -> dict:
 def group_figure(embeddings: dict, attribute, subspace):
     """One panel per column: each group's words on the first one or two components of the
     attribute's subspace (a strip per group with one component), the group means marked; the
-    title gives the mean distance between the group means (0: the groups are not apart)."""
+    title gives the mean distance between the group means (0: the groups are not apart). Returns the
+    figure; its caption's facts on ``fig.info``."""
     from ._notebook import ReportFigure as Figure
 
     proj = group_projections(embeddings, attribute, subspace)
@@ -627,8 +640,9 @@ def group_figure(embeddings: dict, attribute, subspace):
     first = next(iter(proj))
     fig.suptitle(f"{attribute.name}: each group's words on the subspace of '{first}'", fontsize=11)
     n = {g: len(xy) for g, xy in proj[first].items()}
-    return fig, {"attribute": attribute.name, "groups": n, "components": next(iter(proj[first].values())).shape[1],
+    fig.info = {"attribute": attribute.name, "groups": n, "components": next(iter(proj[first].values())).shape[1],
                  "first": first}
+    return fig
 
 
 def mean_distance(means) -> float:
@@ -671,9 +685,9 @@ def _draw_occupations(embeddings, report, path, opts) -> str:
 def _draw(figure, caption):
     """A drawer of :data:`RUN_FIGURES` from a figure function of the report and its caption."""
     def draw(embeddings, report, path, opts) -> str:
-        fig, info = figure(embeddings, report, opts)
+        fig = figure(embeddings, report, opts)
         _save(fig, path, [getattr(e, "path", None) for e in embeddings.values()])
-        return caption(info)
+        return caption(fig.info)
 
     return draw
 
@@ -693,7 +707,7 @@ _DRAWERS = {"occupations.png": _draw_occupations,
             "weat.png": _draw(lambda e, r, o: weat_forest_figure(r), weat_caption),
             "tradeoff.png": _draw(lambda e, r, o: tradeoff_figure(r), tradeoff_caption),
             "groups.png": _draw(_groups, group_caption),
-            "agreement.png": _draw(lambda e, r, o: (agreement_figure(r), r), agreement_caption)}
+            "agreement.png": _draw(lambda e, r, o: agreement_figure(r), agreement_caption)}
 
 
 def run_figures(embeddings: dict, report, out_dir, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,
