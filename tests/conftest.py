@@ -41,6 +41,8 @@ SLOW_MODULES = {
 
 # Single tests (a parametrized test by its name: every parameter; with its id in brackets: that one).
 SLOW_TESTS = {
+    "test_cli_debias_erasure.py::test_gender_plus_another_attribute_is_one_certified_map",
+    "test_cli_debias_erasure.py::test_normalize_is_the_users_choice_for_the_methods_that_offer_it",
     "test_trust.py::test_cli_reliability_and_bad_input",
     "test_trust.py::test_train_seeds_on_a_corpus_gensim_ships",
     "test_trust.py::test_cli_score_with_a_lexicon_and_bad_lexicon",

@@ -247,6 +247,20 @@ def group_word_rows(emb: Embedding, attribute, max_missing: float) -> list[np.nd
     return out
 
 
+def check_defining_words(emb: Embedding, attribute, max_missing: float) -> None:
+    """Projection labels of an attribute without direction words: more than ``max_missing`` of a
+    group's defining words missing from ``emb`` (its direction, hence every label, would rest on
+    the rest) is a :class:`~embdebias.errors.MissingWordsError` naming the group and the words."""
+    for g, group in enumerate(attribute.groups):
+        words = list(dict.fromkeys(s[g] for s in attribute.defining_sets))
+        missing = [w for w, r in zip(words, emb.words.rows(words)) if r < 0]
+        if len(missing) > max_missing * len(words):
+            raise MissingWordsError(
+                f"{attribute.name} labels: {len(missing)} of the {len(words)} defining words of group {group!r} "
+                f"are not in {emb.name} (more than max_missing {max_missing:.0%}; the group's direction, which "
+                f"labels the words, would rest on the others): {', '.join(map(repr, missing[:20]))}", missing)
+
+
 class LEACE(LinearDebiaser):
     """LEAst-squares Concept Erasure (Belrose et al. 2023), its orth form, with a certificate.
 
@@ -276,7 +290,9 @@ class LEACE(LinearDebiaser):
         Projection labels: share of the filtered vocabulary per class, and how many
         of the first words are labelled (:mod:`embdebias.debias._labels`).
     max_missing : float, default 0.2
-        Group-word labels: largest share of a group's words that may be missing.
+        Largest share of a group's words that may be missing: its group words (group-word
+        labels), or its defining words, which give its direction (projection labels of an
+        attribute other than gender, whose direction words he and she are both needed).
     subspace, lists
         Accepted for ``embdebias run``; ``lists`` resolves the attributes' lists.
     attribute : Attribute, str, list, optional
@@ -389,6 +405,8 @@ class LEACE(LinearDebiaser):
     def _sample(self, emb: Embedding, attr) -> _Sample:
         if self.labels == "group_words":
             return self._group_word_sample(emb, attr)
+        if not attr.direction_words:  # gender's he - she: both words are needed, whatever max_missing
+            check_defining_words(emb, attr, float(self.max_missing))
         lw = _labels.protected_labels(emb, attr, self.lists, fraction=self.fraction, max_words=self.max_words,
                                       random_state=self.random_state)
         at = np.sort(np.concatenate([lw.train, lw.dev]))
