@@ -54,7 +54,7 @@ def filtered_pool(emb: Embedding, max_words: int) -> np.ndarray:
     found, have, start = [], 0, 0
     while start < len(emb) and have < max_words:
         stop = min(len(emb), start + max_words)
-        rows = start + kept_words([emb.words[i] for i in range(start, stop)])
+        rows = start + kept_words(emb.words[start:stop])  # one slice: decoded at once, not word by word
         found.append(rows[:max_words - have])
         have += len(found[-1])
         start = stop
