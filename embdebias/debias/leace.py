@@ -78,12 +78,10 @@ from ..errors import ErasureError, MissingWordsError
 from . import _labels
 from ._linear import LinearDebiaser
 from ._params import INT, NUMBER, WORD_LISTS, WORDS, Array, Value, _is_int, _is_number
-from .certificate import Moments, erasure_certificate, one_hot
+from .certificate import CERTIFICATE_TOL, Moments, erasure_certificate, one_hot
 
 METHODS = ("leace", "orth", "sal")
 LABELS = ("projection", "group_words")
-#: Largest certificate accepted, relative to the largest absolute cross-covariance before erasure.
-CERTIFICATE_TOL = 1e-8
 _EPS = np.finfo(np.float64).eps
 
 
@@ -261,6 +259,27 @@ def check_defining_words(emb: Embedding, attribute, max_missing: float) -> None:
                 f"labels the words, would rest on the others): {', '.join(map(repr, missing[:20]))}", missing)
 
 
+def projection_sample(emb: Embedding, attribute, *, lists: str = wordlists.DEFAULT_LISTS,
+                      fraction: float = _labels.FRACTION, max_words: int = _labels.MAX_WORDS, random_state: int = 0,
+                      max_missing: float = 0.2, neutral: bool = False) -> _Sample:
+    """The projection labels' fitting words of ``attribute`` (an Attribute): the train and dev parts of
+    :func:`~embdebias.debias._labels.protected_labels`, the groups' words (and, with ``neutral``, the
+    neutral words as one more class). The words LEACE is fitted on by default, and those a run
+    certifies every linear method on (:func:`~embdebias.debias.certificate.run_certificate`)."""
+    if not attribute.direction_words:  # gender's he - she: both words are needed, whatever max_missing
+        check_defining_words(emb, attribute, max_missing)
+    lw = _labels.protected_labels(emb, attribute, lists, fraction=fraction, max_words=max_words,
+                                  random_state=random_state)
+    at = np.sort(np.concatenate([lw.train, lw.dev]))
+    labels = lw.labels[at]
+    groups = tuple(lw.groups)
+    if neutral:
+        labels = np.where(labels == _labels.NEUTRAL, len(groups), labels)
+        groups += ("neutral",)
+    keep = labels >= 0
+    return _Sample(attribute.name, groups, lw.rows[at][keep], labels[keep].astype(np.int64))
+
+
 class LEACE(LinearDebiaser):
     """LEAst-squares Concept Erasure (Belrose et al. 2023), its orth form, with a certificate.
 
@@ -405,18 +424,9 @@ class LEACE(LinearDebiaser):
     def _sample(self, emb: Embedding, attr) -> _Sample:
         if self.labels == "group_words":
             return self._group_word_sample(emb, attr)
-        if not attr.direction_words:  # gender's he - she: both words are needed, whatever max_missing
-            check_defining_words(emb, attr, float(self.max_missing))
-        lw = _labels.protected_labels(emb, attr, self.lists, fraction=self.fraction, max_words=self.max_words,
-                                      random_state=self.random_state)
-        at = np.sort(np.concatenate([lw.train, lw.dev]))
-        labels = lw.labels[at]
-        groups = tuple(lw.groups)
-        if self.neutral:
-            labels = np.where(labels == _labels.NEUTRAL, len(groups), labels)
-            groups += ("neutral",)
-        keep = labels >= 0
-        return _Sample(attr.name, groups, lw.rows[at][keep], labels[keep].astype(np.int64))
+        return projection_sample(emb, attr, lists=self.lists, fraction=self.fraction, max_words=self.max_words,
+                                 random_state=self.random_state, max_missing=float(self.max_missing),
+                                 neutral=self.neutral)
 
     def _group_word_sample(self, emb: Embedding, attr) -> _Sample:
         rows = group_word_rows(emb, attr, float(self.max_missing))
