@@ -134,3 +134,22 @@ def test_a_run_reports_the_certificates_in_report_md_json_and_card(tmp_path):
     assert card["linear_guard"] == certificates and "linearly guarded" in card["verdict"]["leace"]
     leace = LEACE(random_state=0).load_params(out / "leace.params.npz")
     assert np.isclose(leace.certificate_["edited"], certificates["leace"]["edited"], rtol=0, atol=1e-12)
+
+
+def test_the_vectorized_filter_keeps_what_the_word_by_word_filter_keeps():
+    from embdebias.debias._labels import _kept, filtered_pool, kept_words
+    from embdebias.embedding import Embedding
+
+    tricky = ["", "_", "a_", "_a", "a__b", "a_b", "café", "naïve_x", "x1", "ab\r", "a b", "Ab_Cd", "a" * 19,
+              "a" * 20, "é" * 19, "é" * 20, "日本", "٣", "a-b", "a\u00a0b", "ǅ", "ⅷ", "a_ⅷ", "é_", "\U0001F600",
+              "ａｂ", "A_b_C", "he", "o'neil", "x\ty", ""]
+    for words in (tricky, tricky[::-1], ["a"], [""], ["a\nb", "c", "d_e"], []):
+        assert kept_words(words).tolist() == [i for i, w in enumerate(words) if _kept(w)], words
+    rng = np.random.default_rng(0)
+    letters = list("ab_1é-Z")
+    words = list(dict.fromkeys("".join(rng.choice(letters, size=rng.integers(0, 23))) for _ in range(1500)))
+    assert kept_words(words).tolist() == [i for i, w in enumerate(words) if _kept(w)]
+    emb = Embedding(words, rng.normal(size=(len(words), 2)).astype(np.float32), name="random words")
+    every = kept_words(words)
+    for n in (1, 50, len(every) - 1, len(every), len(every) + 5):  # read in slices, the same first n
+        assert filtered_pool(emb, n).tolist() == every[:n].tolist()
