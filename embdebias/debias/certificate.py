@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .._rows import unit_rows
+from .._threads import one_thread
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 
 __all__ = ["CERTIFICATE_TOL", "Certificate", "Moments", "cross_covariance", "edited_rows", "erasure_certificate",
@@ -178,8 +179,11 @@ def erasure_certificate(debiaser, embedding: Embedding, rows, labels, *,
     chunk_rows : int
         Rows read and edited at a time.
     """
-    rows = np.asarray(rows, dtype=np.int64)
-    labels = np.asarray(labels)
+    with one_thread():  # small products (a chunk of rows by d x d): threads only wait for each other
+        return _certificate(debiaser, embedding, np.asarray(rows, dtype=np.int64), np.asarray(labels), chunk_rows)
+
+
+def _certificate(debiaser, embedding: Embedding, rows: np.ndarray, labels: np.ndarray, chunk_rows: int):
     classes = np.unique(labels)
     acc = {key: Moments(embedding.dim, len(classes), scatter=False) for key in ("before", "edited", "normalized")}
     shows_edit = True
