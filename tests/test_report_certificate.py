@@ -88,6 +88,18 @@ def test_the_opening_says_guarded_apart_from_recoverable_by_a_nonlinear_probe():
     assert "guarded" not in plain and "'hard': yes (clustering 0.93" in plain
 
 
+def test_the_verdict_names_the_guarded_methods_apart():
+    from embdebias.report.summary import guard_lines
+
+    r = _report({"leace": FOUND["leace"], "hard": FOUND["hard"]})
+    assert guard_lines(r) == [
+        "- **Linearly guarded** (certificate, on the 9,160 labelled words: no linear classifier beats a constant) "
+        "after: leace; not after: hard. Guarded is not unrecoverable: the nonlinear probes above say whether "
+        "the attribute is still there."]
+    assert guard_lines(r)[0] in r.to_markdown()
+    assert guard_lines(_report({})) == []
+
+
 def test_the_unit_scaling_that_undoes_a_guard_is_named():
     found = FOUND
     text = guard_text(_report({"leace": found["leace-unit"]}), "leace")

@@ -285,6 +285,19 @@ def guard_text(report, emb: str) -> str | None:
             + (f"; {cert['edited']:.1g} before the rows were scaled to unit length" if scaled else "") + ")")
 
 
+def guard_lines(report) -> list[str]:
+    """The verdict's line on the linear guard: the columns whose certificate holds, and the linear
+    ones whose does not (none without certificates)."""
+    certs = {e: c for e in report.embeddings[1:] if (c := (report.certificates or {}).get(e)) and "error" not in c}
+    if not certs:
+        return []
+    guarded = [e for e, c in certs.items() if c["guarded"]]
+    return [f"- **Linearly guarded** (certificate, on the {next(iter(certs.values()))['n_words']:,} labelled "
+            f"words: no linear classifier beats a constant) after: {', '.join(guarded) or 'none'}; not after: "
+            f"{', '.join(e for e in certs if e not in guarded) or 'none'}. Guarded is not unrecoverable: "
+            f"the nonlinear probes above say whether the attribute is still there."]
+
+
 def column_verdict(report, emb: str) -> str:
     """One verdict line's text for column ``emb``: what changed beyond the noise, whether the
     attribute is still recoverable by the residual tests' nonlinear probes, and whether the
