@@ -116,6 +116,9 @@ def test_the_table_and_the_json_round_trip(tmp_path):
     assert row["| leace"].endswith("| yes (edited rows) |") and row["| hard"].endswith("| no (unit rows) |")
     assert "| - |" in row["| hard"]  # hard has no edit before its unit scaling
     assert certificate_lines(_report({})) == []
+    failed = certificate_lines(_report({"hard": {"error": "labels of attribute 'x': a | b"}}))
+    assert failed[2:4] == lines[4:6] and failed[-2] == "| hard | n/a | n/a | n/a | no certificate: labels of " \
+        "attribute 'x': a / b |"
     path = tmp_path / "r.json"
     r.to_json(path)
     back = Report.from_json(path)

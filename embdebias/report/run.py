@@ -97,14 +97,14 @@ def certificate_lines(report) -> list[str]:
     if ok:
         n, k = ok[0]["n_words"], ok[0]["n_groups"]
         lines += [f"On the {n:,} words labelled with the attribute's {k} groups (the projection labels' train and "
-                  f"dev words, which LEACE, INLP and RLACE are fitted on; hard and HSR are fitted on their own "
-                  f"words and shown on these), the largest absolute cross-covariance between a method's vectors "
-                  f"and the one-hot labels: at most {CERTIFICATE_TOL:g} of the original's means no linear "
+                  f"dev words, which LEACE, INLP and RLACE are fitted on; the other methods are fitted on their "
+                  f"own word lists and shown on these), the largest absolute cross-covariance between a method's "
+                  f"vectors and the one-hot labels: at most {CERTIFICATE_TOL:g} of the original's means no linear "
                   f"classifier predicts the group from them better than a constant, on these words "
-                  f"(Belrose et al. 2023). It says nothing of nonlinear probes (the residual tests above). "
+                  f"(Belrose et al. 2023). It says nothing of nonlinear probes (the residual tests). "
                   f"*edited*: the method's edit in float64, before any unit scaling; *unit rows*: the same "
-                  f"scaled to unit length; the verdict is for the rows the method outputs.", "",
-                  "| method | before | edited | unit rows | linearly guarded? |", "| --- | ---: | ---: | ---: | --- |"]
+                  f"scaled to unit length; the verdict is for the rows the method outputs.", ""]
+    lines += ["| method | before | edited | unit rows | linearly guarded? |", "| --- | ---: | ---: | ---: | --- |"]
     for emb, c in certs.items():
         if "error" in c:
             lines.append(f"| {emb} | n/a | n/a | n/a | no certificate: {c['error'].replace('|', '/')} |")
