@@ -137,7 +137,7 @@ def one_attribute(args):
     return found[0]
 
 
-def erased_attributes(args):
+def debias_attribute(args):
     """The attribute(s) of ``embdebias debias --attribute``: one :class:`~embdebias.data.attributes.Attribute`
     (gender when not given), or, for names joined by ``+`` (``gender+race``), the list of them, which
     the methods that erase several attributes with one map take (the others refuse it, naming those

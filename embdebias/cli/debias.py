@@ -12,7 +12,7 @@ from ._common import (
     DEFAULT,
     FORMATS_TEXT,
     attribute_opt,
-    erased_attributes,
+    debias_attribute,
     force_opt,
     input_opts,
     list_file_opts,
@@ -176,7 +176,7 @@ def _params(args, spec) -> dict:
     own = {p.name: getattr(args, p.name) for p in spec.params if getattr(args, p.name) is not None}
     if args.normalize is not None:  # an estimator keyword, not a table parameter (checked by _applies)
         own["normalize"] = args.normalize
-    debiaser = configure(spec.name, attribute=erased_attributes(args), lists=args.lists, params=own,
+    debiaser = configure(spec.name, attribute=debias_attribute(args), lists=args.lists, params=own,
                          n_components=args.components, definitional=args.definitional, equalize=args.equalize,
                          gender_specific=args.gender_specific, expand=args.expand, seeds=args.seeds,
                          random_state=args.seed, max_missing=args.max_missing)
