@@ -168,3 +168,25 @@ def test_the_vectorized_filter_keeps_what_the_word_by_word_filter_keeps():
     every = kept_words(words)
     for n in (1, 50, len(every) - 1, len(every), len(every) + 5):  # read in slices, the same first n
         assert filtered_pool(emb, n).tolist() == every[:n].tolist()
+
+
+def test_the_erasers_small_products_run_on_one_blas_thread(monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    from embdebias.debias import certificate, leace
+    from test_debiasers_leace import labelled
+
+    seen = []
+    statistics, certify = leace.LEACE._statistics, certificate._certificate
+
+    def spy(call):
+        def wrapped(*args, **kwargs):
+            seen.append(max((p["num_threads"] for p in threadpool_info()), default=1))
+            return call(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(leace.LEACE, "_statistics", spy(statistics))
+    monkeypatch.setattr(certificate, "_certificate", spy(certify))
+    x, y = labelled()
+    LEACE().fit_vectors(x, y)
+    assert seen == [1, 1]  # the statistics, then the certificate

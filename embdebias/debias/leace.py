@@ -20,7 +20,8 @@ guarded, not least-change. SAL (Shao, Ravfogel et al., EACL 2023) removes the to
 ``n_directions`` left singular vectors of ``C`` by orthogonal projection, as published without
 an offset (:class:`SAL`).
 
-Deliberate choices, each tested in ``tests/test_debiasers_leace.py``:
+Deliberate choices, each tested in ``tests/test_debiasers_leace.py`` (the command line's bad input in
+``tests/test_cli_debias_erasure.py``, the threads and the run's certificates in ``tests/test_report_certificate.py``):
 
 * **Labels.** By default (``labels="projection"``) the words INLP and RLACE are fitted
   on: for gender the male- and female-biased words by ``he - she``, for another
