@@ -41,6 +41,10 @@ SLOW_MODULES = {
 
 # Single tests (a parametrized test by its name: every parameter; with its id in brackets: that one).
 SLOW_TESTS = {
+    "test_report_certificate.py::test_a_run_reports_the_certificates_in_report_md_json_and_card",
+    "test_report_certificate.py::test_every_linear_method_is_certified_on_the_same_labelled_words",
+    "test_cli_debias_erasure.py::test_gender_plus_another_attribute_is_one_certified_map",
+    "test_cli_debias_erasure.py::test_normalize_is_the_users_choice_for_the_methods_that_offer_it",
     "test_trust.py::test_cli_reliability_and_bad_input",
     "test_trust.py::test_train_seeds_on_a_corpus_gensim_ships",
     "test_trust.py::test_cli_score_with_a_lexicon_and_bad_lexicon",

@@ -137,6 +137,30 @@ def one_attribute(args):
     return found[0]
 
 
+def debias_attribute(args):
+    """The attribute(s) of ``embdebias debias --attribute``: one :class:`~embdebias.data.attributes.Attribute`
+    (gender when not given), or, for names joined by ``+`` (``gender+race``), the list of them, which
+    the methods that erase several attributes with one map take (the others refuse it, naming those
+    that do). A file whose own name has a ``+`` is read as one file."""
+    from pathlib import Path
+
+    from ..data.attributes import resolve_attributes
+    from ..errors import EmbdebiasError
+
+    given = list(getattr(args, "attribute", None) or ["gender"])
+    if len(given) == 1 and "+" in given[0] and not Path(given[0]).is_file():
+        names = [n.strip() for n in given[0].split("+")]
+        if not all(names):
+            raise EmbdebiasError(f"--attribute {given[0]}: expected names joined by '+' (gender+race), "
+                                 f"found an empty name")
+        return resolve_attributes(names, getattr(args, "lists", "published"))
+    if len(given) > 1:
+        raise EmbdebiasError(f"--attribute: this command writes one output, got {len(given)} attributes "
+                             f"({', '.join(given)}); to erase several with one map, join them with '+' "
+                             f"({'+'.join(given)})")
+    return one_attribute(args)
+
+
 def list_file_opts(p, *, equalize=True, expand=True):
     from ..pipeline.options import add_arguments
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import inspect
 import time
 
 from .. import _validation
@@ -10,13 +12,27 @@ from ._common import (
     DEFAULT,
     FORMATS_TEXT,
     attribute_opt,
+    debias_attribute,
     force_opt,
     input_opts,
     list_file_opts,
     lists_opt,
-    one_attribute,
     prepare_output,
+    scoring_opts,
 )
+
+#: Options whose ``False`` is a choice (``--no-normalize``), not "not given".
+_TRISTATE = ("--normalize",)
+# The help names the methods each option applies to as text: building the parser must not import
+# every estimator (seconds); tests/test_cli_debias_erasure.py checks the names against the table.
+SEVERAL_HELP = ("names joined by '+' (gender+race) are erased by one map, for the methods that take several: "
+                "leace, sal, conceptor")
+MAX_MISSING_HELP = ("the largest share of a list's words that may be missing from the vocabulary, for the methods "
+                    "that read word lists of their own (hsr, ran, oscar, leace, sal, conceptor): beyond it the fit "
+                    "fails before anything is written (default 0.2)")
+NORMALIZE_HELP = ("scale every output row to unit length, or not (--no-normalize), for the methods that offer the "
+                  "choice (leace, sal, conceptor; default: the method's own: off for the erasers leace and sal, "
+                  "whose linear guarantee holds for the affine output only, on for conceptor)")
 
 
 def add_parser(sub, parents) -> None:
@@ -42,6 +58,12 @@ def add_parser(sub, parents) -> None:
     list_file_opts(p)
     lists_opt(p)
     attribute_opt(p)
+    attribute = next(a for a in p._actions if a.dest == "attribute")
+    attribute.metavar = "NAME|FILE[+NAME...]"
+    attribute.help += "; " + SEVERAL_HELP
+    scoring_opts(p, strict=False)
+    next(a for a in p._actions if a.dest == "max_missing").help = MAX_MISSING_HELP
+    p.add_argument("--normalize", action=argparse.BooleanOptionalAction, default=None, help=NORMALIZE_HELP)
     p.add_argument("--components", type=_validation.POSITIVE.parse, default=None, metavar="K",
                    help="dimension of the bias subspace (default: k - 1 for an attribute of k groups, 1 for gender)")
     for param in method_params().values():
@@ -54,12 +76,29 @@ def add_parser(sub, parents) -> None:
     p.set_defaults(func=run_debias)
 
 
+def _takers(keyword: str) -> list[str]:
+    """The methods whose estimator takes ``keyword``."""
+    from ..debias.table import DEBIASERS
+
+    return [name for name, spec in DEBIASERS.items() if _takes(spec, keyword)]
+
+
+def _takes(spec, keyword: str) -> bool:
+    return keyword in inspect.signature(spec.estimator_class()).parameters
+
+
+def _given(flag: str, value) -> bool:
+    """Whether an option was given: not None, and not a switch left off (``--no-normalize`` is given)."""
+    return value is not None and (value is not False or flag in _TRISTATE)
+
+
 def _applies(spec, flag: str) -> bool:
     """Whether the method-specific option ``flag`` applies to method ``spec``."""
     from ..pipeline.options import method_params
 
     fixed = {"--equalize": "equalize_pairs" in spec.lists, "--expand": spec.expandable,
-             "--seeds": spec.expandable, "--seed": spec.seeded}
+             "--seeds": spec.expandable, "--seed": spec.seeded, "--normalize": _takes(spec, "normalize"),
+             "--max-missing": _takes(spec, "max_missing")}
     if flag in fixed:
         return fixed[flag]
     return any(p.flag == flag and spec.param(p.name) is not None for p in method_params().values())
@@ -67,14 +106,17 @@ def _applies(spec, flag: str) -> bool:
 
 def _fit_options(args) -> dict:
     """``{flag: value}`` of the options that shape a fit."""
-    from ..pipeline.options import method_params
+    from ..pipeline.options import RunOptions, method_params
 
     from ..data.wordlists import DEFAULT_LISTS
 
     return {"--definitional": args.definitional, "--equalize": args.equalize, "--specific": args.gender_specific,
             "--expand": args.expand, "--seeds": args.seeds, "--components": args.components,
             "--attribute": args.attribute, **{p.flag: getattr(args, p.name) for p in method_params().values()},
-            "--seed": args.seed, "--lists": None if args.lists == DEFAULT_LISTS else args.lists}
+            "--seed": args.seed, "--lists": None if args.lists == DEFAULT_LISTS else args.lists,
+            "--normalize": args.normalize,
+            # the one default of every command (RunOptions'): given only when changed
+            "--max-missing": None if args.max_missing == RunOptions().max_missing else args.max_missing}
 
 
 def _method_options(args) -> dict:
@@ -89,7 +131,7 @@ def _check_params_file(args):
     shapes a fit, since none happens; the file is read (a damaged one refused) before any work."""
     from ..debias.table import load_fitted
 
-    given = [flag for flag, value in _fit_options(args).items() if value not in (None, False)]
+    given = [flag for flag, value in _fit_options(args).items() if _given(flag, value)]
     if given:
         raise EmbdebiasError(f"{', '.join(given)} shape{'s' if len(given) == 1 else ''} a fit; with --params "
                              f"{args.params} nothing is fitted")
@@ -119,7 +161,7 @@ def _check_method_options(args, spec) -> None:
     from ..debias.table import DEBIASERS
 
     given = _method_options(args)
-    wrong = [flag for flag, value in given.items() if value not in (None, False) and not _applies(spec, flag)]
+    wrong = [flag for flag, value in given.items() if _given(flag, value) and not _applies(spec, flag)]
     if wrong:
         takers = [name for name, other in DEBIASERS.items() if all(_applies(other, f) for f in wrong)]
         raise EmbdebiasError(f"{' and '.join(wrong)} appl{'ies' if len(wrong) == 1 else 'y'} to --method "
@@ -132,10 +174,12 @@ def _params(args, spec) -> dict:
     from ..debias.configure import configure
 
     own = {p.name: getattr(args, p.name) for p in spec.params if getattr(args, p.name) is not None}
-    debiaser = configure(spec.name, attribute=one_attribute(args), lists=args.lists, params=own,
+    if args.normalize is not None:  # an estimator keyword, not a table parameter (checked by _applies)
+        own["normalize"] = args.normalize
+    debiaser = configure(spec.name, attribute=debias_attribute(args), lists=args.lists, params=own,
                          n_components=args.components, definitional=args.definitional, equalize=args.equalize,
                          gender_specific=args.gender_specific, expand=args.expand, seeds=args.seeds,
-                         random_state=args.seed)
+                         random_state=args.seed, max_missing=args.max_missing)
     return debiaser.get_params(deep=False)
 
 

@@ -43,6 +43,10 @@ class Debiaser(TransformerMixin, BaseEstimator):
     """
 
     _suffix = "debiased"
+    #: Whether the method edits vectors linearly (a matrix, maybe an offset; hard debias's
+    #: projection), so that a run reports its erasure certificate
+    #: (:func:`~embdebias.debias.certificate.run_certificate`): how far it is from linear guardedness.
+    linear = False
 
     def transform(self, embedding, out=None, *, progress: bool = False, name: str | None = None,
                   also: Callable[[int, np.ndarray], None] | None = None) -> Embedding:

@@ -22,6 +22,7 @@ class LinearDebiaser(Debiaser):
     """
 
     _params_schema = {"map_": Array(("d", "d"))}
+    linear = True
 
     def _kept_mask(self, emb: Embedding) -> np.ndarray:
         kept = list(getattr(self, "kept_words_", ()) or ())

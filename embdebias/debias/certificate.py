@@ -21,10 +21,15 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .._rows import unit_rows
+from .._threads import one_thread
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 
-__all__ = ["Certificate", "Moments", "cross_covariance", "edited_rows", "erasure_certificate",
-           "max_cross_covariance", "one_hot"]
+__all__ = ["CERTIFICATE_TOL", "Certificate", "Moments", "cross_covariance", "edited_rows", "erasure_certificate",
+           "max_cross_covariance", "one_hot", "run_certificate"]
+
+#: Largest certificate of a guarded map, relative to the largest absolute cross-covariance before
+#: erasure (a full-rank eraser above it is refused; a run calls a method linearly guarded below it).
+CERTIFICATE_TOL = 1e-8
 
 
 class Moments:
@@ -174,8 +179,11 @@ def erasure_certificate(debiaser, embedding: Embedding, rows, labels, *,
     chunk_rows : int
         Rows read and edited at a time.
     """
-    rows = np.asarray(rows, dtype=np.int64)
-    labels = np.asarray(labels)
+    with one_thread():  # small products (a chunk of rows by d x d): threads only wait for each other
+        return _certificate(debiaser, embedding, np.asarray(rows, dtype=np.int64), np.asarray(labels), chunk_rows)
+
+
+def _certificate(debiaser, embedding: Embedding, rows: np.ndarray, labels: np.ndarray, chunk_rows: int):
     classes = np.unique(labels)
     acc = {key: Moments(embedding.dim, len(classes), scatter=False) for key in ("before", "edited", "normalized")}
     shows_edit = True
@@ -192,3 +200,42 @@ def erasure_certificate(debiaser, embedding: Embedding, rows, labels, *,
     worst = {key: float(np.abs(m.cross_covariance).max(initial=0.0)) for key, m in acc.items()}
     return Certificate(edited=worst["edited"] if shows_edit else None, normalized=worst["normalized"],
                        before=worst["before"], n_words=len(rows), n_groups=len(classes))
+
+
+def run_certificate(debiaser, embedding: Embedding, attribute, *, lists: str = "published", random_state: int = 0,
+                    sample=None) -> dict:
+    """The certificate ``embdebias run`` reports for a fitted linear method (``debiaser.linear``).
+
+    Every linear method of a run is certified on the same words: the projection labels' fitting
+    words of ``attribute`` with the run's seed (:func:`~embdebias.debias.leace.projection_sample`:
+    for gender the male- and female-biased words by ``he - she``, the train and dev parts), the
+    words LEACE, INLP and RLACE are fitted on; hard debias and HSR are fitted on other words
+    (their definition words), and are shown on these for comparison.
+
+    Parameters
+    ----------
+    debiaser : Debiaser
+        Fitted.
+    embedding : Embedding
+    attribute : Attribute
+    lists, random_state
+        The run's list set and seed (they choose the words).
+    sample : optional
+        The words, already labelled (``projection_sample``'s result), so that a run labels once.
+
+    Returns
+    -------
+    dict
+        :class:`Certificate`'s fields, plus ``output`` (``"edited"`` for a method whose output
+        rows are the edit as it is, ``"normalized"`` for one that scales them to unit length)
+        and ``guarded`` (that figure is at most :data:`CERTIFICATE_TOL` times ``before``: no
+        linear classifier does better than a constant on these words).
+    """
+    if sample is None:
+        from .leace import projection_sample
+
+        sample = projection_sample(embedding, attribute, lists=lists, random_state=random_state)
+    cert = erasure_certificate(debiaser, embedding, sample.rows, sample.labels)
+    output = "edited" if cert.edited is not None and getattr(debiaser, "normalize", True) is False else "normalized"
+    shown = cert.edited if output == "edited" else cert.normalized
+    return {**cert.to_dict(), "output": output, "guarded": bool(shown <= CERTIFICATE_TOL * cert.before)}

@@ -41,8 +41,10 @@ def configure(method: str, *, attribute, lists: str = "published", subspace=None
     ----------
     method : str
         A name of :data:`~embdebias.debias.DEBIASERS`.
-    attribute : Attribute
-        The resolved attribute (:func:`~embdebias.data.attributes.as_attribute`).
+    attribute : Attribute or list of Attribute
+        The resolved attribute (:func:`~embdebias.data.attributes.as_attribute`), or several
+        for a method that erases them with one map (``several_attributes``; the others refuse
+        a list).
     lists : {"published", "curated"}
         The list set.
     subspace : BiasSubspace, optional
@@ -69,14 +71,17 @@ def configure(method: str, *, attribute, lists: str = "published", subspace=None
         An option that does not apply, in one line naming the option and the method.
     """
     spec = get_debiaser(method)
-    spec.check_attribute(attribute, lists)
+    found = spec.check_attribute(attribute, lists)
+    several = found if isinstance(found, list) else [found]
     accepted = set(inspect.signature(spec.estimator_class()).parameters)
     given_lists = {kw: v for kw, v in (("definitional", definitional), ("equalize", equalize),
                                         ("gender_specific", gender_specific)) if v is not None}
-    check_list_options(attribute, {LIST_OPTIONS[kw][1] for kw in given_lists}, expand, seeds, spec=spec)
+    for attr in several:
+        check_list_options(attr, {LIST_OPTIONS[kw][1] for kw in given_lists}, expand, seeds, spec=spec)
     keywords = {"lists": lists, "attribute": attribute, **_own_params(spec, params or {})}
     keywords.update(_list_keywords(spec, given_lists, accepted))
-    _subspace_keywords(spec, accepted, keywords, subspace, n_components, attribute)
+    # several attributes in one map: an eraser, which finds its own directions (no subspace)
+    _subspace_keywords(spec, accepted, keywords, subspace, n_components, several[0])
     if spec.seeded:
         keywords["random_state"] = 0 if random_state is None else random_state
     if max_missing is not None and "max_missing" in accepted:

@@ -248,6 +248,9 @@ class HardDebias(Debiaser):
         self.chunk_rows = chunk_rows
 
     _suffix = "hard"
+    #: Neutralize is a projection (equalize moves only its pairs' words): a run reports its
+    #: certificate, of its unit-length rows (it has no edit before the scaling).
+    linear = True
     _params_schema = {"subspace_": Array((None, "d"), subspace=True), "equalize_pairs_": WORD_SETS,
                       "equalize_missing_": WORD_LISTS, "gender_specific_": WORD_SET,
                       "neutralized_words_": WORD_SET_OR_NONE}

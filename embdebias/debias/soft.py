@@ -196,6 +196,8 @@ class SoftDebias(Debiaser):
         self.chunk_rows = chunk_rows
 
     _suffix = "soft"
+    #: One symmetric matrix per row, then unit length: a run reports its certificate (of its unit rows).
+    linear = True
 
     # -- fit ----------------------------------------------------------------------------
     def fit(self, embedding, y=None, *, gram=None) -> "SoftDebias":

@@ -436,7 +436,8 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
     if size_note:
         log(size_note)
     expected = {spec.name: _expected_shortfalls(ident) and not _user_lists(spec, lists_used) for spec, *_ in plan}
-    debiased = _debias_steps(steps, emb, o, progress, plan, prepared["fitted"], expected)
+    debiased = _debias_steps(steps, emb, o, progress, plan, prepared["fitted"], expected,
+                             certify=_certifier(emb, attr, o))
 
     # 6. evaluation of the original and every method together: the debiased columns are
     #    compared with the original, item by item (paired bootstrap)
@@ -449,6 +450,8 @@ def _run_steps(steps, emb, ident: dict, o: RunOptions, lists_used: dict, timings
 
     check_stamp(steps.entry("evaluate").get("written"), steps.where["evaluate"], what="evaluation")
     evaluated = Report.from_json(steps.path("evaluate", EVALUATION_FILE))
+    # each linear method's certificate, from its step (computed with the fit, reused with it)
+    evaluated.certificates = {name: found for name in columns if (found := steps.entry(name).get("certificate"))}
     evaluation = evaluated.to_dict(
         bulk=EVALUATION_BULK if steps.path("evaluate", EVALUATION_BULK).exists() else None)
 
@@ -622,7 +625,32 @@ def _evaluate_step(steps, name: str, step_key: str, embeddings: dict, eval_kwarg
     steps.record(name, step_key, [file] + [bulk.name] * bulk.exists(), time.perf_counter() - t0)
 
 
-def _debias_steps(steps, emb, o: RunOptions, progress: bool, plan: list, fitted: dict, expected: dict) -> dict:
+def _certifier(emb, attr, o: RunOptions):
+    """``certify(debiaser)``: the run certificate of a fitted linear method (None for another), on
+    the attribute's projection labels, labelled once for every method of the run; a vocabulary
+    that cannot be labelled gives ``{"error": why}`` (the report says so; the run goes on)."""
+    from ..debias.certificate import run_certificate
+    from ..debias.leace import projection_sample
+    from ..errors import EmbdebiasError
+
+    labelled = {}
+
+    def certify(debiaser):
+        if not getattr(debiaser, "linear", False):
+            return None
+        try:
+            if "sample" not in labelled:
+                labelled["sample"] = projection_sample(emb, attr, lists=o.lists, random_state=o.random_state,
+                                                       max_missing=o.max_missing)
+            return run_certificate(debiaser, emb, attr, sample=labelled["sample"])
+        except EmbdebiasError as exc:
+            return {"error": str(exc)}
+
+    return certify
+
+
+def _debias_steps(steps, emb, o: RunOptions, progress: bool, plan: list, fitted: dict, expected: dict, *,
+                  certify=None) -> dict:
     """The output of every ``(spec, key, file, debiaser)`` of ``plan``, computed or reused, by method.
 
     A method that rides on another's pass (``DebiaserSpec.rides_on``) gets what its
@@ -642,7 +670,7 @@ def _debias_steps(steps, emb, o: RunOptions, progress: bool, plan: list, fitted:
         riders = [riding[name].add for name in riding if DEBIASERS[name].rides_on == spec.name]
         out[spec.name] = _debias_step(steps, spec.name, step_key, debiaser, emb, file, o.format, progress,
                                       also=_together(riders), fitted=fitted.get(spec.name),
-                                      expected=expected.get(spec.name, False),
+                                      expected=expected.get(spec.name, False), certify=certify,
                                       fit_params=riding[spec.name].fit_params() if spec.name in riding else None)
     return out
 
@@ -662,7 +690,7 @@ def _together(calls: list):
 
 
 def _debias_step(steps, name: str, step_key: str, debiaser, emb, file: str, format: str, progress: bool,
-                 *, also=None, fit_params=None, fitted=None, expected: bool = False):
+                 *, also=None, fit_params=None, fitted=None, expected: bool = False, certify=None):
     """Fit ``debiaser`` (unless ``fitted``: its ``(seconds, shortfalls)``), save its fitted
     parameters and write its output as ``file`` (all reused when unchanged); open the result.
 
@@ -670,7 +698,8 @@ def _debias_step(steps, name: str, step_key: str, debiaser, emb, file: str, form
     written, and the result is :meth:`~embdebias.debias._base.Debiaser.lazy_transform`'s:
     the rows the evaluation reads are mapped as it reads them. ``also`` shares the
     transform's pass over ``emb`` (``Debiaser.transform``); ``fit_params`` go to ``fit``.
-    A result written here keeps ``emb``'s vocabulary object (the same words, already
+    ``certify(debiaser)`` gives the fitted method's run certificate, recorded with its step
+    (None: none). A result written here keeps ``emb``'s vocabulary object (the same words, already
     indexed) instead of decoding its own copy.
     """
     from .. import io
@@ -692,8 +721,10 @@ def _debias_step(steps, name: str, step_key: str, debiaser, emb, file: str, form
         written = transform_to_file(debiaser, emb, steps.path(name, file), format, progress=progress, also=also)
         result, outputs = emb.with_vectors(written.vectors, name=name), [file, *companions(file, format), params]
         result.path = written.path
+    certificate = None if certify is None else certify(debiaser)
     steps.record(name, step_key, outputs, time.perf_counter() - t0 + seconds,
-                 {"info": _jsonable(debiaser.run_info(emb)), **({"shortfalls": shortfalls} if shortfalls else {})})
+                 {"info": _jsonable(debiaser.run_info(emb)), **({"shortfalls": shortfalls} if shortfalls else {}),
+                  **({"certificate": _jsonable(certificate)} if certificate is not None else {})})
     return result
 
 

@@ -5,7 +5,9 @@ Everything comes from the run's ``report.json``: the embedding and its content f
 the attribute and its groups, the word lists, the methods, each headline measure of the report's
 summary table (:func:`~embdebias.report.summary.headline_rows`) with its interval for every
 column and, for a debiased column, its paired change and whether it is beyond the noise; the
-verdict line of each method (:func:`~embdebias.report.summary.column_verdict`); the quality kept
+verdict line of each method (:func:`~embdebias.report.summary.column_verdict`); each linear method's
+certificate (:attr:`~embdebias.report.model.Report.certificates`: whether it is linearly guarded on the
+attribute's labelled words); the quality kept
 (the headline quality measures' changes); the toolkit version; the command that repeats the run.
 No number is computed here that the report does not hold.
 
@@ -78,6 +80,8 @@ def card_dict(meta: dict, command: list[str]) -> dict:
         "opening": opening_sentences(report),
         "headline": headline,
         "verdict": {e: column_verdict(report, e) for e in report.embeddings[1:]},
+        "linear_guard": {e: dict(c) for e in report.embeddings[1:]
+                         if (c := report.certificates.get(e)) and "error" not in c},
         "quality_kept": {e: [{"measure": h["measure"], "original": h["columns"][report.embeddings[0]]["value"],
                               "value": h["columns"][e]["value"], "outcome": h["columns"][e].get("outcome")}
                              for h in headline if h["kind"] == "quality"] for e in report.embeddings[1:]},

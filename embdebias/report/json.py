@@ -77,7 +77,8 @@ def to_dict(report: Report, *, bulk: str | None = None) -> dict:
            "params": report.params, "data": report.data, "legends": report.legends, "labels": report.labels,
            "failures": report.failures, "comparisons": report.comparisons, "aggregates": report.aggregates,
            "verdict": report.verdict(),
-           "agreement": report.agreement(), "trust": report.trust}
+           "agreement": report.agreement(), "trust": report.trust,
+           **({"certificates": report.certificates} if report.certificates else {})}
     if bulk:
         out["bulk"] = bulk
     return to_builtin(out)
@@ -148,7 +149,8 @@ def from_dict(data: Mapping, bulk=None) -> Report:
                         params=dict(data.get("params", {})), data=dict(data.get("data", {})),
                         legends=dict(data.get("legends", {})), labels=dict(data.get("labels", {})),
                         failures=list(data.get("failures", [])), comparisons=list(data.get("comparisons", [])),
-                        aggregates=list(data.get("aggregates", [])), trust=dict(data.get("trust") or {}))
+                        aggregates=list(data.get("aggregates", [])), trust=dict(data.get("trust") or {}),
+                        certificates=dict(data.get("certificates") or {}))
         _rows_into(report, data["rows"])
     except (KeyError, TypeError, ValueError) as exc:
         raise EmbdebiasError(f"not an embdebias report: missing or malformed {exc}") from None

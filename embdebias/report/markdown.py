@@ -155,10 +155,11 @@ def verdict_lines(report) -> list[str]:
                          else _compared_text(report, emb, metric, outcome, by_key))
         lines.append(f"- **{emb}**: " + "; ".join(parts) + ".")
     from .compare import unrecoverable_line
-    from .summary import attribute_name
+    from .summary import attribute_name, guard_lines
 
     line = unrecoverable_line(report, attribute_name(report))
     lines += [line] if line else []
+    lines += guard_lines(report)
     for metric in report.metrics():
         lines += metric_of(metric).notes(report, "verdict")
     return lines + [""]

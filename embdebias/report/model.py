@@ -100,6 +100,11 @@ class Report:
         (the seed-word band of every word-set statistic), ``"consistency"`` (Cronbach's alpha across
         base pairs), ``"agreement"`` (Kendall's tau between metric families across the columns),
         ``"word_agreement"`` and ``"validity"``; empty when not computed.
+    certificates : dict
+        ``{column: certificate}`` of the linear methods of a run
+        (:func:`~embdebias.debias.certificate.run_certificate`: ``edited``, ``normalized``,
+        ``before``, ``n_words``, ``n_groups``, ``output``, ``guarded``; or ``{"error": why}``):
+        whether each is linearly guarded on the attribute's labelled words.
     """
 
     embeddings: list[str]
@@ -114,6 +119,7 @@ class Report:
     comparisons: list[dict] = field(default_factory=list)
     aggregates: list[dict] = field(default_factory=list)
     trust: dict = field(default_factory=dict)
+    certificates: dict = field(default_factory=dict)
 
     # -- building --------------------------------------------------------------------
     def add(self, embedding: str, metric: str, test: str, statistic: str, value, ci_low=None,
@@ -158,6 +164,7 @@ class Report:
             out.failures.extend(rep.failures)
             out.comparisons.extend(rep.comparisons)
             out.aggregates.extend(rep.aggregates)
+            out.certificates.update(rep.certificates)
             for mine, theirs in ((out.data, rep.data), (out.legends, rep.legends), (out.labels, rep.labels)):
                 for k, v in theirs.items():
                     mine.setdefault(k, v)

@@ -26,7 +26,7 @@ def render_report(meta: dict, evaluation: dict, command: list[str]) -> str:
 
     report = Report.from_dict(evaluation)
     lines = [f"# embdebias report: {meta['embedding']['name']}{_attribute_title(meta)}", "", *first_screen(report),
-             *_comparison_lines(report),
+             *_comparison_lines(report), *certificate_lines(report),
              f"{meta['embedding']['words']:,} words x {meta['embedding']['dim']} dimensions; "
              + _columns_sentence(_methods(meta)) + _attribute_sentence(meta), "", *_figure_lines(meta)]
     lines.append(report.to_markdown(summary=False))
@@ -70,7 +70,7 @@ def render_attributes_report(embedding: str, summaries: dict) -> str:
     for name, report in reports.items():
         groups = (summaries[name].get("attribute") or {}).get("groups") or report.params.get("groups") or []
         lines += ["", f"## {name}" + (f" ({', '.join(groups)})" if groups else ""), "",
-                  *first_screen(report), *_comparison_lines(report),
+                  *first_screen(report), *_comparison_lines(report), *certificate_lines(report),
                   f"Full report: [{name}/report.md]({name}/report.md)"]
     return "\n".join(lines) + "\n"
 
@@ -81,6 +81,39 @@ def _comparison_lines(report) -> list[str]:
 
     table = comparison_table(report)
     return ["### Methods compared", "", *table, ""] if table else []
+
+
+def certificate_lines(report) -> list[str]:
+    """The linear methods' certificates (:attr:`~embdebias.report.model.Report.certificates`) as a
+    table: the largest absolute cross-covariance between each one's vectors and the attribute's
+    labels, before, after the edit and after unit scaling, and whether it is linearly guarded."""
+    from ..debias.certificate import CERTIFICATE_TOL
+
+    certs = {e: c for e in report.embeddings if (c := report.certificates.get(e))}
+    if not certs:
+        return []
+    ok = [c for c in certs.values() if "error" not in c]
+    lines = ["### Linear guard (certificate)", ""]
+    if ok:
+        n, k = ok[0]["n_words"], ok[0]["n_groups"]
+        lines += [f"On the {n:,} words labelled with the attribute's {k} groups (the projection labels' train and "
+                  f"dev words, which LEACE, INLP and RLACE are fitted on; the other methods are fitted on their "
+                  f"own word lists and shown on these), the largest absolute cross-covariance between a method's "
+                  f"vectors and the one-hot labels: at most {CERTIFICATE_TOL:g} of the original's means no linear "
+                  f"classifier predicts the group from them better than a constant, on these words "
+                  f"(Belrose et al. 2023). It says nothing of nonlinear probes (the residual tests). "
+                  f"*edited*: the method's edit in float64, before any unit scaling; *unit rows*: the same "
+                  f"scaled to unit length; the verdict is for the rows the method outputs.", ""]
+    lines += ["| method | before | edited | unit rows | linearly guarded? |", "| --- | ---: | ---: | ---: | --- |"]
+    for emb, c in certs.items():
+        if "error" in c:
+            lines.append(f"| {emb} | n/a | n/a | n/a | no certificate: {c['error'].replace('|', '/')} |")
+            continue
+        edited = "-" if c["edited"] is None else f"{c['edited']:.2g}"
+        which = "edited rows" if c["output"] == "edited" else "unit rows"
+        lines.append(f"| {emb} | {c['before']:.2g} | {edited} | {c['normalized']:.2g} | "
+                     f"{'yes' if c['guarded'] else 'no'} ({which}) |")
+    return lines + [""]
 
 
 def _figure_lines(meta: dict) -> list[str]:
@@ -103,10 +136,27 @@ def _figure_lines(meta: dict) -> list[str]:
 
 def _columns_sentence(methods: list[str]) -> str:
     columns = ", ".join(DEBIASERS[m].column for m in methods)
+    raw = [m for m in methods if _keeps_lengths(m)]
+    unit = [m for m in methods if m not in raw]
     which = {1: "The debiased embedding is", 2: "Both debiased embeddings are"}.get(
         len(methods), f"All {len(methods)} debiased embeddings are")
-    return (f"columns: original (as loaded), {columns}. {which} unit-normalized: every row has length 1 "
-            f"(zero rows stay zero).")
+    if raw and unit:
+        which = f"{', '.join(DEBIASERS[m].column for m in unit)} {'is' if len(unit) == 1 else 'are'}"
+    text = f"columns: original (as loaded), {columns}."
+    if unit:
+        text += f" {which} unit-normalized: every row has length 1 (zero rows stay zero)."
+    if raw:
+        text += (f" {', '.join(DEBIASERS[m].column for m in raw)}: rows as the eraser's affine edit leaves them, "
+                 f"not rescaled (its linear guarantee is for those rows).")
+    return text
+
+
+def _keeps_lengths(method: str) -> bool:
+    """Whether ``method``'s estimator leaves its rows unscaled by default (``normalize=False``)."""
+    import inspect
+
+    param = inspect.signature(DEBIASERS[method].estimator_class()).parameters.get("normalize")
+    return param is not None and param.default is False
 
 
 def _lists_section(meta: dict) -> list[str]:

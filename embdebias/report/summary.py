@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..debias.certificate import CERTIFICATE_TOL
 from ..metrics.base import chance_level
 from .model import metric_of
 
@@ -257,13 +258,55 @@ def recoverable_text(report, emb: str) -> str | None:
     return None if metric is None else metric_of(metric).recoverable_text(report, emb)
 
 
+def guard_text(report, emb: str) -> str | None:
+    """Whether column ``emb`` is linearly guarded on the attribute's labelled words, by its run
+    certificate (:attr:`~embdebias.report.model.Report.certificates`; None for a method without
+    one: not a linear edit, or a report without certificates)::
+
+        linearly guarded (certificate 1e-15 on 10,495 labelled words; 0.28 before)
+        not linearly guarded (certificate 0.0091 on 10,495 labelled words; 0.28 before)
+
+    The figure is that of the vectors as the method outputs them (unit rows for a method that
+    scales them; the edit itself for an eraser that does not); "guarded" means at most
+    :data:`~embdebias.debias.certificate.CERTIFICATE_TOL` of the figure before.
+    """
+    cert = (getattr(report, "certificates", None) or {}).get(emb)
+    if not cert:
+        return None
+    if "error" in cert:
+        return "no certificate (the attribute's words could not be labelled)"
+    shown = cert[cert["output"]]
+    where = f"on {cert['n_words']:,} labelled words; {cert['before']:.2g} before"
+    if cert["guarded"]:
+        return f"linearly guarded (certificate {shown:.1g} {where})"
+    scaled = cert["output"] == "normalized" and cert.get("edited") is not None \
+        and cert["edited"] <= CERTIFICATE_TOL * cert["before"]  # the edit is guarded, its unit scaling is not
+    return (f"not linearly guarded (certificate {shown:.2g} {where}"
+            + (f"; {cert['edited']:.1g} before the rows were scaled to unit length" if scaled else "") + ")")
+
+
+def guard_lines(report) -> list[str]:
+    """The verdict's line on the linear guard: the columns whose certificate holds, and the linear
+    ones whose does not (none without certificates)."""
+    certs = {e: c for e in report.embeddings[1:] if (c := (report.certificates or {}).get(e)) and "error" not in c}
+    if not certs:
+        return []
+    guarded = [e for e, c in certs.items() if c["guarded"]]
+    return [f"- **Linearly guarded** (certificate, on the {next(iter(certs.values()))['n_words']:,} labelled "
+            f"words: no linear classifier beats a constant) after: {', '.join(guarded) or 'none'}; not after: "
+            f"{', '.join(e for e in certs if e not in guarded) or 'none'}. Guarded is not unrecoverable: "
+            f"the nonlinear probes above say whether the attribute is still there."]
+
+
 def column_verdict(report, emb: str) -> str:
-    """One verdict line's text for column ``emb``: what changed beyond the noise, and whether the
-    attribute is still recoverable (the line of each attribute and method of a run of several)."""
-    parts = [t for t in (changed_text(report, emb), recoverable_text(report, emb)) if t]
-    if len(parts) == 2:
-        parts[1] = f"{attribute_name(report)} still recoverable: " + parts[1].split(": ", 1)[1]
-    return "; ".join(parts) or "nothing compared"
+    """One verdict line's text for column ``emb``: what changed beyond the noise, whether the
+    attribute is still recoverable by the residual tests' nonlinear probes, and whether the
+    method is linearly guarded (:func:`guard_text`; the line of each attribute and method of a
+    run of several)."""
+    changed, recovered, guard = changed_text(report, emb), recoverable_text(report, emb), guard_text(report, emb)
+    if recovered and (changed or guard):
+        recovered = f"{attribute_name(report)} still recoverable: " + recovered.split(": ", 1)[1]
+    return "; ".join(t for t in (changed, recovered, guard) if t) or "nothing compared"
 
 
 def ranked_methods(report) -> list[str]:
@@ -282,10 +325,27 @@ def _changed_sentence(report) -> str | None:
 
 
 def _recoverable_sentence(report) -> str | None:
+    """Per column, whether the residual tests' nonlinear probes (clustering, RBF SVM) still recover
+    the attribute and, for a linear method, whether it is linearly guarded (its certificate): a
+    guarded method is not thereby a fix, nor is one whose probes are at chance but not guarded."""
     if len(report.embeddings) < 2:
         return None
-    parts = [t for emb in report.embeddings[1:] if (t := recoverable_text(report, emb))]
-    return (f"**Is {attribute_name(report)} still recoverable?** " + "; ".join(parts) + ".") if parts else None
+    parts = [t for emb in report.embeddings[1:] if (t := _recoverable_part(report, emb))]
+    if not parts:
+        return None
+    head = f"**Is {attribute_name(report)} still recoverable?** "
+    if any(guard_text(report, e) for e in report.embeddings[1:]):
+        head += ("Linear guard (certificate: no linear classifier beats a constant on the labelled words) "
+                 "and the nonlinear probes (clustering, RBF SVM), per method: ")
+    return head + "; ".join(parts) + "."
+
+
+def _recoverable_part(report, emb: str) -> str | None:
+    recovered, guard = recoverable_text(report, emb), guard_text(report, emb)
+    if guard is None:
+        return recovered
+    probes = f"; by the nonlinear probes: {recovered.split(': ', 1)[1]}" if recovered else ""
+    return f"'{emb}': {guard}{probes}"
 
 
 def _quality_sentence(report) -> str | None:
