@@ -112,6 +112,23 @@ def test_neighbour_fractions_with_many_ties_match_a_sort(block_rows):
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
 
 
+def test_neighbour_fractions_find_neighbours_outside_the_sampled_columns():
+    """The lower bound comes from every few runs of 16 columns (a sample): a query whose nearest
+    candidates are a few dozen near-duplicates, most of them in runs the sample skips, still gets
+    exactly the fraction a full sort gives (5,011 columns: a tail of 3 past the last whole run)."""
+    rng = np.random.default_rng(4)
+    n, k = 5_011, 40                                   # 5,011 = 313 runs of 16 + a tail of 3
+    cand = rng.normal(size=(n, 8))
+    query = cand[0] / np.linalg.norm(cand[0])
+    near = np.r_[np.arange(17, 31), np.arange(4_900, 4_930), n - 3, n - 2, n - 1]
+    cand[near] = query + 0.01 * rng.normal(size=(near.size, 8))
+    cand = (cand / np.linalg.norm(cand, axis=1, keepdims=True)).astype(np.float32)
+    marked = rng.random(n) < 0.5
+    expected = _fractions_by_sorting(cand, np.array([0]), marked, k)
+    got = neighbour_fractions(cand, np.array([0]), marked, k)
+    assert got[0] == expected[0]
+
+
 # -- analogy: pair-sum scores, near ties decided in float64 ---------------------------------------
 
 
