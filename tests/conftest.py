@@ -42,6 +42,7 @@ SLOW_MODULES = {
 # Single tests (a parametrized test by its name: every parameter; with its id in brackets: that one).
 SLOW_TESTS = {
     "test_trust.py::test_cli_reliability_and_bad_input",
+    "test_evaluate_reuse.py::test_the_first_column_is_scored_again_when_its_inputs_change",
     "test_trust.py::test_train_seeds_on_a_corpus_gensim_ships",
     "test_trust.py::test_cli_score_with_a_lexicon_and_bad_lexicon",
     "test_trust.py::test_evaluate_trust_section_and_json_round_trip",
