@@ -40,7 +40,7 @@ from .embedding import as_embedding
 from .errors import EmbdebiasError
 from .metrics import METRICS, EvalContext, get_metric
 from .metrics.base import (DEFAULT_MAX_MISSING, Sample, bias_of, bootstrap_interval, check_max_missing,
-                           paired_change, resample_rng, to_builtin)
+                           paired_change, paired_changes, resample_rng, to_builtin)
 from .report import Report
 
 __all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_for",
@@ -351,15 +351,23 @@ def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, s
 
     reference = report.embeddings[0]
     chance = chance_level(report)
+    others: dict = {}                                  # {row: {column: sample}} to compare with the first
     for (emb, metric, test, stat), sample in samples.items():
         lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, metric, test, stat), level)
         report.set_interval(emb, metric, test, stat, lo, hi)
-        ref = samples.get((reference, metric, test, stat))
-        if emb == reference or ref is None:
+        if emb != reference and (reference, metric, test, stat) in samples:
+            others.setdefault((metric, test, stat), {})[emb] = sample
+    changes = {}
+    for (metric, test, stat), by_column in others.items():
+        fair = {emb: _fair_value(metric, stat, sample, chance) for emb, sample in by_column.items()}
+        found = paired_changes(samples[(reference, metric, test, stat)], by_column, n_boot,
+                               lambda key=(metric, test, stat): resample_rng(seed, "paired", *key), level, fair)
+        changes.update({(emb, metric, test, stat): change for emb, change in found.items()})
+    for key in samples:                                # in the order the rows were scored
+        if key not in changes:
             continue
-        change = paired_change(ref, sample, n_boot, resample_rng(seed, "paired", metric, test, stat), level,
-                               fair_value=_fair_value(metric, stat, sample, chance))
-        change = sized_outcome(change, (min_shares or {}).get(metric, 0.0))
+        emb, metric, test, stat = key
+        change = sized_outcome(changes[key], (min_shares or {}).get(metric, 0.0))
         report.comparisons.append({
             "embedding": emb, "reference": reference, "metric": metric, "test": test, "statistic": stat,
             "reference_value": report.value(metric, test, stat, reference),

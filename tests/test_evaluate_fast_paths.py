@@ -16,6 +16,7 @@ from scipy.stats import rankdata
 from embdebias.embedding import Embedding
 from embdebias.io.native import read_native, write_native
 from embdebias.metrics._common import MetricResult, to_builtin
+from embdebias.metrics._resample import Sample, mean_of, paired_change, paired_changes, resample_rng
 from embdebias.metrics.ect import ect_correlations
 from embdebias.metrics.indirect import _pair_dots
 from embdebias.metrics.quality import analogy_answers, rounding_margin
@@ -335,3 +336,27 @@ def test_evaluate_never_passes_over_a_memory_mapped_embedding(tmp_path, monkeypa
     assert report.value("rnsb", "identity terms", "rnsb", "debiased") is not None
     for emb in columns.values():
         assert emb.words._words is None and emb.words._index is None
+
+
+# -- paired comparisons: one draw and one reference statistic for the columns sharing the items ------
+
+
+def test_paired_changes_are_each_columns_paired_change_with_the_reference_computed_once():
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(40)]
+    calls = []
+
+    def sample(values, keys=words, name="ref"):
+        stat = mean_of(values)
+        return Sample({"items": list(keys)}, lambda idx: calls.append(name) or stat(idx), fairer="zero")
+
+    reference = sample(rng.normal(size=40))
+    others = {"a": sample(rng.normal(size=40), name="a"), "b": sample(rng.normal(size=40), name="b"),
+              "fewer": sample(rng.normal(size=30), words[5:35], name="fewer")}   # other common items
+    expected = {name: paired_change(reference, s, 300, resample_rng(0, "x"), fair_value=0.0)
+                for name, s in others.items()}
+    calls.clear()
+    got = paired_changes(reference, others, 300, lambda: resample_rng(0, "x"), fair_values=dict.fromkeys(others, 0.0))
+    assert got == expected and list(got) == list(others)
+    assert calls.count("ref") == 2 * 2                  # (all items + resamples) x two sets of common items
+    assert calls.count("a") == calls.count("b") == calls.count("fewer") == 2
