@@ -20,7 +20,7 @@ from embdebias.metrics._resample import Sample, mean_of, paired_change, paired_c
 from embdebias.metrics.ect import ect_correlations
 from embdebias.metrics.indirect import _pair_dots
 from embdebias.metrics.quality import analogy_answers, rounding_margin
-from embdebias.metrics.residual import neighbour_fractions
+from embdebias.metrics.residual import neighbour_fractions, neighbour_label_fractions
 from embdebias.metrics.weat import weat_effect_sizes
 from embdebias.vocab import Vocabulary
 
@@ -128,6 +128,24 @@ def test_neighbour_fractions_find_neighbours_outside_the_sampled_columns():
     expected = _fractions_by_sorting(cand, np.array([0]), marked, k)
     got = neighbour_fractions(cand, np.array([0]), marked, k)
     assert got[0] == expected[0]
+
+
+@pytest.mark.parametrize("block_rows", [None, 4])
+def test_label_fractions_in_one_pass_are_each_labels_fraction(block_rows):
+    """k groups: one pass counts every label; each is the marked fraction of that label alone,
+    ties at the boundary (repeated directions) shared in proportion as a sort gives them."""
+    rng = np.random.default_rng(6)
+    base = rng.normal(size=(30, 5))
+    cand = base[rng.integers(0, 30, 2000)]
+    cand[:50] = rng.normal(size=(50, 5))
+    cand = (cand / np.linalg.norm(cand, axis=1, keepdims=True)).astype(np.float32)
+    labels = rng.integers(0, 3, 2000)
+    queries = rng.choice(2000, 45, replace=False)
+    got = neighbour_label_fractions(cand, queries, labels, 3, 30, block_rows=block_rows)
+    for j in range(3):
+        np.testing.assert_allclose(got[:, j], _fractions_by_sorting(cand, queries, labels == j, 30), rtol=0,
+                                   atol=1e-12)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=0, atol=1e-12)
 
 
 # -- analogy: pair-sum scores, near ties decided in float64 ---------------------------------------

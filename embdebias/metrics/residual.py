@@ -328,8 +328,9 @@ def _top_candidates(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     return values.reshape(rows, width), columns.reshape(rows, width)
 
 
-def _count_top(sims: np.ndarray, k: int, n_marked: int) -> np.ndarray:
-    """How many of each row's ``k`` largest values lie in its first ``n_marked`` columns.
+def _count_top(sims: np.ndarray, k: int, labels: np.ndarray, n_counted: int) -> np.ndarray:
+    """``(rows, n_counted)``: how many of each row's ``k`` largest values lie in columns of label
+    ``j`` (``labels[column]``), for the labels ``0 .. n_counted - 1``.
 
     Values tied with the ``k``-th largest share the places left at the boundary in
     proportion, so the count does not depend on the column order within a tie. Every
@@ -339,17 +340,20 @@ def _count_top(sims: np.ndarray, k: int, n_marked: int) -> np.ndarray:
     values, columns = _top_candidates(sims, k)
     width = values.shape[1]
     kth = np.partition(values, width - k, axis=1)[:, width - k][:, None]
-    marked = (columns >= 0) & (columns < n_marked)
+    label = np.where(columns >= 0, labels[np.maximum(columns, 0)], -1)
     at_least = values >= kth
-    count = np.count_nonzero(at_least & marked, axis=1).astype(np.float64)
     # A tie crosses the boundary iff more than k values reach the k-th largest.
     tied = np.flatnonzero(np.count_nonzero(at_least, axis=1) > k)
-    if tied.size:
-        vals, edge, mark = values[tied], kth[tied], marked[tied]
-        above, equal = (vals > edge).sum(axis=1), (vals == edge).sum(axis=1)
-        m_above = ((vals > edge) & mark).sum(axis=1)
-        m_equal = ((vals == edge) & mark).sum(axis=1)
-        count[tied] = m_above + (k - above) * m_equal / equal
+    vals, edge = values[tied], kth[tied]
+    above, equal = (vals > edge).sum(axis=1), (vals == edge).sum(axis=1)
+    count = np.empty((values.shape[0], n_counted), dtype=np.float64)
+    for j in range(n_counted):
+        mark = label == j
+        count[:, j] = np.count_nonzero(at_least & mark, axis=1)
+        if tied.size:
+            m_above = ((vals > edge) & mark[tied]).sum(axis=1)
+            m_equal = ((vals == edge) & mark[tied]).sum(axis=1)
+            count[tied, j] = m_above + (k - above) * m_equal / equal
     return count
 
 
@@ -372,31 +376,46 @@ def neighbour_fractions(candidates: np.ndarray, queries: np.ndarray, marked: np.
 
     Notes
     -----
-    The candidate columns are reordered so that the marked ones come first, each
-    block of cosines is one matrix product into a reused buffer, the query's own
-    column is set to ``-inf``, and the ``k``-th largest cosine of every row is found
-    by partitioning only the values above a lower bound taken from a sample of the
-    columns (see :func:`_top_candidates`); memory is about one ``(block_rows, n)``
+    :func:`neighbour_label_fractions` with the marked candidates as label 0.
+    """
+    labels = np.where(np.asarray(marked, dtype=bool), 0, 1)
+    return neighbour_label_fractions(candidates, queries, labels, 1, k, block_rows=block_rows)[:, 0]
+
+
+def neighbour_label_fractions(candidates: np.ndarray, queries: np.ndarray, labels: np.ndarray, n_counted: int,
+                              k: int, *, block_rows: int | None = None) -> np.ndarray:
+    """``(queries, n_counted)``: the fraction of each query's ``k`` nearest candidates (cosine,
+    itself excluded) whose label (``labels``, ints) is ``j``, for ``j`` in ``0 .. n_counted - 1``.
+
+    Notes
+    -----
+    One pass for all the labels: the candidate columns are put in label order (stably:
+    for two labels, the marked ones first), each block of cosines is one matrix product
+    into a reused buffer, the query's own column is set to ``-inf``, and the ``k``-th
+    largest cosine of every row is found by partitioning only the values above a lower
+    bound taken from a sample of the columns (see :func:`_top_candidates`); each label's
+    count is then read off those few values. Memory is about one ``(block_rows, n)``
     float32 buffer whatever the number of queries.
     """
     n = candidates.shape[0]
     if not 1 <= k < n:
         raise EmbdebiasError(f"residual bias: n_neighbours must be in [1, {n - 1}] for {n:,} candidates, got {k}")
-    order = np.concatenate([np.flatnonzero(marked), np.flatnonzero(~marked)])
+    labels = np.asarray(labels, dtype=np.int64)
+    order = np.argsort(labels, kind="stable")
     position = np.empty(n, dtype=np.int64)
     position[order] = np.arange(n)
     cand = np.ascontiguousarray(candidates[order], dtype=np.float32)
-    n_marked = int(marked.sum())
+    column_labels = labels[order]
     queries = np.asarray(queries, dtype=np.int64)
     rows = block_rows_for(n, block_rows)
     buf = np.empty((min(rows, queries.size), n), dtype=np.float32)
-    out = np.empty(queries.size, dtype=np.float64)
+    out = np.empty((queries.size, n_counted), dtype=np.float64)
     for start in range(0, queries.size, rows):
         q = queries[start:start + rows]
         sims = buf[:q.size]
         np.dot(candidates[q].astype(np.float32, copy=False), cand.T, out=sims)
         sims[np.arange(q.size), position[q]] = -np.inf
-        out[start:start + q.size] = _count_top(sims, k, n_marked) / k
+        out[start:start + q.size] = _count_top(sims, k, column_labels, n_counted) / k
     return out
 
 
@@ -642,8 +661,8 @@ def group_neighbour_correlation(vectors, queries, scores, n_neighbours, block_ro
     fraction of its neighbours most associated with ``j`` (the binary number for two groups)."""
     best = np.argmax(scores, axis=1)
     k = scores.shape[1]
-    fractions = [neighbour_fractions(vectors, queries, best == j, int(n_neighbours), block_rows=block_rows)
-                 for j in range(k - 1)]
+    counted = neighbour_label_fractions(vectors, queries, best, k - 1, int(n_neighbours), block_rows=block_rows)
+    fractions = [np.ascontiguousarray(counted[:, j]) for j in range(k - 1)]
     fractions.append(1.0 - np.sum(fractions, axis=0))     # every neighbour belongs to one group
     return float(np.mean([_pearson(scores[queries, j], fractions[j]) for j in range(k)]))
 
