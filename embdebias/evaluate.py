@@ -660,8 +660,8 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
     strict : bool, default False
         Raise on the first unit that cannot be scored instead of leaving it empty.
     progress : bool or callable, optional
-        True: a progress bar (tqdm, on stderr) over the columns' metrics; a callable is called as
-        ``progress(embedding_name, metric)`` before each metric runs.
+        True: a progress bar (tqdm, on stderr) over the columns' metrics, then the bootstrap; a
+        callable is called as ``progress(embedding_name, metric)`` before each metric runs.
     attribute : str, path or Attribute, optional
         The protected attribute measured: a bundled name (``"gender"``, ``"race"``,
         ``"religion"``), a user's JSON file or an :class:`~embdebias.data.attributes.Attribute`;
@@ -733,21 +733,23 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
             scores = _reference_scores(reuse, metrics, name, emb, ctx, report.params, strict, tick) \
                 if name == first else _score_column(metrics, name, emb, ctx, strict, tick)
             scores.merge_into(report, name, samples, raised)
+        if bar is not None and bootstrap:  # seconds more: the bar says what runs
+            tick("every column", "bootstrap intervals and comparisons")
+        _warn_once(raised, report.embeddings)
+        _warn_unscored(report)
+        if bootstrap:
+            from ._threads import one_thread
+
+            with one_thread():  # thousands of small products (resamples x items)
+                _add_uncertainty(report, samples, int(bootstrap), float(level), random_state, shares)
+                _add_aggregates(report, samples, int(bootstrap), float(level), random_state, shares)
+                if trust:
+                    from .metrics.trust import assess
+
+                    report.trust = to_builtin(assess(report, samples, ctx, random_state))
     finally:
         if bar is not None:
             bar.close()
-    _warn_once(raised, report.embeddings)
-    _warn_unscored(report)
-    if bootstrap:
-        from ._threads import one_thread
-
-        with one_thread():  # thousands of small products (resamples x items)
-            _add_uncertainty(report, samples, int(bootstrap), float(level), random_state, shares)
-            _add_aggregates(report, samples, int(bootstrap), float(level), random_state, shares)
-            if trust:
-                from .metrics.trust import assess
-
-                report.trust = to_builtin(assess(report, samples, ctx, random_state))
     if retest:
         report.trust["reliability"] = to_builtin(_retest(named, ctx))
     return report
