@@ -39,8 +39,8 @@ import numpy as np
 from .embedding import as_embedding
 from .errors import EmbdebiasError
 from .metrics import METRICS, EvalContext, get_metric
-from .metrics.base import (DEFAULT_MAX_MISSING, Sample, bias_of, bootstrap_interval, check_max_missing,
-                           paired_change, paired_changes, resample_rng, to_builtin)
+from .metrics.base import (DEFAULT_MAX_MISSING, Sample, bias_of, bootstrap_interval, bootstrap_intervals,
+                           check_max_missing, paired_change, paired_changes, resample_rng, to_builtin)
 from .report import Report
 
 __all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_for",
@@ -351,12 +351,17 @@ def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, s
 
     reference = report.embeddings[0]
     chance = chance_level(report)
+    rows: dict = {}                                    # {row: {column: sample}}
+    for (emb, *row), sample in samples.items():
+        rows.setdefault(tuple(row), {})[emb] = sample
     others: dict = {}                                  # {row: {column: sample}} to compare with the first
-    for (emb, metric, test, stat), sample in samples.items():
-        lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, metric, test, stat), level)
-        report.set_interval(emb, metric, test, stat, lo, hi)
-        if emb != reference and (reference, metric, test, stat) in samples:
-            others.setdefault((metric, test, stat), {})[emb] = sample
+    for (metric, test, stat), by_column in rows.items():
+        found = bootstrap_intervals(by_column, n_boot, lambda key=(metric, test, stat): resample_rng(seed, *key),
+                                    level)
+        for emb, (lo, hi) in found.items():
+            report.set_interval(emb, metric, test, stat, lo, hi)
+        if reference in by_column and len(by_column) > 1:
+            others[(metric, test, stat)] = {e: s for e, s in by_column.items() if e != reference}
     changes = {}
     for (metric, test, stat), by_column in others.items():
         fair = {emb: _fair_value(metric, stat, sample, chance) for emb, sample in by_column.items()}

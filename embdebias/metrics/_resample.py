@@ -104,8 +104,29 @@ def _resampled(sizes: dict, n_boot: int, rng: np.random.Generator, fn) -> np.nda
 def bootstrap_interval(sample: Sample, n_boot: int, rng: np.random.Generator,
                        level: float = 0.95) -> tuple[float, float]:
     """Percentile interval of the statistic over ``n_boot`` resamples of every set."""
-    sizes = {g: len(keys) for g, keys in sample.groups.items()}
-    return _interval(_resampled(sizes, n_boot, rng, sample.stat), level)
+    return bootstrap_intervals({None: sample}, n_boot, lambda: rng, level)[None]
+
+
+def bootstrap_intervals(samples: dict, n_boot: int, rng: Callable[[], np.random.Generator],
+                        level: float = 0.95) -> dict:
+    """:func:`bootstrap_interval` of each of ``samples`` (``{name: Sample}``, one row's columns),
+    ``{name: (low, high)}``; ``rng()`` makes the row's generator afresh.
+
+    Each interval is the one :func:`bootstrap_interval` gives with a fresh generator; the
+    samples with sets of the same sizes (the usual case: every column found the same words)
+    would draw the same resamples, so these are drawn once and every such column's statistic
+    computed on them."""
+    by_sizes: dict = {}
+    for name, sample in samples.items():
+        sizes = tuple((g, len(keys)) for g, keys in sample.groups.items())
+        by_sizes.setdefault(sizes, {})[name] = sample
+    out = {}
+    for sizes, group in by_sizes.items():
+        stats = [s.stat for s in group.values()]
+        values = _resampled(dict(sizes), n_boot, rng(), lambda draws, stats=stats: np.stack(
+            [np.asarray(stat(draws), dtype=np.float64) for stat in stats], axis=1)).reshape(-1, len(group))
+        out.update({name: _interval(values[:, j], level) for j, name in enumerate(group)})
+    return {name: out[name] for name in samples}
 
 
 def paired_change(reference: Sample, other: Sample, n_boot: int, rng: np.random.Generator,
