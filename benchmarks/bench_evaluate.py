@@ -109,7 +109,8 @@ with open(sys.argv[5], "w") as fh:
 
 
 # The k-group measuring subprocess: argv = repo, original, output json. The metrics race's default
-# suite runs, on the original alone, measuring gender and then race (3 groups); seconds per metric.
+# suite runs, on the original alone, measuring gender, race, gender, race (3 groups); seconds per
+# metric of the last of each (the first pass also reads the lists and data files and imports).
 KGROUP_WORKER = r"""
 import json, sys, time, warnings
 sys.path.insert(0, sys.argv[1])
@@ -122,7 +123,7 @@ evaluation = importlib.import_module("embdebias.evaluate")
 original = io.load(sys.argv[2])
 suite = evaluation.suite_for(None, attribute="race")
 out = {}
-for attribute in ("gender", "race"):
+for attribute in ("gender", "race", "gender", "race"):
     times, current = {}, [None, 0.0, 0.0]
 
     def lap(key):
@@ -332,8 +333,9 @@ def main(argv=None) -> int:
     if ours_k:
         best_k = min(ours_k, key=lambda m: m["race"]["evaluate_cpu"])
         best_base_k = min(base_k, key=lambda m: m["race"]["evaluate_cpu"]) if base_k else None
-        text += ("\n\n**k groups.** Race's default suite on the original alone, measuring gender and then race "
-                 "(3 groups), CPU seconds per metric (best round):\n\n" + kgroup_table(best_k, best_base_k, args.baseline))
+        text += ("\n\n**k groups.** Race's default suite on the original alone, measuring gender and race "
+                 "(3 groups) in one process, each the second time (the first reads the lists and imports), CPU "
+                 "seconds per metric (best round):\n\n" + kgroup_table(best_k, best_base_k, args.baseline))
     print(text)
     if args.out:
         args.out.write_text(markdown(text, argv if argv is not None else sys.argv[1:],
