@@ -59,6 +59,14 @@ def _memory() -> dict:
     return out
 
 
+def _cpu_seconds() -> float:
+    """On a worker: the CPU time (user + system) its process has used so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _noop(x):
     return x
 
@@ -96,9 +104,11 @@ def timed_sweep(config: dict, workers: int, log=print) -> dict:
     startup = time.perf_counter() - t0
     try:
         with tempfile.TemporaryDirectory() as out:
+            cpu0 = sum(client.run(_cpu_seconds).values())
             t0 = time.perf_counter()
             frame = embdebias.sweep(config, out, scheduler=cluster.scheduler_address, log=lambda *a: None)
             wall = time.perf_counter() - t0
+            cpu = sum(client.run(_cpu_seconds).values()) - cpu0
         points = frame.drop_duplicates("key")
         assert points["error"].isna().all(), points["error"].dropna().tolist()
         t0 = time.perf_counter()
@@ -109,8 +119,9 @@ def timed_sweep(config: dict, workers: int, log=print) -> dict:
         client.close()
         cluster.close()
     task = float(points["seconds"].sum())
-    log(f"{workers} worker(s): {len(points)} points in {wall:.1f} s (tasks {task:.1f} s, start-up {startup:.1f} s)")
-    return {"workers": workers, "points": len(points), "wall": wall, "task_seconds": task, "startup": startup,
+    log(f"{workers} worker(s): {len(points)} points in {wall:.1f} s (tasks {task:.1f} s, workers' CPU {cpu:.1f} s, "
+        f"start-up {startup:.1f} s)")
+    return {"workers": workers, "points": len(points), "wall": wall, "task_seconds": task, "cpu": cpu, "startup": startup,
             "noop": noop, "memory": list(memory.values()), "frame": frame}
 
 
@@ -130,11 +141,11 @@ def markdown(runs: list[dict], big: dict | None, load: tuple, ceiling: tuple, en
              f"The sweep: {one['points']} points on GloVe 6B 50d (400,000 x 50): the baseline, hard debias, soft "
              f"debias at {len(LAMBDAS)} values of lambda; evaluate's default suite, 200 bootstrap resamples. "
              "Local clusters, one thread per worker, started before the clock.", "",
-             "| workers | wall (s) | sum of task times (s) | overhead per point (s) | no-op task round trip (ms) "
-             "| cluster start-up (s) |", "| --- | --- | --- | --- | --- | --- |"]
+             "| workers | wall (s) | workers' CPU, user + system (s) | sum of task times (s) | overhead per point (s) "
+             "| no-op task round trip (ms) | cluster start-up (s) |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in runs:
         over = (r["wall"] * r["workers"] - r["task_seconds"]) / r["points"]
-        lines.append(f"| {r['workers']} | {r['wall']:.1f} | {r['task_seconds']:.1f} | {over:.2f} "
+        lines.append(f"| {r['workers']} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['task_seconds']:.1f} | {over:.2f} "
                      f"({100 * over / (r['task_seconds'] / r['points']):.0f}% of a task) | {1000 * r['noop']:.1f} "
                      f"| {r['startup']:.1f} |")
     same = _same_values(one["frame"], two["frame"])
@@ -148,6 +159,10 @@ def markdown(runs: list[dict], big: dict | None, load: tuple, ceiling: tuple, en
               f"at equal task times it would be {speedup * slower:.2f}x. The machine's own ceiling, measured "
               f"in the same invocation: two processes running a pure-Python loop together do {ceiling[0]:.2f}x "
               f"the work of one alone before the sweeps and {ceiling[1]:.2f}x after (two free cores: 2.0).", "",
+              f"The workers used {two['cpu'] / one['cpu']:.2f}x the CPU with 2 as with 1 (user + system, read "
+              "on each worker before and after the sweep): each worker loads the embedding and scores the "
+              "baseline column once (`embdebias/sweep/run.py`, `reference_cache`), every other point scores "
+              "only its debiased column, so two workers do one baseline more than one worker.", "",
               "Overhead per point is the wall time x workers minus the sum of the points' own times, per "
               "point: the scheduler, the transfer of each record, the client storing it, and a worker's "
               "first load of the embedding (its cache keeps it for the next points); the no-op round trip "

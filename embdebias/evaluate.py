@@ -27,18 +27,20 @@ words is such a case.
 
 from __future__ import annotations
 
+import json
 import numbers
 import re
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .embedding import as_embedding
 from .errors import EmbdebiasError
 from .metrics import METRICS, EvalContext, get_metric
-from .metrics.base import (DEFAULT_MAX_MISSING, Sample, bias_of, bootstrap_interval, check_max_missing,
-                           paired_change, resample_rng, to_builtin)
+from .metrics.base import (DEFAULT_MAX_MISSING, Sample, bias_of, bootstrap_interval, bootstrap_intervals,
+                           check_max_missing, paired_change, paired_changes, resample_rng, to_builtin)
 from .report import Report
 
 __all__ = ["DEFAULT_SUITE", "MOVED_OPTIONS", "Report", "UnscoredWarning", "evaluate", "suite_doc", "suite_for",
@@ -176,33 +178,99 @@ def suite_options(names) -> dict:
     return out
 
 
-def _score_unit(report: Report, metric, emb_name: str, emb, unit: str, ctx: EvalContext, strict: bool,
-                samples: dict, raised: list) -> None:
-    """Score one unit of one metric on one embedding into ``report`` (tolerant unless ``strict``);
-    its bootstrap samples go into ``samples[(embedding, metric, test, statistic)]``, the warnings
-    it raised into ``raised`` (``(embedding, warning)``, see :func:`_warn_once`)."""
+@dataclass
+class ColumnScores:
+    """What scoring one column gave, before the bootstrap: its cells in the order scored
+    (``(metric, test, statistic, value)``), each unit's details (``{"metric/unit": dict}``),
+    the units that failed, the bootstrap samples (``{(metric, test, statistic): Sample}``) and
+    the warnings raised (``(embedding's own name, warning)``). Kept apart from the report so
+    that a column scored once can be merged into another report (:func:`evaluate`'s ``reuse``)."""
+
+    cells: list = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+    failures: list = field(default_factory=list)
+    samples: dict = field(default_factory=dict)
+    raised: list = field(default_factory=list)
+
+    def merge_into(self, report: Report, column: str, samples: dict, raised: list) -> None:
+        """Write the column into ``report`` under the name ``column`` (and its samples and warnings)."""
+        report.details[column] = dict(self.details)
+        report.failures += [{"embedding": column, **f} for f in self.failures]
+        for metric, test, stat, value in self.cells:
+            report.add(column, metric, test, stat, value)
+        samples.update({(column, *key): sample for key, sample in self.samples.items()})
+        raised += [(column, emb_name, w) for emb_name, w in self.raised]
+
+
+def _score_unit(scores: ColumnScores, metric, emb_name: str, emb, unit: str, ctx: EvalContext,
+                strict: bool) -> None:
+    """Score one unit of one metric on one embedding into ``scores`` (tolerant unless ``strict``)."""
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 result, cells, unit_samples = metric.score(emb, unit, ctx)
             finally:
-                raised += [(emb_name, getattr(emb, "name", emb_name), w) for w in caught]
+                scores.raised += [(getattr(emb, "name", emb_name), w) for w in caught]
     except EmbdebiasError as exc:
         if strict:
             raise
-        reason = str(exc)
-        report.failures.append({"embedding": emb_name, "metric": metric.name, "unit": unit, "reason": reason})
-        for test in metric.tests(unit):
-            for stat in metric.statistics:
-                report.add(emb_name, metric.name, test, stat, None)
+        scores.failures.append({"metric": metric.name, "unit": unit, "reason": str(exc)})
+        scores.cells += [(metric.name, test, stat, None) for test in metric.tests(unit) for stat in metric.statistics]
         return
-    report.details.setdefault(emb_name, {})[f"{metric.name}/{unit}"] = result.to_dict()
+    scores.details[f"{metric.name}/{unit}"] = result.to_dict()
     for (test, stat), sample in unit_samples.items():
-        samples[(emb_name, metric.name, test, stat)] = sample
-    for test, stats in cells.items():
-        for stat, value in stats.items():
-            report.add(emb_name, metric.name, test, stat, value)
+        scores.samples[(metric.name, test, stat)] = sample
+    scores.cells += [(metric.name, test, stat, value) for test, stats in cells.items() for stat, value in stats.items()]
+
+
+def _score_column(metrics, name: str, emb, ctx: EvalContext, strict: bool, tick) -> ColumnScores:
+    """Every unit of every metric on one column (``tick(name, metric)`` before each metric)."""
+    scores = ColumnScores()
+    for metric in metrics:
+        if tick is not None:
+            tick(name, metric.name)
+        for unit in metric.units(ctx):
+            _score_unit(scores, metric, name, emb, unit, ctx, strict)
+    return scores
+
+
+def _subspace_state(subspace):
+    """What the metrics read of a subspace, for comparing two: its fitted arrays (or the array itself)."""
+    if subspace is None or not hasattr(subspace, "components_"):
+        return subspace if subspace is None else np.asarray(subspace)
+    return {k: v for k, v in vars(subspace).items() if k.endswith("_")}
+
+
+def _same_state(a, b) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape \
+            and a.dtype == b.dtype and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    return type(a) is type(b) and a == b
+
+
+def _reference_scores(reuse, metrics, name: str, emb, ctx: EvalContext, params: dict, strict: bool,
+                      tick) -> ColumnScores:
+    """The first column's scores: those kept in ``reuse`` when they were scored on this very
+    embedding object under the same parameters and subspace, else scored now (and kept).
+
+    A column's scores depend only on itself, the shared options and the first column (the
+    reference), never on the other columns, so the first column's scores can be reused
+    across calls that change only the others (a sweep's debiased points beside their baseline)."""
+    state = _subspace_state(ctx.subspace)
+    params = json.dumps(params, sort_keys=True, default=repr)  # a copy: the report's dict may change later
+    kept = reuse.get("reference") if reuse is not None else None
+    if kept is not None and kept[0] is emb and kept[1] == params and _same_state(kept[2], state):
+        if tick is not None:
+            for metric in metrics:
+                tick(name, metric.name)
+        return kept[3]
+    scores = _score_column(metrics, name, emb, ctx, strict, tick)
+    if reuse is not None:
+        reuse["reference"] = (emb, params, state, scores)
+    return scores
 
 
 def _warn_once(raised: list, columns: list) -> None:
@@ -283,15 +351,28 @@ def _add_uncertainty(report: Report, samples: dict, n_boot: int, level: float, s
 
     reference = report.embeddings[0]
     chance = chance_level(report)
-    for (emb, metric, test, stat), sample in samples.items():
-        lo, hi = bootstrap_interval(sample, n_boot, resample_rng(seed, metric, test, stat), level)
-        report.set_interval(emb, metric, test, stat, lo, hi)
-        ref = samples.get((reference, metric, test, stat))
-        if emb == reference or ref is None:
+    rows: dict = {}                                    # {row: {column: sample}}
+    for (emb, *row), sample in samples.items():
+        rows.setdefault(tuple(row), {})[emb] = sample
+    others: dict = {}                                  # {row: {column: sample}} to compare with the first
+    for (metric, test, stat), by_column in rows.items():
+        found = bootstrap_intervals(by_column, n_boot, lambda key=(metric, test, stat): resample_rng(seed, *key),
+                                    level)
+        for emb, (lo, hi) in found.items():
+            report.set_interval(emb, metric, test, stat, lo, hi)
+        if reference in by_column and len(by_column) > 1:
+            others[(metric, test, stat)] = {e: s for e, s in by_column.items() if e != reference}
+    changes = {}
+    for (metric, test, stat), by_column in others.items():
+        fair = {emb: _fair_value(metric, stat, sample, chance) for emb, sample in by_column.items()}
+        found = paired_changes(samples[(reference, metric, test, stat)], by_column, n_boot,
+                               lambda key=(metric, test, stat): resample_rng(seed, "paired", *key), level, fair)
+        changes.update({(emb, metric, test, stat): change for emb, change in found.items()})
+    for key in samples:                                # in the order the rows were scored
+        if key not in changes:
             continue
-        change = paired_change(ref, sample, n_boot, resample_rng(seed, "paired", metric, test, stat), level,
-                               fair_value=_fair_value(metric, stat, sample, chance))
-        change = sized_outcome(change, (min_shares or {}).get(metric, 0.0))
+        emb, metric, test, stat = key
+        change = sized_outcome(changes[key], (min_shares or {}).get(metric, 0.0))
         report.comparisons.append({
             "embedding": emb, "reference": reference, "metric": metric, "test": test, "statistic": stat,
             "reference_value": report.value(metric, test, stat, reference),
@@ -546,7 +627,7 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
              random_state: int | None = 0, max_missing: float = DEFAULT_MAX_MISSING, lowercase: bool = True,
              lists: str = "published", bootstrap: int = 1000, level: float = 0.95, strict: bool = False,
              progress=None, attribute="gender", min_share=None, trust: bool = True, retest: bool = False,
-             **moved) -> Report:
+             reuse: dict | None = None, **moved) -> Report:
     """Score one or more embeddings with a suite of metrics (see the module docstring).
 
     Parameters
@@ -584,8 +665,8 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
     strict : bool, default False
         Raise on the first unit that cannot be scored instead of leaving it empty.
     progress : bool or callable, optional
-        True: a progress bar (tqdm, on stderr) over the columns' metrics; a callable is called as
-        ``progress(embedding_name, metric)`` before each metric runs.
+        True: a progress bar (tqdm, on stderr) over the columns' metrics, then the bootstrap; a
+        callable is called as ``progress(embedding_name, metric)`` before each metric runs.
     attribute : str, path or Attribute, optional
         The protected attribute measured: a bundled name (``"gender"``, ``"race"``,
         ``"religion"``), a user's JSON file or an :class:`~embdebias.data.attributes.Attribute`;
@@ -606,6 +687,14 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
         The columns are embeddings of one corpus trained with different seeds (``embdebias train
         --seeds``): also the test-retest ICC of each per-word measure
         (:func:`~embdebias.metrics.trust.reliability`; three or more columns).
+    reuse : dict, optional
+        A dict the caller keeps between calls (empty at first): the first column's scores
+        are kept in it, and a later call whose first column is the same embedding object,
+        under the same parameters (:attr:`Report.params`) and subspace, merges them instead of
+        scoring that column again -- a column's scores never depend on the other columns, so
+        the report is the same. The bootstrap is not kept: it is redrawn from the seed, as
+        always. For a sweep: every debiased point is scored beside its baseline, which is
+        then scored once per worker.
     **moved
         Nothing: a metric's option given here (as before issue 19, see :data:`MOVED_OPTIONS`)
         raises :class:`~embdebias.errors.EmbdebiasError` saying where it goes now.
@@ -646,27 +735,26 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
     tick, bar = _progress(progress, len(named) * len(metrics))
     try:
         for name, emb in named.items():
-            report.details.setdefault(name, {})
-            for metric in metrics:
-                if tick is not None:
-                    tick(name, metric.name)
-                for unit in metric.units(ctx):
-                    _score_unit(report, metric, name, emb, unit, ctx, strict, samples, raised)
+            scores = _reference_scores(reuse, metrics, name, emb, ctx, report.params, strict, tick) \
+                if name == first else _score_column(metrics, name, emb, ctx, strict, tick)
+            scores.merge_into(report, name, samples, raised)
+        if bar is not None and bootstrap:  # seconds more: the bar says what runs
+            tick("every column", "bootstrap intervals and comparisons")
+        _warn_once(raised, report.embeddings)
+        _warn_unscored(report)
+        if bootstrap:
+            from ._threads import one_thread
+
+            with one_thread():  # thousands of small products (resamples x items)
+                _add_uncertainty(report, samples, int(bootstrap), float(level), random_state, shares)
+                _add_aggregates(report, samples, int(bootstrap), float(level), random_state, shares)
+                if trust:
+                    from .metrics.trust import assess
+
+                    report.trust = to_builtin(assess(report, samples, ctx, random_state))
     finally:
         if bar is not None:
             bar.close()
-    _warn_once(raised, report.embeddings)
-    _warn_unscored(report)
-    if bootstrap:
-        from ._threads import one_thread
-
-        with one_thread():  # thousands of small products (resamples x items)
-            _add_uncertainty(report, samples, int(bootstrap), float(level), random_state, shares)
-            _add_aggregates(report, samples, int(bootstrap), float(level), random_state, shares)
-            if trust:
-                from .metrics.trust import assess
-
-                report.trust = to_builtin(assess(report, samples, ctx, random_state))
     if retest:
         report.trust["reliability"] = to_builtin(_retest(named, ctx))
     return report

@@ -46,6 +46,8 @@ SLOW_TESTS = {
     "test_cli_debias_erasure.py::test_gender_plus_another_attribute_is_one_certified_map",
     "test_cli_debias_erasure.py::test_normalize_is_the_users_choice_for_the_methods_that_offer_it",
     "test_trust.py::test_cli_reliability_and_bad_input",
+    "test_evaluate_reuse.py::test_the_first_column_is_scored_again_when_its_inputs_change",
+    "test_sweep_reuse.py::test_a_serial_sweep_scores_its_baseline_once_with_the_same_rows",
     "test_trust.py::test_train_seeds_on_a_corpus_gensim_ships",
     "test_trust.py::test_cli_score_with_a_lexicon_and_bad_lexicon",
     "test_trust.py::test_evaluate_trust_section_and_json_round_trip",

@@ -16,10 +16,11 @@ from scipy.stats import rankdata
 from embdebias.embedding import Embedding
 from embdebias.io.native import read_native, write_native
 from embdebias.metrics._common import MetricResult, to_builtin
+from embdebias.metrics._resample import Sample, mean_of, paired_change, paired_changes, resample_rng
 from embdebias.metrics.ect import ect_correlations
 from embdebias.metrics.indirect import _pair_dots
 from embdebias.metrics.quality import analogy_answers, rounding_margin
-from embdebias.metrics.residual import neighbour_fractions
+from embdebias.metrics.residual import neighbour_fractions, neighbour_label_fractions
 from embdebias.metrics.weat import weat_effect_sizes
 from embdebias.vocab import Vocabulary
 
@@ -110,6 +111,41 @@ def test_neighbour_fractions_with_many_ties_match_a_sort(block_rows):
     expected = _fractions_by_sorting(cand, queries, marked, 50)
     got = neighbour_fractions(cand, queries, marked, 50, block_rows=block_rows)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+def test_neighbour_fractions_find_neighbours_outside_the_sampled_columns():
+    """The lower bound comes from every few runs of 16 columns (a sample): a query whose nearest
+    candidates are a few dozen near-duplicates, most of them in runs the sample skips, still gets
+    exactly the fraction a full sort gives (5,011 columns: a tail of 3 past the last whole run)."""
+    rng = np.random.default_rng(4)
+    n, k = 5_011, 40                                   # 5,011 = 313 runs of 16 + a tail of 3
+    cand = rng.normal(size=(n, 8))
+    query = cand[0] / np.linalg.norm(cand[0])
+    near = np.r_[np.arange(17, 31), np.arange(4_900, 4_930), n - 3, n - 2, n - 1]
+    cand[near] = query + 0.01 * rng.normal(size=(near.size, 8))
+    cand = (cand / np.linalg.norm(cand, axis=1, keepdims=True)).astype(np.float32)
+    marked = rng.random(n) < 0.5
+    expected = _fractions_by_sorting(cand, np.array([0]), marked, k)
+    got = neighbour_fractions(cand, np.array([0]), marked, k)
+    assert got[0] == expected[0]
+
+
+@pytest.mark.parametrize("block_rows", [None, 4])
+def test_label_fractions_in_one_pass_are_each_labels_fraction(block_rows):
+    """k groups: one pass counts every label; each is the marked fraction of that label alone,
+    ties at the boundary (repeated directions) shared in proportion as a sort gives them."""
+    rng = np.random.default_rng(6)
+    base = rng.normal(size=(30, 5))
+    cand = base[rng.integers(0, 30, 2000)]
+    cand[:50] = rng.normal(size=(50, 5))
+    cand = (cand / np.linalg.norm(cand, axis=1, keepdims=True)).astype(np.float32)
+    labels = rng.integers(0, 3, 2000)
+    queries = rng.choice(2000, 45, replace=False)
+    got = neighbour_label_fractions(cand, queries, labels, 3, 30, block_rows=block_rows)
+    for j in range(3):
+        np.testing.assert_allclose(got[:, j], _fractions_by_sorting(cand, queries, labels == j, 30), rtol=0,
+                                   atol=1e-12)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=0, atol=1e-12)
 
 
 # -- analogy: pair-sum scores, near ties decided in float64 ---------------------------------------
@@ -318,3 +354,27 @@ def test_evaluate_never_passes_over_a_memory_mapped_embedding(tmp_path, monkeypa
     assert report.value("rnsb", "identity terms", "rnsb", "debiased") is not None
     for emb in columns.values():
         assert emb.words._words is None and emb.words._index is None
+
+
+# -- paired comparisons: one draw and one reference statistic for the columns sharing the items ------
+
+
+def test_paired_changes_are_each_columns_paired_change_with_the_reference_computed_once():
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(40)]
+    calls = []
+
+    def sample(values, keys=words, name="ref"):
+        stat = mean_of(values)
+        return Sample({"items": list(keys)}, lambda idx: calls.append(name) or stat(idx), fairer="zero")
+
+    reference = sample(rng.normal(size=40))
+    others = {"a": sample(rng.normal(size=40), name="a"), "b": sample(rng.normal(size=40), name="b"),
+              "fewer": sample(rng.normal(size=30), words[5:35], name="fewer")}   # other common items
+    expected = {name: paired_change(reference, s, 300, resample_rng(0, "x"), fair_value=0.0)
+                for name, s in others.items()}
+    calls.clear()
+    got = paired_changes(reference, others, 300, lambda: resample_rng(0, "x"), fair_values=dict.fromkeys(others, 0.0))
+    assert got == expected and list(got) == list(others)
+    assert calls.count("ref") == 2 * 2                  # (all items + resamples) x two sets of common items
+    assert calls.count("a") == calls.count("b") == calls.count("fewer") == 2

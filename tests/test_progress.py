@@ -18,3 +18,5 @@ def test_evaluate_shows_a_bar_over_the_columns_metrics(capsys):
     assert seen == [("a", "direct_bias"), ("a", "ect")]
     evaluate({"a": emb}, ["direct_bias"], bootstrap=0)
     assert "[evaluate]" not in capsys.readouterr().err  # no bar unless asked
+    evaluate({"a": emb}, ["direct_bias"], bootstrap=20, progress=True)
+    assert "every column: bootstrap intervals and comparisons" in capsys.readouterr().err  # the last step too

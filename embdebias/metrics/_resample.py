@@ -104,8 +104,29 @@ def _resampled(sizes: dict, n_boot: int, rng: np.random.Generator, fn) -> np.nda
 def bootstrap_interval(sample: Sample, n_boot: int, rng: np.random.Generator,
                        level: float = 0.95) -> tuple[float, float]:
     """Percentile interval of the statistic over ``n_boot`` resamples of every set."""
-    sizes = {g: len(keys) for g, keys in sample.groups.items()}
-    return _interval(_resampled(sizes, n_boot, rng, sample.stat), level)
+    return bootstrap_intervals({None: sample}, n_boot, lambda: rng, level)[None]
+
+
+def bootstrap_intervals(samples: dict, n_boot: int, rng: Callable[[], np.random.Generator],
+                        level: float = 0.95) -> dict:
+    """:func:`bootstrap_interval` of each of ``samples`` (``{name: Sample}``, one row's columns),
+    ``{name: (low, high)}``; ``rng()`` makes the row's generator afresh.
+
+    Each interval is the one :func:`bootstrap_interval` gives with a fresh generator; the
+    samples with sets of the same sizes (the usual case: every column found the same words)
+    would draw the same resamples, so these are drawn once and every such column's statistic
+    computed on them."""
+    by_sizes: dict = {}
+    for name, sample in samples.items():
+        sizes = tuple((g, len(keys)) for g, keys in sample.groups.items())
+        by_sizes.setdefault(sizes, {})[name] = sample
+    out = {}
+    for sizes, group in by_sizes.items():
+        stats = [s.stat for s in group.values()]
+        values = _resampled(dict(sizes), n_boot, rng(), lambda draws, stats=stats: np.stack(
+            [np.asarray(stat(draws), dtype=np.float64) for stat in stats], axis=1)).reshape(-1, len(group))
+        out.update({name: _interval(values[:, j], level) for j, name in enumerate(group)})
+    return {name: out[name] for name in samples}
 
 
 def paired_change(reference: Sample, other: Sample, n_boot: int, rng: np.random.Generator,
@@ -123,6 +144,11 @@ def paired_change(reference: Sample, other: Sample, n_boot: int, rng: np.random.
     as the change's, each resample's change divided by that resample's reference bias (so the
     change's interval and outcome are those without ``fair_value``).
     """
+    return paired_changes(reference, {None: other}, n_boot, lambda: rng, level, {None: fair_value})[None]
+
+
+def _common_positions(reference: Sample, other: Sample) -> tuple[dict, dict, int]:
+    """``(positions in reference, positions in other, n)`` of the items both have, per set."""
     pos_ref, pos_other, n_items = {}, {}, 0
     for g, keys in reference.groups.items():
         where = {k: i for i, k in enumerate(other.groups.get(g, []))}
@@ -130,18 +156,56 @@ def paired_change(reference: Sample, other: Sample, n_boot: int, rng: np.random.
         pos_ref[g] = np.array([i for i, _ in common], dtype=np.int64)
         pos_other[g] = np.array([j for _, j in common], dtype=np.int64)
         n_items += len(common)
-    full = {g: np.arange(len(p))[None, :] for g, p in pos_ref.items()}
-    with np.errstate(all="ignore"):
-        change, ref_bias = _bias_change(reference, other, pos_ref, pos_other, full)[0]
-    both = _resampled({g: len(p) for g, p in pos_ref.items()}, n_boot, rng,
-                      lambda draws: _bias_change(reference, other, pos_ref, pos_other, draws))
-    both = both.reshape(-1, 2)
+    return pos_ref, pos_other, n_items
+
+
+def paired_changes(reference: Sample, others: dict, n_boot: int, rng: Callable[[], np.random.Generator],
+                   level: float = 0.95, fair_values: dict | None = None) -> dict:
+    """:func:`paired_change` of ``reference`` against each of ``others`` (``{name: Sample}``),
+    ``{name: change}``; ``rng()`` makes the row's generator afresh, ``fair_values[name]`` as
+    :func:`paired_change`'s ``fair_value``.
+
+    Each comparison draws from its own fresh generator, so each is the one
+    :func:`paired_change` gives; the columns whose common items sit at the same places of the
+    reference (the usual case: the same words found) draw the same resamples, so these are
+    drawn once and the reference's statistic on them computed once for all of them.
+    """
+    fair_values = fair_values or {}
+    by_items: dict = {}
+    for name, other in others.items():
+        pos_ref, pos_other, n_items = _common_positions(reference, other)
+        signature = tuple((g, p.tobytes()) for g, p in pos_ref.items())
+        by_items.setdefault(signature, (pos_ref, n_items, {}))[2][name] = (other, pos_other)
+    out = {}
+    for pos_ref, n_items, group in by_items.values():
+        def changes(idx, pos_ref=pos_ref, group=group):
+            ref_bias = bias_of(np.asarray(reference.stat({g: pos_ref[g][i] for g, i in idx.items()}), float),
+                               reference.fairer)
+            return np.stack([np.stack([bias_of(np.asarray(other.stat({g: pos[g][i] for g, i in idx.items()}),
+                                                          float), other.fairer) - ref_bias, ref_bias], axis=1)
+                             for other, pos in group.values()], axis=1)          # (B, columns, 2)
+
+        full = {g: np.arange(len(p))[None, :] for g, p in pos_ref.items()}
+        with np.errstate(all="ignore"):
+            at_full = changes(full)[0]
+        both = _resampled({g: len(p) for g, p in pos_ref.items()}, n_boot, rng(), changes)
+        both = both.reshape(-1, len(group), 2)
+        for j, name in enumerate(group):
+            out[name] = _change_entry(at_full[j], both[:, j], n_items, reference.fairer, level, fair_values.get(name))
+    return {name: out[name] for name in others}
+
+
+def _change_entry(at_full: np.ndarray, both: np.ndarray, n_items: int, fairer: str, level: float,
+                  fair_value: float | None) -> dict:
+    """One comparison's entry from its change and reference bias on all items (``at_full``) and on
+    each resample (``both``, ``(B, 2)``)."""
+    change, ref_bias = at_full
     lo, hi = _interval(both[:, 0], level)
     outcome = ("improved" if hi < 0 else "worse" if lo > 0 else "no significant change") \
         if np.isfinite(lo) else "not comparable"
     out = {"change": float(change), "ci_low": lo, "ci_high": hi, "outcome": outcome, "n_items": n_items}
     if fair_value is not None:
-        offset = _magnitude_offset(reference.fairer, fair_value)
+        offset = _magnitude_offset(fairer, fair_value)
         with np.errstate(all="ignore"):
             shares = -both[:, 0] / (both[:, 1] + offset)
             share = -change / (ref_bias + offset)
@@ -155,14 +219,6 @@ def _magnitude_offset(fairer: str, fair_value: float) -> float:
     "higher" statistic is ``bias_of(v) + fair``; "lower" is measured from 0 (its values are
     magnitudes), "zero" is ``|v|``."""
     return float(fair_value) if fairer == "higher" else 0.0
-
-
-def _bias_change(reference: Sample, other: Sample, pos_ref: dict, pos_other: dict, idx: dict) -> np.ndarray:
-    """``(B, 2)``: each resample's change of the bias magnitude and the reference's bias (:func:`bias_of`)."""
-    ref_vals = reference.stat({g: pos_ref[g][i] for g, i in idx.items()})
-    other_vals = other.stat({g: pos_other[g][i] for g, i in idx.items()})
-    ref_bias = bias_of(np.asarray(ref_vals, float), reference.fairer)
-    return np.stack([bias_of(np.asarray(other_vals, float), other.fairer) - ref_bias, ref_bias], axis=1)
 
 
 #: Two-sided 95% normal quantile.

@@ -295,49 +295,65 @@ def classification_accuracy(vectors: np.ndarray, labels: np.ndarray, n_train: in
     return float(np.mean(clf.predict(vectors[test]) == labels[test])), int(test.size)
 
 
-def _kth_largest(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(kth, n_at_least)``: each row's ``k``-th largest value and how many values reach it.
+def _top_candidates(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, columns)``: of each row of ``sims``, every value that can be among its ``k``
+    largest, packed into ``(rows, width)`` arrays (padded with -inf and column -1).
 
-    Found without partitioning whole rows: the ``k``-th largest of every ``stride``-th
-    column is a lower bound (a subset's ``k``-th largest cannot exceed the row's), so
+    Found without partitioning whole rows: the ``k``-th largest of a sample of the columns
+    is a lower bound of the row's (a subset's ``k``-th largest cannot exceed the row's), so
     every value of the row's top ``k`` is at or above it; only those values, about
-    ``k * stride`` per row, are packed into a small array (padded with -inf) and
-    partitioned. The result is exactly the row's ``k``-th largest.
+    ``k * stride`` per row, are kept. The sample is every ``stride``-th run of 16 columns
+    (a 64-byte cache line of float32), so drawing it reads ``1 / stride`` of the block,
+    not all of it as single strided columns would.
     """
     rows, n = sims.shape
     stride = max(1, int(np.sqrt(n / k)))        # balances the sample's and the packed partition
-    sample = sims[:, ::stride]
-    if sample.shape[1] <= k:
-        sample, stride = sims, 1
+    line = 16
+    runs = n // line
+    if runs // stride * line > k:
+        sample = sims[:, :runs * line].reshape(rows, runs, line)[:, ::stride].reshape(rows, -1)
+    else:
+        sample = sims
     m = sample.shape[1]
     bound = np.partition(sample, m - k, axis=1)[:, m - k]
     flat = np.flatnonzero(sims >= bound[:, None])
     row_of = flat // n
     per_row = np.bincount(row_of, minlength=rows)
     width = int(per_row.max())
-    packed = np.full((rows, width), -np.inf, dtype=sims.dtype)
-    packed[row_of, np.arange(flat.size) - np.repeat(np.cumsum(per_row) - per_row, per_row)] = sims.ravel()[flat]
-    kth = np.partition(packed, width - k, axis=1)[:, width - k]
-    return kth, np.count_nonzero(packed >= kth[:, None], axis=1)
+    slot = row_of * width + (np.arange(flat.size) - np.repeat(np.cumsum(per_row) - per_row, per_row))
+    values = np.full(rows * width, -np.inf, dtype=sims.dtype)
+    values[slot] = sims.ravel()[flat]
+    columns = np.full(rows * width, -1, dtype=np.int64)
+    columns[slot] = flat - row_of * n
+    return values.reshape(rows, width), columns.reshape(rows, width)
 
 
-def _count_top(sims: np.ndarray, k: int, n_marked: int) -> np.ndarray:
-    """How many of each row's ``k`` largest values lie in its first ``n_marked`` columns.
+def _count_top(sims: np.ndarray, k: int, labels: np.ndarray, n_counted: int) -> np.ndarray:
+    """``(rows, n_counted)``: how many of each row's ``k`` largest values lie in columns of label
+    ``j`` (``labels[column]``), for the labels ``0 .. n_counted - 1``.
 
     Values tied with the ``k``-th largest share the places left at the boundary in
-    proportion, so the count does not depend on the column order within a tie.
+    proportion, so the count does not depend on the column order within a tie. Every
+    count is taken over the packed candidates of :func:`_top_candidates` (all values at or
+    above the ``k``-th largest are among them), never over the whole block again.
     """
-    kth, n_at_least = _kth_largest(sims, k)
-    kth = kth[:, None]
-    count = np.count_nonzero(sims[:, :n_marked] >= kth, axis=1).astype(np.float64)
+    values, columns = _top_candidates(sims, k)
+    width = values.shape[1]
+    kth = np.partition(values, width - k, axis=1)[:, width - k][:, None]
+    label = np.where(columns >= 0, labels[np.maximum(columns, 0)], -1)
+    at_least = values >= kth
     # A tie crosses the boundary iff more than k values reach the k-th largest.
-    tied = np.flatnonzero(n_at_least > k)
-    if tied.size:
-        rows, edge = sims[tied], kth[tied]
-        above, equal = (rows > edge).sum(axis=1), (rows == edge).sum(axis=1)
-        m_above = (rows[:, :n_marked] > edge).sum(axis=1)
-        m_equal = (rows[:, :n_marked] == edge).sum(axis=1)
-        count[tied] = m_above + (k - above) * m_equal / equal
+    tied = np.flatnonzero(np.count_nonzero(at_least, axis=1) > k)
+    vals, edge = values[tied], kth[tied]
+    above, equal = (vals > edge).sum(axis=1), (vals == edge).sum(axis=1)
+    count = np.empty((values.shape[0], n_counted), dtype=np.float64)
+    for j in range(n_counted):
+        mark = label == j
+        count[:, j] = np.count_nonzero(at_least & mark, axis=1)
+        if tied.size:
+            m_above = ((vals > edge) & mark[tied]).sum(axis=1)
+            m_equal = ((vals == edge) & mark[tied]).sum(axis=1)
+            count[tied, j] = m_above + (k - above) * m_equal / equal
     return count
 
 
@@ -360,31 +376,46 @@ def neighbour_fractions(candidates: np.ndarray, queries: np.ndarray, marked: np.
 
     Notes
     -----
-    The candidate columns are reordered so that the marked ones come first, each
-    block of cosines is one matrix product into a reused buffer, the query's own
-    column is set to ``-inf``, and the ``k``-th largest cosine of every row is found
-    by partitioning only the values above a lower bound taken from a sample of the
-    columns (see :func:`_kth_largest`); memory is about one ``(block_rows, n)``
+    :func:`neighbour_label_fractions` with the marked candidates as label 0.
+    """
+    labels = np.where(np.asarray(marked, dtype=bool), 0, 1)
+    return neighbour_label_fractions(candidates, queries, labels, 1, k, block_rows=block_rows)[:, 0]
+
+
+def neighbour_label_fractions(candidates: np.ndarray, queries: np.ndarray, labels: np.ndarray, n_counted: int,
+                              k: int, *, block_rows: int | None = None) -> np.ndarray:
+    """``(queries, n_counted)``: the fraction of each query's ``k`` nearest candidates (cosine,
+    itself excluded) whose label (``labels``, ints) is ``j``, for ``j`` in ``0 .. n_counted - 1``.
+
+    Notes
+    -----
+    One pass for all the labels: the candidate columns are put in label order (stably:
+    for two labels, the marked ones first), each block of cosines is one matrix product
+    into a reused buffer, the query's own column is set to ``-inf``, and the ``k``-th
+    largest cosine of every row is found by partitioning only the values above a lower
+    bound taken from a sample of the columns (see :func:`_top_candidates`); each label's
+    count is then read off those few values. Memory is about one ``(block_rows, n)``
     float32 buffer whatever the number of queries.
     """
     n = candidates.shape[0]
     if not 1 <= k < n:
         raise EmbdebiasError(f"residual bias: n_neighbours must be in [1, {n - 1}] for {n:,} candidates, got {k}")
-    order = np.concatenate([np.flatnonzero(marked), np.flatnonzero(~marked)])
+    labels = np.asarray(labels, dtype=np.int64)
+    order = np.argsort(labels, kind="stable")
     position = np.empty(n, dtype=np.int64)
     position[order] = np.arange(n)
     cand = np.ascontiguousarray(candidates[order], dtype=np.float32)
-    n_marked = int(marked.sum())
+    column_labels = labels[order]
     queries = np.asarray(queries, dtype=np.int64)
     rows = block_rows_for(n, block_rows)
     buf = np.empty((min(rows, queries.size), n), dtype=np.float32)
-    out = np.empty(queries.size, dtype=np.float64)
+    out = np.empty((queries.size, n_counted), dtype=np.float64)
     for start in range(0, queries.size, rows):
         q = queries[start:start + rows]
         sims = buf[:q.size]
         np.dot(candidates[q].astype(np.float32, copy=False), cand.T, out=sims)
         sims[np.arange(q.size), position[q]] = -np.inf
-        out[start:start + q.size] = _count_top(sims, k, n_marked) / k
+        out[start:start + q.size] = _count_top(sims, k, column_labels, n_counted) / k
     return out
 
 
@@ -630,8 +661,8 @@ def group_neighbour_correlation(vectors, queries, scores, n_neighbours, block_ro
     fraction of its neighbours most associated with ``j`` (the binary number for two groups)."""
     best = np.argmax(scores, axis=1)
     k = scores.shape[1]
-    fractions = [neighbour_fractions(vectors, queries, best == j, int(n_neighbours), block_rows=block_rows)
-                 for j in range(k - 1)]
+    counted = neighbour_label_fractions(vectors, queries, best, k - 1, int(n_neighbours), block_rows=block_rows)
+    fractions = [np.ascontiguousarray(counted[:, j]) for j in range(k - 1)]
     fractions.append(1.0 - np.sum(fractions, axis=0))     # every neighbour belongs to one group
     return float(np.mean([_pearson(scores[queries, j], fractions[j]) for j in range(k)]))
 

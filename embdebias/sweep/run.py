@@ -48,6 +48,28 @@ def loaded(path: str, limit: int | None):
     return emb
 
 
+#: ``{a point's baseline: evaluate's reuse dict}``: the baseline column scored once per process,
+#: reused by every point of that embedding, attribute and seed (as many kept as embeddings).
+_REFERENCES: OrderedDict = OrderedDict()
+
+
+def reference_cache(point) -> dict:
+    """The :func:`~embdebias.evaluate.evaluate` ``reuse`` dict of ``point``'s baseline in this process.
+
+    A point is scored beside its baseline, whose scores depend only on the embedding and the
+    options, never on the debiased column: scored once here, not once per point. (evaluate
+    checks that the embedding object, the parameters and the subspace are the same before
+    reusing anything; the key only keeps different baselines from pushing each other out.)"""
+    key = (point.embedding.path, point.limit, point.attribute, point.seed, tuple(point.suite), point.bootstrap,
+           point.lists)
+    if key not in _REFERENCES:
+        _REFERENCES[key] = {}
+        while len(_REFERENCES) > CACHE_SIZE:
+            _REFERENCES.popitem(last=False)
+    _REFERENCES.move_to_end(key)
+    return _REFERENCES[key]
+
+
 def run_point(point) -> dict:
     """One point's record: what it is, its rows (or its error), the time it took and where it ran."""
     from ..pipeline.run import _versions
@@ -96,7 +118,8 @@ def _score(point) -> list[dict]:
     default = not attr.uses_gender_lists and tuple(point.suite) == tuple(DEFAULT_SUITE)
     kwargs = run_options.evaluate_kwargs(run_options.RunOptions(random_state=point.seed, lists=point.lists), subspace)
     kwargs.update(tests=None if default else point.suite, bootstrap=point.bootstrap, attribute=attr,
-                  trust=False)  # a point keeps its rows only: no trust readings to pay for
+                  trust=False,  # a point keeps its rows only: no trust readings to pay for
+                  reuse=reference_cache(point))
     if not attr.uses_gender_lists:  # as run names it
         kwargs["direction_name"] = f"the original embedding's (fitted on its {attr.name} defining sets)"
     report = evaluate(columns, **kwargs)
