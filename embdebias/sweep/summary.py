@@ -439,7 +439,7 @@ def write_summary(frame, out_dir) -> Path:
     return path
 
 
-def _md_table(header: list, rows: list) -> list[str]:
+def md_table(header: list, rows: list) -> list[str]:
     return (["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
             + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
 
@@ -469,7 +469,7 @@ def render(frame, heads, points, front, ranks, tau, bias_name, quality_name) -> 
     if points:
         lines += [f"Bias left: {bias_name}; quality kept: {quality_name}, never a mean of the tests; both as "
                   "fractions of the same embedding's baseline (method `none`, same seed).", ""]
-        lines += _md_table(["point", "embedding", "seed", "bias left", "interval", "quality kept (worst test)",
+        lines += md_table(["point", "embedding", "seed", "bias left", "interval", "quality kept (worst test)",
                             "interval", "Pareto"],
                            [[_label(p), p["label"], p["seed"], _fmt(p["bias_left"]),
                              f"{_fmt(p['bias_low'])} to {_fmt(p['bias_high'])}",
@@ -484,7 +484,7 @@ def render(frame, heads, points, front, ranks, tau, bias_name, quality_name) -> 
     lines += _rankings_md(heads, ranks, tau)
     if len(failed):
         lines += ["## Failed points", ""]
-        lines += _md_table(["embedding", "method", "parameters", "seed", "error"],
+        lines += md_table(["embedding", "method", "parameters", "seed", "error"],
                            [[r.label, r.method, r.parameters, r.seed, str(r.error).replace("|", "/")[:300]]
                             for r in failed.itertuples()])
         lines.append("")
@@ -498,8 +498,8 @@ def _rankings_md(heads, ranks, tau) -> list[str]:
              for r in heads.drop_duplicates("key").itertuples()}
     lines = ["Rank 1 is the fairest point (the least bias: each metric's distance from its fair value, as its "
              "headline declares) or, for a quality metric, the best; tied points share a mean rank.", ""]
-    lines += _md_table(["point", *ranks.columns],
+    lines += md_table(["point", *ranks.columns],
                        [[names[k], *(_fmt(v) for v in row)] for k, row in zip(ranks.index, ranks.to_numpy())])
     lines += ["", "Kendall's tau between the metrics' rankings (how far the metrics agree):", ""]
-    lines += _md_table(["", *tau.columns], [[a, *(_fmt(v) for v in tau.loc[a])] for a in tau.index])
+    lines += md_table(["", *tau.columns], [[a, *(_fmt(v) for v in tau.loc[a])] for a in tau.index])
     return lines + [""]
