@@ -33,6 +33,7 @@ SLOW_MODULES = {
     "test_run.py", "test_run_locks.py", "test_outputs_safety.py", "test_locks.py", "test_fuzz.py",
     "test_benchmarks_smoke.py", "test_golden.py",
     "test_sweep_dask.py",  # dask clusters of worker processes
+    "test_benchmark_dask.py",  # the erasure benchmark on a dask cluster of worker processes
     # a run and a sweep of the same methods (the smallest check: about 40 s on a shared machine)
     "test_sweep_agrees_with_run.py",
     "test_benchmarks_smoke.py", "test_golden.py", "test_report_share.py",
@@ -41,6 +42,13 @@ SLOW_MODULES = {
 
 # Single tests (a parametrized test by its name: every parameter; with its id in brackets: that one).
 SLOW_TESTS = {
+    # the erasure benchmark's runs (fits and probes over seeds: 3 to 5 s of CPU each)
+    "test_benchmark.py::test_linear_leakage_falls_to_chance_and_nonlinear_remains",
+    "test_benchmark.py::test_the_summary_is_the_mean_and_t_interval_of_the_seeds",
+    "test_benchmark.py::test_the_same_seeds_give_the_same_table",
+    "test_benchmark.py::test_markdown_names_the_published_figures_and_their_data",
+    "test_benchmark.py::test_command_writes_the_table_parquet_figure_at_once",
+    "test_benchmark.py::test_quality_tests_unscored_on_a_foreign_vocabulary_are_nan_with_the_reason",
     "test_trust.py::test_cli_reliability_and_bad_input",
     "test_trust.py::test_train_seeds_on_a_corpus_gensim_ships",
     "test_trust.py::test_cli_score_with_a_lexicon_and_bad_lexicon",

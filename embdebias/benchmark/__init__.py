@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from ..errors import EmbdebiasError
 from .output import FILES, PUBLISHED, REPRODUCE_42B, markdown, plot, summarize, write
 from .protocol import PROTOCOLS, probe_words
-from .run import BASELINE, ERASERS, Task, labelled_words, resolve_methods, resolve_seeds, run_tasks
+from .run import BASELINE, ERASERS, Task, build, labelled_words, resolve_methods, resolve_seeds, run_tasks
 
 __all__ = ["BASELINE", "ERASERS", "FILES", "PROTOCOLS", "PUBLISHED", "REPRODUCE_42B", "BenchmarkResult",
            "erasure_benchmark", "markdown", "plot"]
@@ -128,11 +128,13 @@ def erasure_benchmark(embedding=None, *, methods=None, seeds=5, protocol: str = 
         probe_words(labelled_words(emb, attribute, lists, seed), protocol, seed, where=emb.name)
     tasks = [Task(source, limit, name, estimator, params, seed, protocol, attribute, lists, quality)
              for name, (estimator, params) in [(BASELINE, (None, {})), *rows.items()] for seed in seed_list]
+    for task in tasks[len(seed_list)::len(seed_list)]:  # each method configured once (not fitted) to check it
+        build(task, emb)
     records = run_tasks(tasks, dask=dask, scheduler=scheduler, workers=workers, progress=progress, log=log)
     summary, per_seed = summarize(records)
-    settings = {"embedding": emb.name, "n_words": len(emb), "dim": emb.dim, "attribute": str(attribute),
-                "lists": lists, "protocol": protocol, "seeds": list(seed_list), "methods": list(rows),
-                "limit": limit, "quality": quality}
+    settings = {"embedding": emb.name, "n_words": len(emb), "dim": emb.dim,
+                "attribute": getattr(attribute, "name", str(attribute)), "lists": lists, "protocol": protocol,
+                "seeds": list(seed_list), "methods": list(rows), "limit": limit, "quality": quality}
     if out_dir is not None:
         write(out_dir, summary, per_seed, settings)
     return BenchmarkResult(summary, per_seed, settings)
