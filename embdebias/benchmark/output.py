@@ -136,14 +136,15 @@ def _fmt(x) -> str:
     return "-" if x != x else f"{x:.3g}"
 
 
-def plot(summary, path) -> None:
-    """Probe accuracy against distortion, one point per method with its intervals, one panel per probe."""
-    import matplotlib
+def plot(summary, path=None):
+    """Probe accuracy against distortion, one point per method with its intervals, one panel per probe.
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    Saved as PNG to ``path`` (and closed); without one, the matplotlib figure is returned.
+    """
+    from matplotlib.figure import Figure
 
-    fig, axes = plt.subplots(1, len(PROBES), figsize=(4.2 * len(PROBES), 3.8), sharey=True)
+    fig = Figure(figsize=(4.2 * len(PROBES), 3.8))
+    axes = fig.subplots(1, len(PROBES), sharey=True)
     chance = float(summary["chance"].mean())
     rows = summary.to_dict("records")
     for ax, probe in zip(axes, PROBES):
@@ -158,8 +159,10 @@ def plot(summary, path) -> None:
     axes[0].set_ylabel("probe accuracy (test words)")
     axes[-1].legend(fontsize="small", loc="best")
     fig.tight_layout()
+    if path is None:
+        return fig
     fig.savefig(path, format="png", dpi=110)
-    plt.close(fig)
+    return None
 
 
 def _err(row, name: str):

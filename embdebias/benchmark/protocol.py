@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 
 from ..errors import EmbdebiasError
 
@@ -64,6 +63,8 @@ def probe_words(labelled, protocol: str, seed: int, *, where: str = "benchmark")
         An unknown protocol, or a group with fewer than :data:`MIN_WORDS_PER_GROUP`
         words where a probe trains or is scored (``where`` names the embedding).
     """
+    from sklearn.model_selection import train_test_split  # not at import: the command line starts without it
+
     if protocol not in PROTOCOLS:
         raise EmbdebiasError(f"unknown benchmark protocol {protocol!r}; choose one of {', '.join(PROTOCOLS)}")
     fit = [np.concatenate(p) for p in zip(_groups_of(labelled, "train"), _groups_of(labelled, "dev"))]
