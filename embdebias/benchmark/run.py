@@ -92,9 +92,9 @@ class Task:
 
 def labelled_words(emb, attribute: str, lists: str, seed: int):
     """The labelled words of ``attribute`` at ``seed``: those a projection-label eraser fits on."""
-    from ..debias import _labels
+    from ..debias import protected_labels
 
-    return _labels.protected_labels(emb, attribute, lists, random_state=seed)
+    return protected_labels(emb, attribute, lists, random_state=seed)
 
 
 def build(task: Task, emb):
