@@ -32,7 +32,7 @@ the split's train and dev words, :mod:`embdebias.debias.leace`):
 Usage::
 
     python benchmarks/bench_erasure.py [--out benchmarks/results/erasure.md] [--ce-python /tmp/ce-venv/bin/python]
-    python benchmarks/bench_erasure.py --benchmark [--seeds 5] [--protocol split]
+    python benchmarks/bench_erasure.py --benchmark [--seeds 5] [--protocol split] [--workers 2]
 
 ``--benchmark`` runs only :func:`embdebias.benchmark.erasure_benchmark` on every eraser
 (7. below) and rewrites that section of the page, keeping the others; a full run keeps it.
@@ -336,17 +336,18 @@ def render(emb, sections: dict, argv) -> str:
 BENCH_BEGIN, BENCH_END = "<!-- benchmark table: begin -->", "<!-- benchmark table: end -->"
 
 
-def benchmark_section(seeds: int, protocol: str, argv) -> str:
+def benchmark_section(seeds: int, protocol: str, argv, workers: int | None = None) -> str:
     """The benchmark of every eraser on the default embedding (:func:`embdebias.benchmark.erasure_benchmark`)
     as a section of the page, and its figure beside the page (``erasure_benchmark.png``)."""
     from embdebias._atomic import atomic_file
     from embdebias.benchmark import erasure_benchmark, plot
 
     t0 = time.perf_counter()
-    result = erasure_benchmark(methods="all", seeds=seeds, protocol=protocol,
-                               progress=lambda t: print(f"[bench] {t.method} seed {t.seed} done "
+    result = erasure_benchmark(methods="all", seeds=seeds, protocol=protocol, dask=workers is not None,
+                               workers=workers, progress=lambda t: print(f"[bench] {t.method} seed {t.seed} done "
                                                         f"({time.perf_counter() - t0:.0f} s)", flush=True))
     wall = time.perf_counter() - t0
+    how = "serial" if workers is None else f"{workers} Dask worker processes"
     figure = HERE / "results" / "erasure_benchmark.png"
     with atomic_file(figure) as tmp:
         plot(result.summary, tmp)
@@ -355,7 +356,7 @@ def benchmark_section(seeds: int, protocol: str, argv) -> str:
     return "\n".join([BENCH_BEGIN, "", "## Benchmark table: every eraser on the shared split", "",
                        f"Written by `python benchmarks/bench_erasure.py {' '.join(argv)}` on {now} "
                        f"(`embdebias benchmark --seeds {seeds} --protocol {protocol}` computes the same), in "
-                       f"{wall / 60:.1f} min wall time (serial, one thread, 2 shared cores, load average "
+                       f"{wall / 60:.1f} min wall time ({how}, one thread each, 2 shared cores, load average "
                        f"{os.getloadavg()[0]:.1f}). Figure: `erasure_benchmark.png` (probe accuracy against "
                        "distortion).", page.rstrip(), "", BENCH_END, ""])
 
@@ -388,10 +389,12 @@ def main(argv=None) -> int:
                     help="run only the benchmark of every eraser and rewrite its section of the page")
     ap.add_argument("--seeds", type=int, default=5, help="--benchmark: seeds (default 5)")
     ap.add_argument("--protocol", default="split", help="--benchmark: split or heldout (default split)")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="--benchmark: run on a local Dask cluster of this many processes (default: serial)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     if args.benchmark:
-        section = benchmark_section(args.seeds, args.protocol, argv)
+        section = benchmark_section(args.seeds, args.protocol, argv, args.workers)
         text = _without_benchmark(out.read_text(encoding="utf-8") if out.is_file() else "") + "\n" + section
         out.write_text(text, encoding="utf-8")
         print(section)
