@@ -185,3 +185,19 @@ def test_quality_tests_unscored_on_a_foreign_vocabulary_are_nan_with_the_reason(
     row = r.seeds.set_index("method").loc["orth"]
     assert np.isnan(row["wordsim353"]) and np.isnan(row["analogy"])
     assert "wordsim353" in row["warnings"] or "missing" in row["warnings"]
+
+
+def test_bench_erasure_rewrites_only_its_benchmark_section(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import bench_erasure as be
+
+    page = tmp_path / "erasure.md"
+    section = f"{be.BENCH_BEGIN}\n\n## Benchmark table\n\n| a |\n\n{be.BENCH_END}\n"
+    page.write_text("# Fidelity\n\ntext\n\n" + section + "\n## After\n", encoding="utf-8")
+    assert be._kept_benchmark(page) == section
+    assert be._without_benchmark(page.read_text()) == "# Fidelity\n\ntext\n\n\n\n## After\n"
+    assert be._kept_benchmark(tmp_path / "none.md") == ""
+    assert be._without_benchmark("# Page\n\n") == "# Page\n"
