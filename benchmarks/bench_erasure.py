@@ -26,10 +26,16 @@ the split's train and dev words, :mod:`embdebias.debias.leace`):
    scaling of the output (what normalization costs). Also the mean squared change of
    the vocabulary's vectors (distortion).
 6. **Speed**: LEACE fit + transform of the 400,000 x 50 vectors (best of 3).
+7. **The benchmark table** (``--benchmark``): every eraser of :data:`embdebias.benchmark.ERASERS`
+   on the shared split, 5 seeds, with the published GloVe 42B figures beside it.
 
 Usage::
 
     python benchmarks/bench_erasure.py [--out benchmarks/results/erasure.md] [--ce-python /tmp/ce-venv/bin/python]
+    python benchmarks/bench_erasure.py --benchmark [--seeds 5] [--protocol split] [--workers 2]
+
+``--benchmark`` runs only :func:`embdebias.benchmark.erasure_benchmark` on every eraser
+(7. below) and rewrites that section of the page, keeping the others; a full run keeps it.
 
 The scratch environment (outside the repository)::
 
@@ -44,7 +50,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -198,21 +203,16 @@ def concept_erasure_check(emb, rows, labels, python: str | None):
         return out, str(got["versions"]), True
 
 
-def probes(seed: int):
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.neural_network import MLPClassifier
-    from sklearn.svm import SVC
-
-    return {"linear (logistic)": LogisticRegression(max_iter=2000),
-            "RBF-SVM": SVC(kernel="rbf", random_state=seed),
-            "MLP (100)": MLPClassifier(hidden_layer_sizes=(100,), max_iter=500, random_state=seed)}
-
-
 def leakage(emb, seeds=SEEDS) -> tuple[list[list[str]], float]:
-    """Held-out probe accuracy (mean and sd over seeds) before and after each eraser, with distortion."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.model_selection import train_test_split
+    """Held-out probe accuracy (mean and sd over seeds) before and after each eraser, with distortion.
 
+    The words and probes are the package's held-out protocol (:mod:`embdebias.benchmark`): per seed,
+    probes trained on half of the split's test words, scored on the other half.
+    """
+    from embdebias.benchmark.probes import PROBES, probe_accuracies
+    from embdebias.benchmark.protocol import probe_words
+    from embdebias.benchmark.run import distortion as mean_squared_change
+    from embdebias.benchmark.run import labelled_words
     from embdebias.debias.leace import LEACE
     from embdebias.debias.sal import SAL
 
@@ -221,27 +221,24 @@ def leakage(emb, seeds=SEEDS) -> tuple[list[list[str]], float]:
                 ("orth", lambda s: LEACE("orth", random_state=s)),
                 ("orth, unit rows", lambda s: LEACE("orth", normalize=True, random_state=s)),
                 ("SAL", lambda s: SAL(random_state=s))]
-    scores = {name: {p: [] for p in probes(0)} for name, _ in settings}
+    scores = {name: {p: [] for p in PROBES} for name, _ in settings}
     distortion = {name: [] for name, _ in settings}
     chance = []
     for seed in seeds:
-        _, (test_rows, test_labels) = fitting_words(emb, seed)
-        a, b = train_test_split(np.arange(len(test_rows)), test_size=0.5, random_state=seed, stratify=test_labels)
-        chance.append(max(np.mean(test_labels[b] == c) for c in np.unique(test_labels)))
+        words = probe_words(labelled_words(emb, "gender", "published", seed), "heldout", seed)
+        chance.append(words.chance)
         for name, make in settings:
             if make is None:
-                x = emb.take(test_rows, dtype=np.float64)
+                out = emb
                 distortion[name].append(0.0)
             else:
                 est = make(seed).fit(emb)
-                x = est.lazy_transform(emb).take(test_rows, dtype=np.float64)
-                sample = np.arange(0, len(emb), 20)
-                moved = est.lazy_transform(emb).take(sample, dtype=np.float64) - emb.take(sample, dtype=np.float64)
-                distortion[name].append(float(np.mean(np.sum(moved ** 2, axis=1))))
-            for probe, clf in probes(seed).items():
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    scores[name][probe].append(float(clf.fit(x[a], test_labels[a]).score(x[b], test_labels[b])))
+                out = est.lazy_transform(emb)  # as written: with unit rows when normalize=True
+                distortion[name].append(mean_squared_change(est, emb, written=True))
+            got = probe_accuracies(out.take(words.train_rows, dtype=np.float64), words.train_labels,
+                                   out.take(words.test_rows, dtype=np.float64), words.test_labels, seed)
+            for probe in PROBES:
+                scores[name][probe].append(got[probe])
     body = []
     for name, _ in settings:
         cells = [f"{np.mean(v):.3f} ± {np.std(v):.3f}" for v in scores[name].values()]
@@ -406,6 +403,50 @@ def render(emb, sections: dict, argv) -> str:
     return "\n".join(lines)
 
 
+#: The benchmark table's section of the page, between these lines (``--benchmark`` rewrites only it;
+#: a full run keeps it).
+BENCH_BEGIN, BENCH_END = "<!-- benchmark table: begin -->", "<!-- benchmark table: end -->"
+
+
+def benchmark_section(seeds: int, protocol: str, argv, workers: int | None = None) -> str:
+    """The benchmark of every eraser on the default embedding (:func:`embdebias.benchmark.erasure_benchmark`)
+    as a section of the page, and its figure beside the page (``erasure_benchmark.png``)."""
+    from embdebias._atomic import atomic_file
+    from embdebias.benchmark import erasure_benchmark, plot
+
+    t0 = time.perf_counter()
+    result = erasure_benchmark(methods="all", seeds=seeds, protocol=protocol, dask=workers is not None,
+                               workers=workers, progress=lambda t: print(f"[bench] {t.method} seed {t.seed} done "
+                                                        f"({time.perf_counter() - t0:.0f} s)", flush=True))
+    wall = time.perf_counter() - t0
+    how = "serial" if workers is None else f"{workers} Dask worker processes"
+    figure = HERE / "results" / "erasure_benchmark.png"
+    with atomic_file(figure) as tmp:
+        plot(result.summary, tmp)
+    page = result.to_markdown().split("\n", 1)[1]  # its own title dropped: a section here
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return "\n".join([BENCH_BEGIN, "", "## Benchmark table: every eraser on the shared split", "",
+                       f"Written by `python benchmarks/bench_erasure.py {' '.join(argv)}` on {now} "
+                       f"(`embdebias benchmark --seeds {seeds} --protocol {protocol}` computes the same), in "
+                       f"{wall / 60:.1f} min wall time ({how}, one thread each, 2 shared cores, load average "
+                       f"{os.getloadavg()[0]:.1f}). Figure: `erasure_benchmark.png` (probe accuracy against "
+                       "distortion).", page.rstrip(), "", BENCH_END, ""])
+
+
+def _kept_benchmark(path: Path) -> str:
+    """The benchmark section of the page at ``path`` (empty when there is none)."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if BENCH_BEGIN not in text:
+        return ""
+    return text[text.index(BENCH_BEGIN):text.index(BENCH_END) + len(BENCH_END)] + "\n"
+
+
+def _without_benchmark(text: str) -> str:
+    if BENCH_BEGIN not in text:
+        return text.rstrip("\n") + "\n"
+    return (text[:text.index(BENCH_BEGIN)] + text[text.index(BENCH_END) + len(BENCH_END):]).rstrip("\n") + "\n"
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--ce-worker"]:
@@ -419,7 +460,20 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", action="store_true", help="also LEACE on scale.py's 3,000,000 x 300 file")
     ap.add_argument("--speed-only", action="store_true",
                     help="measure the speed only and replace the Speed section of --out, keeping the rest")
+    ap.add_argument("--benchmark", action="store_true",
+                    help="run only the benchmark of every eraser and rewrite its section of the page")
+    ap.add_argument("--seeds", type=int, default=5, help="--benchmark: seeds (default 5)")
+    ap.add_argument("--protocol", default="split", help="--benchmark: split or heldout (default split)")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="--benchmark: run on a local Dask cluster of this many processes (default: serial)")
     args = ap.parse_args(argv)
+    out = Path(args.out)
+    if args.benchmark:
+        section = benchmark_section(args.seeds, args.protocol, argv, args.workers)
+        text = _without_benchmark(out.read_text(encoding="utf-8") if out.is_file() else "") + "\n" + section
+        out.write_text(text, encoding="utf-8")
+        print(section)
+        return 0
     import embdebias
 
     emb = embdebias.load()
@@ -435,20 +489,23 @@ def main(argv=None) -> int:
     sections["timing"] = timing(emb)
     sections["scale"] = scale_timing() if args.scale else None
     text = render(emb, sections, argv)
-    Path(args.out).write_text(text, encoding="utf-8")
+    kept = _kept_benchmark(out)
+    out.write_text(text + ("\n" + kept if kept else ""), encoding="utf-8")
     print(text)
     return 0
 
 
 def speed_only(emb, args, argv) -> int:
-    """Replace the Speed section of ``args.out`` (the rest of the page as it is), naming the command."""
-    page = Path(args.out).read_text(encoding="utf-8")
+    """Replace the Speed section of ``args.out`` (the rest of the page, the benchmark table included, as it
+    is), naming the command."""
+    kept = _kept_benchmark(Path(args.out))
+    page = _without_benchmark(Path(args.out).read_text(encoding="utf-8"))
     head = page[:page.index("## Speed")] if "## Speed" in page else page + "\n"
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = speed_lines(emb, timing(emb), scale_timing() if args.scale else None)
     lines.insert(2, f"Measured by `python benchmarks/bench_erasure.py {' '.join(argv)}` on {now} (this section only).")
     lines.insert(3, "")
-    Path(args.out).write_text(head + "\n".join(lines), encoding="utf-8")
+    Path(args.out).write_text(head + "\n".join(lines) + ("\n\n" + kept if kept else ""), encoding="utf-8")
     print("\n".join(lines))
     return 0
 

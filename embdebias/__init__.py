@@ -43,6 +43,7 @@ _EXPORTS = {
     "expand_gender_specific": ".debias",
     "evaluate": ".evaluate",
     "sweep": ".sweep",
+    "erasure_benchmark": ".benchmark",
     "Report": ".report",
     "train_embedding": ".train",
     "EmbdebiasError": ".errors",

@@ -33,6 +33,7 @@ SLOW_MODULES = {
     "test_run.py", "test_run_locks.py", "test_outputs_safety.py", "test_locks.py", "test_fuzz.py",
     "test_benchmarks_smoke.py", "test_golden.py",
     "test_sweep_dask.py",  # dask clusters of worker processes
+    "test_benchmark_dask.py",  # the erasure benchmark on a dask cluster of worker processes
     # a run and a sweep of the same methods (the smallest check: about 40 s on a shared machine)
     "test_sweep_agrees_with_run.py",
     "test_benchmarks_smoke.py", "test_golden.py", "test_report_share.py",
@@ -45,6 +46,13 @@ SLOW_TESTS = {
     "test_report_certificate.py::test_every_linear_method_is_certified_on_the_same_labelled_words",
     "test_cli_debias_erasure.py::test_gender_plus_another_attribute_is_one_certified_map",
     "test_cli_debias_erasure.py::test_normalize_is_the_users_choice_for_the_methods_that_offer_it",
+    # the erasure benchmark's runs (fits and probes over seeds: 3 to 5 s of CPU each)
+    "test_benchmark.py::test_linear_leakage_falls_to_chance_and_nonlinear_remains",
+    "test_benchmark.py::test_the_summary_is_the_mean_and_t_interval_of_the_seeds",
+    "test_benchmark.py::test_the_same_seeds_give_the_same_table",
+    "test_benchmark.py::test_markdown_names_the_published_figures_and_their_data",
+    "test_benchmark.py::test_command_writes_the_table_parquet_figure_at_once",
+    "test_benchmark.py::test_quality_tests_unscored_on_a_foreign_vocabulary_are_nan_with_the_reason",
     "test_trust.py::test_cli_reliability_and_bad_input",
     "test_evaluate_reuse.py::test_the_first_column_is_scored_again_when_its_inputs_change",
     "test_sweep_reuse.py::test_a_serial_sweep_scores_its_baseline_once_with_the_same_rows",

@@ -19,11 +19,13 @@ import threading
 import warnings
 
 from ..errors import EmbdebiasError
-from . import cda, convert, debias, expand, fairness, info, plot, reliability, run, score, share, sweep, train
+from . import (benchmark, cda, convert, debias, expand, fairness, info, plot, reliability, run, score, share, sweep,
+               train)
 from ._common import DEFAULT, FORMATS_TEXT, Printer, one_line as _one_line
 
 #: The subcommands in ``--help`` order, each a module with ``add_parser(sub, parents)``.
-COMMANDS = (debias, convert, info, expand, score, plot, run, share, cda, train, fairness, sweep, reliability)
+COMMANDS = (debias, convert, info, expand, score, plot, run, share, cda, train, fairness, sweep, benchmark,
+            reliability)
 
 
 class Parser(argparse.ArgumentParser):

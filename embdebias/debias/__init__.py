@@ -9,9 +9,11 @@ importable from here and from :mod:`embdebias` by its class name (``INLP``, ``RL
 
 from .table import DEBIASERS, DebiaserSpec, Param, get_debiaser, load_fitted, make_debiaser, register
 
-#: The table's helpers, the base class and the SVM expansion, then every estimator of the table.
+#: The table's helpers, the base class, the SVM expansion and the labelled words the erasers fit on
+#: (:func:`~embdebias.debias._labels.protected_labels`; the erasure benchmark splits them too), then
+#: every estimator of the table.
 __all__ = ["DEBIASERS", "DebiaserSpec", "Param", "get_debiaser", "load_fitted", "make_debiaser", "register",
-           "Debiaser", "expand_gender_specific", "GenderSpecificExpander",
+           "Debiaser", "expand_gender_specific", "GenderSpecificExpander", "protected_labels",
            *(spec.estimator.rpartition(":")[2] for spec in DEBIASERS.values())]
 
 
@@ -22,6 +24,10 @@ def __getattr__(name):
         from ._base import Debiaser
 
         return Debiaser
+    if name == "protected_labels":
+        from ._labels import protected_labels
+
+        return protected_labels
     if name in ("expand_gender_specific", "GenderSpecificExpander"):
         from . import expand
 

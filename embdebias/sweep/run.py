@@ -17,6 +17,7 @@ that fails becomes a record with its error while the others go on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -213,11 +214,20 @@ def default_workers() -> int:
 
 
 def run_dask(points, out_dir, bar, *, scheduler: str | None = None, workers: int | None = None, log=print) -> dict:
-    """Run ``points`` on a Dask cluster (``scheduler``'s, or a new local one); ``{key: record}``.
+    """Run ``points`` on a Dask cluster (``scheduler``'s, or a new local one, :func:`dask_client`);
+    ``{key: record}``."""
+    with dask_client(scheduler, workers, log) as client:
+        return _gather(client, points, out_dir, bar)
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = None, workers: int | None = None, log=print, who: str = "sweep"):
+    """A Dask client on ``scheduler``'s cluster, or on a new local one closed on exit.
 
     The local cluster has ``workers`` worker processes (default: one per core), one
     thread each, and a memory limit of an equal share of the machine's memory each. Every
     worker's BLAS and OpenMP pools are limited to one thread (:mod:`~embdebias.sweep.worker`).
+    ``who`` names the command in the lines given to ``log`` (the sweep; the benchmark uses it too).
     """
     from distributed import Client, LocalCluster
     from distributed.system import MEMORY_LIMIT
@@ -228,7 +238,7 @@ def run_dask(points, out_dir, bar, *, scheduler: str | None = None, workers: int
         # dashboard_address=None would mean the default port 8787, and a warning whenever it is taken
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=MEMORY_LIMIT // n,
                                dashboard_address=":0", silence_logs=logging.ERROR)
-        log(f"[sweep] local Dask cluster: {n} worker process(es), 1 thread and "
+        log(f"[{who}] local Dask cluster: {n} worker process(es), 1 thread and "
             f"{MEMORY_LIMIT // n / 2**30:.1f} GiB each")
     try:
         with Client(cluster if cluster is not None else scheduler) as client:
@@ -236,8 +246,8 @@ def run_dask(points, out_dir, bar, *, scheduler: str | None = None, workers: int
 
             client.register_plugin(pin_plugin())  # one BLAS/OpenMP thread per worker, however started
             if scheduler is not None:
-                log(f"[sweep] Dask scheduler {scheduler}: {len(client.scheduler_info()['workers'])} worker(s)")
-            return _gather(client, points, out_dir, bar)
+                log(f"[{who}] Dask scheduler {scheduler}: {len(client.scheduler_info()['workers'])} worker(s)")
+            yield client
     finally:
         if cluster is not None:
             cluster.close()

@@ -537,7 +537,7 @@ def write_summary(frame, out_dir) -> Path:
     return path
 
 
-def _md_table(header: list, rows: list) -> list[str]:
+def md_table(header: list, rows: list) -> list[str]:
     return (["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
             + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
 
@@ -567,7 +567,7 @@ def render(frame, heads, points, front, ranks, agreed, bias_name, quality_name) 
     if points:
         lines += [f"Bias left: {bias_name}; quality kept: {quality_name}, never a mean of the tests; both as "
                   "fractions of the same embedding's baseline (method `none`, same seed).", ""]
-        lines += _md_table(["point", "embedding", "seed", "bias left", "interval", "quality kept (worst test)",
+        lines += md_table(["point", "embedding", "seed", "bias left", "interval", "quality kept (worst test)",
                             "interval", "Pareto"],
                            [[_label(p), p["label"], p["seed"], _fmt(p["bias_left"]),
                              f"{_fmt(p['bias_low'])} to {_fmt(p['bias_high'])}",
@@ -582,7 +582,7 @@ def render(frame, heads, points, front, ranks, agreed, bias_name, quality_name) 
     lines += _rankings_md(heads, ranks, agreed)
     if len(failed):
         lines += ["## Failed points", ""]
-        lines += _md_table(["embedding", "method", "parameters", "seed", "error"],
+        lines += md_table(["embedding", "method", "parameters", "seed", "error"],
                            [[r.label, r.method, r.parameters, r.seed, str(r.error).replace("|", "/")[:300]]
                             for r in failed.itertuples()])
         lines.append("")
@@ -596,7 +596,7 @@ def _rankings_md(heads, ranks, agreed) -> list[str]:
              for r in heads.drop_duplicates("key").itertuples()}
     lines = ["Rank 1 is the fairest point (the least bias: each metric's distance from its fair value, as its "
              "headline declares) or, for a quality metric, the best; tied points share a mean rank.", ""]
-    lines += _md_table(["point", *ranks.columns],
+    lines += md_table(["point", *ranks.columns],
                        [[names[k], *(_fmt(v) for v in row)] for k, row in zip(ranks.index, ranks.to_numpy())])
     if agreed is None:
         return lines + ["", "No agreement between the metrics: it needs three or more points scored by two or more "
@@ -606,7 +606,7 @@ def _rankings_md(heads, ranks, agreed) -> list[str]:
                   f"fairer), with its {agreed['level']:.0%} interval over {agreed['n_boot']} resamples of the points "
                   "(how far the agreement rests on which points the sweep has):", "",
               "![agreement between the metrics](agreement.png)", ""]
-    lines += _md_table(["", *fams], [[a, *(_tau_cell(agreed, i, j) for j in range(len(fams)))]
+    lines += md_table(["", *fams], [[a, *(_tau_cell(agreed, i, j) for j in range(len(fams)))]
                                      for i, a in enumerate(fams)])
     return lines + [""]
 
