@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.model_selection import train_test_split
 
+from ..data import wordlists
 from ..embedding import Embedding
 from ..errors import EmbdebiasError, MissingWordsError
 
@@ -222,3 +223,51 @@ def attribute_labels(emb: Embedding, attribute, *, fraction: float = FRACTION, m
     chosen.append(neutral)
     labels.append(np.full(len(neutral), NEUTRAL))
     return _split(rows[np.concatenate(chosen)], np.concatenate(labels), random_state, tuple(attribute.groups))
+
+
+@dataclass
+class LabelledSample:
+    """One attribute's fitting words: rows of the embedding and labels ``0 .. len(groups) - 1``."""
+
+    name: str
+    groups: tuple
+    rows: np.ndarray
+    labels: np.ndarray
+
+    def counts(self) -> np.ndarray:
+        return np.bincount(self.labels, minlength=len(self.groups))
+
+
+def check_defining_words(emb: Embedding, attribute, max_missing: float) -> None:
+    """Projection labels of an attribute without direction words: more than ``max_missing`` of a
+    group's defining words missing from ``emb`` (its direction, hence every label, would rest on
+    the rest) is a :class:`~embdebias.errors.MissingWordsError` naming the group and the words."""
+    for g, group in enumerate(attribute.groups):
+        words = list(dict.fromkeys(s[g] for s in attribute.defining_sets))
+        missing = [w for w, r in zip(words, emb.words.rows(words)) if r < 0]
+        if len(missing) > max_missing * len(words):
+            raise MissingWordsError(
+                f"{attribute.name} labels: {len(missing)} of the {len(words)} defining words of group {group!r} "
+                f"are not in {emb.name} (more than max_missing {max_missing:.0%}; the group's direction, which "
+                f"labels the words, would rest on the others): {', '.join(map(repr, missing[:20]))}", missing)
+
+
+def projection_sample(emb: Embedding, attribute, *, lists: str = wordlists.DEFAULT_LISTS,
+                      fraction: float = FRACTION, max_words: int = MAX_WORDS, random_state: int = 0,
+                      max_missing: float = 0.2, neutral: bool = False) -> LabelledSample:
+    """The projection labels' fitting words of ``attribute`` (an Attribute): the train and dev parts of
+    :func:`~embdebias.debias.protected_labels`, the groups' words (and, with ``neutral``, the
+    neutral words as one more class). The words LEACE is fitted on by default, and those a run
+    certifies every linear method on (:func:`~embdebias.debias.certificate.run_certificate`)."""
+    if not attribute.direction_words:  # gender's he - she: both words are needed, whatever max_missing
+        check_defining_words(emb, attribute, max_missing)
+    lw = protected_labels(emb, attribute, lists, fraction=fraction, max_words=max_words,
+                                  random_state=random_state)
+    at = np.sort(np.concatenate([lw.train, lw.dev]))
+    labels = lw.labels[at]
+    groups = tuple(lw.groups)
+    if neutral:
+        labels = np.where(labels == NEUTRAL, len(groups), labels)
+        groups += ("neutral",)
+    keep = labels >= 0
+    return LabelledSample(attribute.name, groups, lw.rows[at][keep], labels[keep].astype(np.int64))

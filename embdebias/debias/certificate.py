@@ -207,7 +207,7 @@ def run_certificate(debiaser, embedding: Embedding, attribute, *, lists: str = "
     """The certificate ``embdebias run`` reports for a fitted linear method (``debiaser.linear``).
 
     Every linear method of a run is certified on the same words: the projection labels' fitting
-    words of ``attribute`` with the run's seed (:func:`~embdebias.debias.leace.projection_sample`:
+    words of ``attribute`` with the run's seed (:func:`~embdebias.debias._labels.projection_sample`:
     for gender the male- and female-biased words by ``he - she``, the train and dev parts), the
     words LEACE, INLP and RLACE are fitted on; hard debias and HSR are fitted on other words
     (their definition words), and are shown on these for comparison.
@@ -232,7 +232,7 @@ def run_certificate(debiaser, embedding: Embedding, attribute, *, lists: str = "
         linear classifier does better than a constant on these words).
     """
     if sample is None:
-        from .leace import projection_sample
+        from ._labels import projection_sample
 
         sample = projection_sample(embedding, attribute, lists=lists, random_state=random_state)
     cert = erasure_certificate(debiaser, embedding, sample.rows, sample.labels)
