@@ -134,6 +134,13 @@ def distance(value, direction: str) -> float:
     return {"lower": abs(value), "chance": abs(value - 0.5), "higher": -value}[direction]
 
 
+def _reason(error) -> str:
+    """A point's error, short: its first line without the list of words that follows a count."""
+    text = str(error).splitlines()[0]
+    cut = text.find("): ")  # "... (at most 20% may be missing): word, word, ..."
+    return (text[:cut + 1] if cut >= 0 else text)[:200]
+
+
 def measures(frame):
     """``{(label, method): {column: (value, low, high)}}``, the points' errors and the quality
     pairs scored of each embedding."""
@@ -145,7 +152,7 @@ def measures(frame):
             rows = rows[rows["test"] == test]
         for r in rows.drop_duplicates(["label", "method"]).itertuples():
             out.setdefault((r.label, r.method), {})[name] = (r.value, r.ci_low, r.ci_high)
-    errors = {(r.label, r.method): str(r.error).splitlines()[0][:160]
+    errors = {(r.label, r.method): _reason(r.error)
               for r in frame[frame["error"].notna()].drop_duplicates(["label", "method"]).itertuples()}
     return out, errors
 
