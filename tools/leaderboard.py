@@ -18,7 +18,7 @@ One command, every step cached in examples/leaderboard-embeddings/ (not in git):
    direction (:data:`MEASURES`).
 
 Where the time goes (profiled under load): the residual tests' nearest-neighbour step of every
-column (20 of a point's 26 s on GloVe), and the fits of RAN (7 minutes on GloVe, 6.5 on a
+column (in a profile of two GloVe points, 20 of their 30 s), and the fits of RAN (7 minutes on GloVe, 6.5 on a
 10,000-word embedding) and RLACE (16 minutes on the word2vec subset). The first 54 points took
 135 worker-minutes, 69 minutes of wall time on two cores shared at a load average of 15 to 23;
 the page states the worker time of the points it shows.
