@@ -41,6 +41,8 @@ SLOW_MODULES = {
 
 # Single tests (a parametrized test by its name: every parameter; with its id in brackets: that one).
 SLOW_TESTS = {
+    # imports gensim (about 3 s) to reach fastText's option check
+    "test_warnings_point_at_user.py::test_a_large_fasttext_bucket_is_warned_at_the_users_train_embedding_call",
     "test_trust.py::test_cli_reliability_and_bad_input",
     "test_trust.py::test_train_seeds_on_a_corpus_gensim_ships",
     "test_trust.py::test_cli_score_with_a_lexicon_and_bad_lexicon",

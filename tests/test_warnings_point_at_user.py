@@ -88,3 +88,20 @@ def test_warn_called_from_outside_the_package_names_that_line():
         warn("plain")
     assert record[0].filename == __file__ and record[0].lineno > 0
     assert os.path.basename(record[0].filename) != "_warn.py"
+
+
+def test_a_large_fasttext_bucket_is_warned_at_the_users_train_embedding_call(tmp_path):
+    # warned while the options are checked, before training; the empty corpus then stops it
+    from embdebias.errors import EmbdebiasError
+    from embdebias.train import train_embedding
+
+    corpus = tmp_path / "empty.txt"
+    corpus.write_text("\n")
+
+    def call():
+        with pytest.raises(EmbdebiasError):
+            train_embedding(corpus, tmp_path / "out.bin", model="fasttext", bucket=2_000_000)
+
+    found = _caught(call, UserWarning)
+    assert "n-gram buckets" in str(found[0].message)
+    assert {w.filename for w in found} == {__file__}
