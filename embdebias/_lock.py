@@ -37,10 +37,10 @@ import socket
 import stat
 import threading
 import time
-import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ._warn import warn
 from .errors import EmbdebiasError, OutputLockedError
 
 #: The name of a lock file ends with this (and starts with a dot: hidden).
@@ -261,13 +261,13 @@ def _warn_taken_over(fd: int, target: Path) -> None:
         return
     record = _read_record(fd)
     if not record:
-        warnings.warn(f"{target}: taking over a lock file left by a process that is gone (its record is "
-                      f"unreadable)", stacklevel=5)
+        warn(f"{target}: taking over a lock file left by a process that is gone (its record is "
+             f"unreadable)")
         return
     gone = ("which is no longer running" if record.get("host") == socket.gethostname()
             and not pid_alive(record.get("pid", 0)) else "which no longer holds it")
-    warnings.warn(f"{target}: taking over the lock left by {describe_holder(record)}, {gone}; that process "
-                  f"ended without finishing", stacklevel=5)
+    warn(f"{target}: taking over the lock left by {describe_holder(record)}, {gone}; that process "
+         f"ended without finishing")
 
 
 def remove_stale_lock(path) -> dict | None:

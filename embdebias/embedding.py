@@ -25,13 +25,13 @@ always describe the current values.  They can never go stale.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 
+from ._warn import warn
 from ._providers import provided
 from .errors import DimensionError, MissingWordsError, NonFiniteError
 from .vocab import LOOKUP_CONTRACT, Vocabulary, WordLookup, duplicate_rows
@@ -60,8 +60,8 @@ def drop_duplicates(words: Sequence[str], source: str | None = None,
         shown.append(f"{words[r]!r}{where}")
     more = f" and {len(dup_rows) - 10} more" if len(dup_rows) > 10 else ""
     src = f"{source}: " if source else ""
-    warnings.warn(f"{src}{len(dup_rows)} duplicate word(s) dropped, first row kept: "
-                  f"{', '.join(shown)}{more}", DuplicateWordWarning, stacklevel=3)
+    warn(f"{src}{len(dup_rows)} duplicate word(s) dropped, first row kept: "
+         f"{', '.join(shown)}{more}", DuplicateWordWarning)
     keep = np.ones(len(words), dtype=bool)
     keep[dup_rows] = False
     return np.flatnonzero(keep)

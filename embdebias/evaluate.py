@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._warn import warn
 from .embedding import as_embedding
 from .errors import EmbdebiasError
 from .metrics import METRICS, EvalContext, get_metric
@@ -299,8 +300,8 @@ def _warn_unscored(report: Report) -> None:
     n = len(report.embeddings)
     for (metric, unit), fails in by_unit.items():
         names = ", ".join(f["embedding"] for f in fails)
-        warnings.warn(f"{metric}/{unit} not scored on {len(fails)} of {n} column(s) ({names}): {fails[0]['reason']}",
-                      UnscoredWarning, stacklevel=3)
+        warn(f"{metric}/{unit} not scored on {len(fails)} of {n} column(s) ({names}): {fails[0]['reason']}",
+             UnscoredWarning)
 
 
 def _min_shares(min_share, metrics) -> dict:
@@ -615,7 +616,7 @@ def _one_attribute(value, lists: str):
     from .data.attributes import as_attribute, resolve_attributes
 
     if value is None:
-        return as_attribute(None, lists, stacklevel=4)
+        return as_attribute(None, lists)
     found = resolve_attributes(value, lists)
     if len(found) > 1:
         raise EmbdebiasError(f"evaluate measures one attribute per report, got {len(found)} "

@@ -31,14 +31,13 @@ next group decides, and so on.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
-from ._warn import user_stacklevel
+from ._warn import warn
 from ._case import rows_with_lowercase
 from ._rows import unit_rows
 from ._validation import POSITIVE
@@ -180,9 +179,9 @@ class BiasSubspace(BaseEstimator):
         what = "definitional pairs" if k == 2 else "defining sets"
         used, missing, mapped = self._resolve_sets(sets, emb)
         if missing:
-            warnings.warn(f"{what}: {len(missing)} word(s) not in {emb.name}: "
-                          f"{', '.join(missing)}; {len(used)} of {len(sets)} {'pairs' if k == 2 else 'sets'} used",
-                          MissingWordsWarning, stacklevel=user_stacklevel())
+            warn(f"{what}: {len(missing)} word(s) not in {emb.name}: "
+                 f"{', '.join(missing)}; {len(used)} of {len(sets)} {'pairs' if k == 2 else 'sets'} used",
+                 MissingWordsWarning)
         if len(used) < 2:
             raise MissingWordsError(
                 f"bias subspace needs at least 2 {what} in the vocabulary of "

@@ -58,11 +58,11 @@ from __future__ import annotations
 import numbers
 import os
 import time
-import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from ._warn import warn
 from .embedding import Embedding, owned
 from .errors import CorpusError, EmbdebiasError, quote
 from .text import TOKEN_PATTERN, LineCorpus
@@ -142,9 +142,9 @@ def _warn_bucket_size(bucket, dim: int) -> None:
         return  # gensim refuses it
     size = int(bucket) * dim * 4
     if size > BUCKET_WARN_BYTES:
-        warnings.warn(f"fastText's {int(bucket):,} n-gram buckets x {dim} dimensions take {size / 1e6:,.0f} MB of "
-                      f"memory, and of a .ft.bin output; a small corpus needs far fewer (bucket=100000, on the "
-                      f"command line --bucket 100000: {100_000 * dim * 4 / 1e6:,.0f} MB)", stacklevel=4)
+        warn(f"fastText's {int(bucket):,} n-gram buckets x {dim} dimensions take {size / 1e6:,.0f} MB of "
+             f"memory, and of a .ft.bin output; a small corpus needs far fewer (bucket=100000, on the "
+             f"command line --bucket 100000: {100_000 * dim * 4 / 1e6:,.0f} MB)")
 
 
 def refuse_vector_file(corpus) -> None:

@@ -53,6 +53,8 @@ SLOW_TESTS = {
     "test_benchmark.py::test_markdown_names_the_published_figures_and_their_data",
     "test_benchmark.py::test_command_writes_the_table_parquet_figure_at_once",
     "test_benchmark.py::test_quality_tests_unscored_on_a_foreign_vocabulary_are_nan_with_the_reason",
+    # imports gensim (about 3 s) to reach fastText's option check
+    "test_warnings_point_at_user.py::test_a_large_fasttext_bucket_is_warned_at_the_users_train_embedding_call",
     "test_trust.py::test_cli_reliability_and_bad_input",
     "test_evaluate_reuse.py::test_the_first_column_is_scored_again_when_its_inputs_change",
     "test_sweep_reuse.py::test_a_serial_sweep_scores_its_baseline_once_with_the_same_rows",

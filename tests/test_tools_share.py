@@ -2,6 +2,7 @@
 the built site, formulas offline), each shown to fail on what it must catch."""
 
 import importlib.util
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,3 +58,49 @@ def test_docs_site_check_finds_machine_paths_and_remote_math(tmp_path, capsys):
     assert "example.html:1: a machine path ('/work/b')" in err
     assert "example.html: loads a script from the network" in err
     assert "example.html: has formulas but does not load the bundled MathJax" in err
+
+
+def _leaderboard_frame():
+    import math
+
+    import pandas as pd
+
+    rows = []
+    # (method, DirectBias, SVM accuracy, WordSim rho): c is the fairest by bias left, b by
+    # recoverability (0.42 is nearer chance than a's 0.7), a keeps the most quality
+    for method, bias, acc, rho in (("none", 0.18, 1.0, 0.50), ("a", 0.05, 0.70, 0.60), ("b", 0.05, 0.42, 0.40),
+                                   ("c", 0.01, 0.99, 0.45)):
+        for metric, test, stat, value in (("direct_bias", "professions", "direct_bias_original", bias),
+                                          ("residual", "gender", "classification_accuracy", acc),
+                                          ("similarity", "wordsim353", "spearman", rho)):
+            rows.append(dict(label="E", method=method, metric=metric, test=test, statistic=stat, value=value,
+                             ci_low=value - 0.01, ci_high=value + 0.01, n_scored=300.0, error=None, key=method,
+                             seconds=60.0, versions='{"embdebias": "9.9"}'))
+    rows.append(dict(label="E", method="d", metric=None, test=None, statistic=None, value=math.nan, ci_low=math.nan,
+                     ci_high=math.nan, n_scored=math.nan, error="MissingWordsError: 99 of 100 missing", key="d",
+                     seconds=1.0, versions=None))
+    return pd.DataFrame(rows)
+
+
+def test_the_leaderboard_ranks_fairer_first_in_each_measures_direction():
+    board = _tool("leaderboard")
+    text = board.page(_leaderboard_frame(), "python tools/leaderboard.py", {"E": (1000, 50, 300, 320)})
+    table = [line for line in text.splitlines() if re.match(r"\| (\d+|-) \| ", line)]
+    # ordered by bias left (lower first), the tie a/b broken by recoverability (nearer 0.5 first)
+    assert [line.split(" | ")[1] for line in table] == ["c", "b", "a", "none", "d"]
+    b = table[1]
+    assert "0.050 [0.04, 0.06] (2nd)" in b and "0.420 [0.41, 0.43] (1st)" in b and "0.400 [0.39, 0.41] (4th)" in b
+    assert "0.600 [0.59, 0.61] (1st)" in table[2]  # quality: higher is better
+    assert table[-1].startswith("| - | d | not scored: MissingWordsError: 99 of 100 missing |")
+    assert "fairer first" in text.lower() and "1,000 x 50" in text and "embdebias 9.9" in text
+    assert "its 5 points took 4 worker-minutes" in text  # 4 x 60 s + 1 s
+
+
+def test_the_leaderboard_says_why_bias_left_is_missing():
+    board = _tool("leaderboard")
+    frame = _leaderboard_frame()
+    frame.loc[frame["statistic"] == "direct_bias_original", "value"] = float("nan")
+    text = board.page(frame, "python tools/leaderboard.py", {"E": (10_000, 50, 85, 320)})
+    assert "85 of the 320 profession words" in text
+    table = [line for line in text.splitlines() if re.match(r"\| \d+ \| ", line)]
+    assert [line.split(" | ")[1] for line in table] == ["b", "a", "c", "none"]  # by recoverability alone

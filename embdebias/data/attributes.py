@@ -51,10 +51,10 @@ problem is an :class:`~embdebias.errors.AttributeFileError` naming the file and 
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._warn import warn
 from ..errors import AttributeFileError, WordListError, quote
 from .._outdir import RULE as OUTPUT_NAME_RULE
 from .._outdir import name_problem
@@ -198,7 +198,7 @@ def is_default_attribute(attribute) -> bool:
     return Path(attribute.path).resolve() == attribute_path(DEFAULT_ATTRIBUTE).resolve()
 
 
-def as_attribute(value=DEFAULT_ATTRIBUTE, lists: str = DEFAULT_LISTS, *, stacklevel: int = 3) -> Attribute:
+def as_attribute(value=DEFAULT_ATTRIBUTE, lists: str = DEFAULT_LISTS) -> Attribute:
     """The :class:`Attribute` an ``attribute=`` argument stands for: an Attribute is itself, a name or
     path is loaded with ``lists``.
 
@@ -208,8 +208,8 @@ def as_attribute(value=DEFAULT_ATTRIBUTE, lists: str = DEFAULT_LISTS, *, stackle
     if isinstance(value, Attribute):
         return value
     if value is None:
-        warnings.warn("attribute=None for gender is deprecated and will be an error in the next release; "
-                      "write attribute='gender'", FutureWarning, stacklevel=stacklevel)
+        warn("attribute=None for gender is deprecated and will be an error in the next release; "
+             "write attribute='gender'", FutureWarning)
         value = DEFAULT_ATTRIBUTE
     return load_attribute(value, lists)
 

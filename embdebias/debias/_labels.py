@@ -177,7 +177,7 @@ def protected_labels(emb: Embedding, attribute, lists: str = "published", **kw) 
     of its ``k`` groups. ``attribute`` is an Attribute, a name or a path (None: gender, deprecated)."""
     from ..data.attributes import as_attribute
 
-    attr = as_attribute(attribute, lists, stacklevel=4)
+    attr = as_attribute(attribute, lists)
     if attr.direction_words:
         female, male = attr.direction_words
         return gender_labels(emb, female=female, male=male, **kw)

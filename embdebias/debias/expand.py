@@ -87,12 +87,12 @@ Defaults, and what they give on GloVe 6B 50d
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._warn import warn
 from .._atomic import atomic_file
 from .._case import rows_with_lowercase
 from .._validation import MAX_RANK, PRECISION_TARGET
@@ -501,7 +501,7 @@ def expand_gender_specific(embedding, seed=None, *, lists: str = "published", n_
         cv_accuracy=figures.get("accuracy"), cv_best_precision=figures.get("best_precision"),
         cv_folds=folds, classifier=clf, seconds=seconds)
     if not added:
-        warnings.warn(_nothing_added_message(emb.name, result), ExpansionWarning, stacklevel=2)
+        warn(_nothing_added_message(emb.name, result), ExpansionWarning)
     return result
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import warnings
 from itertools import chain
 from numbers import Integral
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._warn import user_stacklevel
+from .._warn import warn
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError, MissingWordsError, WordListError
@@ -338,9 +337,9 @@ class HardDebias(Debiaser):
                     used.update(form)
                     found.append(form)
         if missing:
-            warnings.warn(f"equalize: {len(missing)} of {len(sets)} {'pairs' if len(sets[0]) == 2 else 'sets'} "
-                          f"not in {emb.name}: " + ", ".join("/".join(m) for m in missing[:15])
-                          + (" ..." if len(missing) > 15 else ""), MissingWordsWarning, stacklevel=user_stacklevel())
+            warn(f"equalize: {len(missing)} of {len(sets)} {'pairs' if len(sets[0]) == 2 else 'sets'} "
+                 f"not in {emb.name}: " + ", ".join("/".join(m) for m in missing[:15])
+                 + (" ..." if len(missing) > 15 else ""), MissingWordsWarning)
         return found, missing
 
     def _present_forms(self, sets, emb: Embedding) -> list[list[tuple[str, ...]]]:
@@ -406,9 +405,8 @@ class HardDebias(Debiaser):
         original_offsets = (unit - unit.mean(axis=1, keepdims=True)) @ self.subspace_.components_.T
         skipped = equalize_rows(vectors, at, self.subspace_.components_, original_offsets)
         if skipped.any():
-            warnings.warn("equalize: sets with a word whose projection is its set's mean's, left alone: "
-                          + ", ".join("/".join(s) for s, bad in zip(sets, skipped, strict=True) if bad),
-                          stacklevel=4)
+            warn("equalize: sets with a word whose projection is its set's mean's, left alone: "
+                 + ", ".join("/".join(s) for s, bad in zip(sets, skipped, strict=True) if bad))
         return rows, vectors
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._warn import user_stacklevel
+from .._warn import warn
 from ..data import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import MissingWordsError
@@ -149,5 +148,5 @@ def check_missing(missing: list, total: int, max_missing: float, emb: Embedding,
                                 f"{max_missing:.0%} may be missing): {', '.join(missing[:10])}"
                                 + (" ..." if len(missing) > 10 else ""), missing)
     if missing:
-        warnings.warn(f"{what}: {len(missing)} of {total} not in {emb.name}: {', '.join(missing[:10])}"
-                      + (" ..." if len(missing) > 10 else ""), MissingWordsWarning, stacklevel=user_stacklevel())
+        warn(f"{what}: {len(missing)} of {total} not in {emb.name}: {', '.join(missing[:10])}"
+             + (" ..." if len(missing) > 10 else ""), MissingWordsWarning)

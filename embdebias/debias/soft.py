@@ -42,13 +42,13 @@ renormalized to unit length (zero vectors stay zero).
 from __future__ import annotations
 
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._warn import warn
 from .. import wordlists
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from ..errors import EmbdebiasError, NonFiniteError
@@ -264,9 +264,9 @@ class SoftDebias(Debiaser):
         if result.status != "optimal":
             from sklearn.exceptions import ConvergenceWarning
 
-            warnings.warn(f"soft debias: {result.solver} ended with status {result.status!r} "
-                          f"(KKT residual {result.kkt_residual:.2e}); raise max_iter or tol",
-                          ConvergenceWarning, stacklevel=2)
+            warn(f"soft debias: {result.solver} ended with status {result.status!r} "
+                 f"(KKT residual {result.kkt_residual:.2e}); raise max_iter or tol",
+                 ConvergenceWarning)
 
         self.components_ = B.T.copy()
         self.gender_specific_ = gs_words

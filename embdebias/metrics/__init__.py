@@ -42,7 +42,7 @@ see :data:`METRICS` and :func:`describe_metrics`). The public module
 
 from __future__ import annotations
 
-import warnings
+from .._warn import warn
 
 # The metric modules are imported in report order: importing one registers its metric.
 # (They are light: scipy and scikit-learn are imported inside the functions.)
@@ -92,7 +92,7 @@ __all__ = ["AnalogyResult", "BatResult", "DirectBiasResult", "EctResult", "EvalC
 def __getattr__(name):
     # METRICS was called REGISTRY before issue 30; the old name keeps working for one release.
     if name == "REGISTRY":
-        warnings.warn("embdebias.metrics.REGISTRY is now called embdebias.metrics.METRICS; the old name "
-                      "will be removed in the next release", FutureWarning, stacklevel=2)
+        warn("embdebias.metrics.REGISTRY is now called embdebias.metrics.METRICS; the old name "
+             "will be removed in the next release", FutureWarning)
         return METRICS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

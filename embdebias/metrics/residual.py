@@ -90,11 +90,11 @@ computer programmer as woman is to homemaker? Debiasing word embeddings. NeurIPS
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._warn import warn
 from .. import wordlists
 from .._rows import unit_rows
 from .._threads import one_thread
@@ -814,7 +814,7 @@ class Residual(Metric):
                                              original=ctx.reference, lists=ctx.lists, max_missing=ctx.max_missing,
                                              lowercase=ctx.lowercase, attribute=attr)
             except EmbdebiasError as exc:
-                warnings.warn(f"residual bias: the re-fitted direction's rows are not scored: {exc}", stacklevel=2)
+                warn(f"residual bias: the re-fitted direction's rows are not scored: {exc}")
         n_cluster = sum(len(v) for v in r.cluster_words.values())
         n_classify = sum(len(v) for v in r.classify_words.values())
         cells = {"cluster_accuracy": (r.cluster_accuracy, *wilson_interval(r.cluster_accuracy, n_cluster)),

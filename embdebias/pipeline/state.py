@@ -35,6 +35,7 @@ import shutil
 import warnings
 from pathlib import Path
 
+from .._warn import warn
 from .. import __version__
 from .._atomic import atomic_file, check_replaceable, clean_stale_temporaries, replace_dir, signals_deferred
 from .._provenance import check_stamp, stamp, stamp_problem
@@ -91,7 +92,7 @@ def read_state(path: Path) -> tuple[dict, list | None]:
             raise ValueError(f"{size:,} bytes, far more than a run writes")
         return _valid_state(json.loads(path.read_bytes().decode("utf-8")))
     except (ValueError, RecursionError) as exc:  # JSON and UTF-8 errors are ValueErrors
-        warnings.warn(f"{path}: damaged, ignored ({quote(exc, 80)}); its steps are recomputed", stacklevel=3)
+        warn(f"{path}: damaged, ignored ({quote(exc, 80)}); its steps are recomputed")
         return {}, None
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._warn import user_stacklevel
+from .._warn import warn
 from .. import wordlists
 from .._atomic import atomic_file
 from ..embedding import Embedding, as_embedding
@@ -73,9 +73,9 @@ def occupation_projections(embeddings: dict[str, Embedding], words=None, *, subs
         raise MissingWordsError(f"occupations: none of the {len(words)} words is in every embedding",
                                 missing)
     if missing:
-        warnings.warn(f"occupations: {len(missing)} word(s) left out (not in every embedding): "
-                      f"{', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}",
-                      MissingWordsWarning, stacklevel=user_stacklevel())
+        warn(f"occupations: {len(missing)} word(s) left out (not in every embedding): "
+             f"{', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}",
+             MissingWordsWarning)
     # The metric itself, on the words every panel has: one definition of a projection.
     proj = {name: np.asarray(projections(emb, present, subspace=direction, max_missing=0.0,
                                          lowercase=False).projections)
