@@ -31,7 +31,7 @@ def add_parser(sub, parents) -> None:
     p.add_argument("--out-dir", default="embdebias-benchmark", metavar="DIR",
                    help="where the table, its per-seed values and the figure go (default: embdebias-benchmark)")
     p.add_argument("--no-quality", dest="quality", action="store_false",
-                   help="skip the quality tests (word similarity, analogies)")
+                   help="skip the quality tests (word similarity, analogies), which run by default")
     p.add_argument("--dask", action="store_true", help="run the (method, seed) measurements on a local Dask "
                                                         "cluster (or --scheduler's), as 'embdebias sweep' does")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
