@@ -76,7 +76,7 @@ QUICK = {"rows": 20_000, "dim": 50, "soft_rows": 20_000, "soft_glove_rows": 20_0
 # -- the full `embdebias run` ------------------------------------------------------------------
 
 _RUN_CHILD = r"""
-import json, sys, time
+import json, os, sys, time
 sys.path.insert(0, {repo!r})
 
 sys.path.insert(0, {repo!r} + "/benchmarks")
@@ -88,28 +88,33 @@ rc = main(sys.argv[2:])
 if rc:
     sys.exit(rc)
 seconds = time.perf_counter() - t0
+cpu = os.times()
 with open(sys.argv[1], "w") as fh:
-    json.dump({{"rc": rc, "seconds": seconds, "peak_kb": peak_kb()}}, fh)
+    json.dump({{"rc": rc, "seconds": seconds, "peak_kb": peak_kb(), "cpu_s": cpu.user + cpu.system}}, fh)
 """
 
 
-def run_measured(argv: list[str], out_dir: Path) -> dict:
+def run_measured(argv: list[str], out_dir: Path, repo: Path = REPO) -> dict:
     """``embdebias ARGV`` (a ``run`` writing into ``out_dir``) in a fresh subprocess.
 
-    Returns the wall time, the seconds inside ``main``, the child's peak resident memory
-    (``peak_kb``, from ``VmHWM``) and the run's ``report.json``; ``scale.py`` uses it too.
+    Returns the wall time, the seconds inside ``main``, the child's CPU time (user + system,
+    ``cpu_s``), its peak resident memory (``peak_kb``, from ``VmHWM``) and the run's
+    ``report.json``; ``scale.py`` uses it too. ``repo``: the checkout whose code runs (a
+    worktree of an older commit measures the baseline in the same invocation).
     """
     result_file = out_dir.parent / f".{out_dir.name}.measure.json"
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _RUN_CHILD.format(repo=str(REPO)), str(result_file), *argv],
-                          capture_output=True, text=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-c", _RUN_CHILD.format(repo=str(repo)), str(result_file), *argv],
+                          capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"embdebias run failed (exit {proc.returncode}): {proc.stderr.strip()[-3000:]}")
     child = json.loads(result_file.read_text())
     result_file.unlink()
     report = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))
-    return {"wall_s": wall, "in_process_s": child["seconds"], "peak_kb": child["peak_kb"], "report": report}
+    return {"wall_s": wall, "in_process_s": child["seconds"], "peak_kb": child["peak_kb"],
+            "cpu_s": child.get("cpu_s"), "report": report}
 
 
 def _run_once(out_dir: Path, limit, force: bool) -> dict:

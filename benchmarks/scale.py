@@ -192,31 +192,39 @@ def run_argv(input_path: Path, out_dir: Path, methods: str | None = None, save: 
     return argv
 
 
-def run_once(input_path: Path, out_dir: Path, methods: str | None = None, save: str | None = None) -> dict:
-    """``embdebias run INPUT --out-dir OUT --force [--methods M] [--save S]`` in a fresh subprocess:
-    wall time, peak memory, step times and the report's columns."""
+def run_once(input_path: Path, out_dir: Path, methods: str | None = None, save: str | None = None,
+             repo: Path = REPO) -> dict:
+    """``embdebias run INPUT --out-dir OUT --force [--methods M] [--save S]`` in a fresh subprocess
+    (the code of ``repo``): wall and CPU time, peak memory, step times, the report's columns and
+    the 1-minute load average before and after."""
     from run_all import run_measured
 
-    got = run_measured(run_argv(input_path, out_dir, methods, save), out_dir)
+    load_before = os.getloadavg()[0]
+    got = run_measured(run_argv(input_path, out_dir, methods, save), out_dir, repo)
     columns = got["report"].get("evaluation", {}).get("embeddings") or []
     return {"wall_s": got["wall_s"], "in_process_s": got["in_process_s"], "peak_bytes": got["peak_kb"] * 1024,
-            "timings": got["report"]["timings_s"], "columns": len(columns)}
+            "cpu_s": got.get("cpu_s"), "timings": got["report"]["timings_s"], "columns": len(columns),
+            "load": (load_before, os.getloadavg()[0])}
 
 
 def run(rows: int = 3_000_000, dim: int = 300, seed: int = 0, workdir=None, log=print, methods: str | None = None,
-        save: str | None = None) -> list[dict]:
+        save: str | None = None, baseline: Path | None = None) -> list[dict]:
     """Rows for ``run_all.py``: one per step of the run, then the whole run against its floor.
 
     ``methods`` and ``save`` are passed to ``embdebias run`` (default: its own defaults).
+    ``baseline``: a checkout of older code (``git worktree add DIR COMMIT``), run first with
+    the same arguments in the same invocation; its step and wall times go beside ours.
     """
     path = input_file(rows, dim, seed, log)
-    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench_scale_", dir=workdir) as tmp:
+        base = run_once(path, Path(tmp) / "base", methods, save, baseline) if baseline else None
         got = run_once(path, Path(tmp) / "out", methods, save)
         machine = measure_machine(path, Path(tmp))
-    load_after = os.getloadavg()[0]
+    load_before, load_after = got["load"]
     floor = floor_seconds(rows, dim, path.stat().st_size, machine, columns=got["columns"] or 3)
-    floor = {step: seconds for step, seconds in floor.items() if step in got["timings"] and _writes(step, save)}
+    floor["ran"] = ran_search_flops(rows, dim) / (machine["sgemm_gflops"] * 1e9)
+    floor = {step: seconds for step, seconds in floor.items()
+             if step in got["timings"] and (_writes(step, save) or step in FIT_FLOORS)}
     matrix = rows * dim * 4
     size = f"{rows:,} x {dim}"
     out = []
@@ -224,18 +232,38 @@ def run(rows: int = 3_000_000, dim: int = 300, seed: int = 0, workdir=None, log=
         if step == "total":
             continue
         out.append({"benchmark": f"run step: {step}", "size": size, "ours_s": seconds,
+                    "before_s": base["timings"].get(step) if base else None,
                     "baseline": "floor" if step in floor else "", "baseline_s": floor.get(step),
                     "ratio": floor[step] / seconds if step in floor and seconds else None,
-                    "note": _FLOOR_NOTES.get(step, "").format(columns=got["columns"] or 3)})
-    total_floor = sum(floor.values())
+                    "note": (_FLOOR_NOTES.get(step, "") or FIT_FLOORS.get(step, "")).format(
+                        columns=got["columns"] or 3)})
+    total_floor = sum(seconds for step, seconds in floor.items() if step not in FIT_FLOORS or not _writes(step, save))
+    before = ("" if base is None else
+              f"; baseline ({baseline.name}, same arguments, run first): {base['wall_s']:.1f} s wall, "
+              f"{base['cpu_s']:.1f} s CPU, peak {base['peak_bytes'] / matrix:.2f}x, load {base['load'][0]:.1f} "
+              f"before, {base['load'][1]:.1f} after")
     out.append({"benchmark": "embdebias run (whole, fresh process)", "size": size, "ours_s": got["wall_s"],
+                "before_s": base["wall_s"] if base else None, "cpu_s": got["cpu_s"],
+                "before_cpu_s": base["cpu_s"] if base else None,
                 "baseline": "floor (sum of the steps')", "baseline_s": total_floor,
                 "ratio": total_floor / got["wall_s"], "peak_mb": got["peak_bytes"] / 2**20,
-                "methods": methods or "(default)", "columns": got["columns"],
+                "methods": methods or "(default)", "columns": got["columns"], "load": got["load"],
                 "note": f"peak RSS {got['peak_bytes'] / matrix:.2f}x the {matrix / 1e9:.2f} GB matrix (limit 1.5x); "
-                        f"target < 60 s; 1-minute load average {load_before:.1f} before, {load_after:.1f} after; "
+                        f"CPU (user + system) {got['cpu_s']:.1f} s; "
+                        f"1-minute load average {load_before:.1f} before, {load_after:.1f} after (2 cores){before}; "
                         f"machine: " + ", ".join(f"{k} {v:.1f}" for k, v in machine.items())})
     return out
+
+
+#: The fits with a floor: RAN's neighbour search (every debias word against every row).
+FIT_FLOORS = {"ran": "fit only; floor: its neighbour search, 2 m n d flops (m = 2,000 debias words) / sgemm speed"}
+
+
+def ran_search_flops(rows: int, dim: int) -> float:
+    """Flops of RAN's neighbour search with its default debias set (``n_words`` a side)."""
+    from embdebias.debias.ran import RANDebias
+
+    return 2.0 * 2 * RANDebias().n_words * rows * dim
 
 
 def _writes(step: str, save: str | None) -> bool:
@@ -260,8 +288,10 @@ def _cell(value, fmt: str) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    head = "| step | size | seconds | floor (s) | floor / ours | peak | note |\n|---|---|---|---|---|---|---|\n"
-    body = [f"| {r['benchmark']} | {r['size']} | {r['ours_s']:.1f} | {_cell(r.get('baseline_s'), '.1f')} | "
+    head = ("| step | size | seconds | before (s) | floor (s) | floor / ours | peak | note |\n"
+            "|---|---|---|---|---|---|---|---|\n")
+    body = [f"| {r['benchmark']} | {r['size']} | {r['ours_s']:.1f} | {_cell(r.get('before_s'), '.1f')} | "
+            f"{_cell(r.get('baseline_s'), '.1f')} | "
             f"{_cell(r.get('ratio'), '.2f')} | "
             f"{'' if r.get('peak_mb') is None else format(r['peak_mb'] / 1024, '.2f') + ' GiB'} | {r['note']} |"
             for r in rows]
@@ -270,12 +300,16 @@ def markdown(rows: list[dict]) -> str:
 
 def side_by_side(runs: dict, matrix_bytes: int) -> str:
     """One line per method set: its whole run's wall time and peak memory (``runs``: set -> its rows)."""
-    head = "| --methods | report columns | wall (s) | peak RSS | peak / matrix |\n|---|---:|---:|---:|---:|\n"
+    head = ("| --methods | report columns | wall (s) | before (s) | CPU (s) | before CPU (s) | load 1 min | "
+            "peak RSS | peak / matrix |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     lines = []
     for methods, rows in runs.items():
         whole = rows[-1]
         peak = whole["peak_mb"] * 2**20
+        load = whole.get("load") or (None, None)
         lines.append(f"| {methods} | {whole.get('columns', '')} | {whole['ours_s']:.1f} | "
+                     f"{_cell(whole.get('before_s'), '.1f')} | {_cell(whole.get('cpu_s'), '.1f')} | "
+                     f"{_cell(whole.get('before_cpu_s'), '.1f')} | {_cell(load[0], '.1f')} / {_cell(load[1], '.1f')} | "
                      f"{peak / 2**30:.2f} GiB | {peak / matrix_bytes:.2f}x |")
     return head + "\n".join(lines) + "\n"
 
@@ -305,6 +339,8 @@ def main(argv=None) -> int:
                          "default: one run with run's default methods")
     ap.add_argument("--save", help="passed on to embdebias run --save (which outputs to write)")
     ap.add_argument("--out", help="also write the table (Markdown) here")
+    ap.add_argument("--baseline", type=Path, help="a checkout of older code (git worktree add DIR COMMIT): each "
+                                                  "set also runs with it first, in the same invocation")
     args = ap.parse_args(argv)
     if args.build_only:
         input_file(args.rows, args.dim, args.seed)
@@ -314,7 +350,8 @@ def main(argv=None) -> int:
         methods, _, save = (item or "").partition(":")
         save = save or args.save
         label = (methods or "(default)") + (f" --save {save}" if save else "")
-        runs[label] = run(args.rows, args.dim, args.seed, args.workdir, methods=methods or None, save=save)
+        runs[label] = run(args.rows, args.dim, args.seed, args.workdir, methods=methods or None, save=save,
+                          baseline=args.baseline)
     given = sys.argv[1:] if argv is None else list(argv)
     text = report_text(runs, " ".join(["python benchmarks/scale.py", *given]), args.rows * args.dim * 4)
     print(text)

@@ -70,9 +70,14 @@ def _merge_best(best_sim: np.ndarray, best_row: np.ndarray, sims: np.ndarray, st
         cand_sim = np.hstack([best_sim, sims])
         cand_row = np.hstack([best_row, np.broadcast_to(np.arange(start, start + width), sims.shape)])
     else:
-        hit_q, hit_c = np.nonzero(sims > best_sim.min(axis=1)[:, None])
-        if hit_q.size == 0:
+        bar = best_sim.min(axis=1)
+        # a row maximum (one vectorized read) finds the queries with any hit; late in a scan they
+        # are few, and only their rows are searched for the hits' columns
+        live = np.flatnonzero(sims.max(axis=1) > bar)
+        if live.size == 0:
             return best_sim, best_row
+        hit_q, hit_c = np.nonzero(sims[live] > bar[live, None])
+        hit_q = live[hit_q]
         counts = np.bincount(hit_q, minlength=m)
         cand_sim = np.full((m, n + int(counts.max())), -np.inf, dtype=np.float32)
         cand_row = np.zeros(cand_sim.shape, dtype=np.int64)

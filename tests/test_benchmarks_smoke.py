@@ -174,7 +174,11 @@ def test_scale_floor_and_table(tmp_path):
             {"benchmark": "embdebias run (whole, fresh process)", "size": "1 x 1", "ours_s": 3.0,
              "baseline_s": None, "ratio": None, "peak_mb": 2048.0, "note": ""}]
     table = scale.markdown(rows)
-    assert "| run step: load | 1 x 1 | 2.0 | 1.0 | 0.50 |" in table and "2.00 GiB" in table
+    assert "| run step: load | 1 x 1 | 2.0 |  | 1.0 | 0.50 |" in table and "2.00 GiB" in table
+    rows[0]["before_s"] = 4.0  # the baseline's time of the step (--baseline), beside ours
+    assert "| run step: load | 1 x 1 | 2.0 | 4.0 | 1.0 | 0.50 |" in scale.markdown(rows)
+    # RAN's floor: its neighbour search, 2 x (1,000 words a side) queries against every row
+    assert scale.ran_search_flops(1_000_000, 100) == 2.0 * 2000 * 1_000_000 * 100
     built = scale.build_file(tmp_path / "s.bin", 400_100, 8, seed=1, log=lambda m: None)
     from embdebias import io
 
@@ -204,8 +208,12 @@ def test_scale_method_sets_side_by_side():
     text = scale.report_text({"hard,soft": rows(47.0, 4096.0, 3), "all": rows(300.0, 6144.0, 9)},
                              "python benchmarks/scale.py --methods hard,soft all", 2**30)
     assert "## `--methods hard,soft`" in text and "## `--methods all`" in text
-    assert "| hard,soft | 3 | 47.0 | 4.00 GiB | 4.00x |" in text
-    assert "| all | 9 | 300.0 | 6.00 GiB | 6.00x |" in text
+    assert "| hard,soft | 3 | 47.0 |  |  |  |  /  | 4.00 GiB | 4.00x |" in text
+    assert "| all | 9 | 300.0 |  |  |  |  /  | 6.00 GiB | 6.00x |" in text
+    measured = rows(40.0, 4096.0, 3)
+    measured[-1].update(before_s=60.0, cpu_s=70.0, before_cpu_s=90.0, load=(1.5, 2.0))
+    text = scale.report_text({"hard,soft": measured, "all": rows(300.0, 6144.0, 9)}, "x", 2**30)
+    assert "| hard,soft | 3 | 40.0 | 60.0 | 70.0 | 90.0 | 1.5 / 2.0 | 4.00 GiB | 4.00x |" in text
     single = scale.report_text({"(default)": rows(47.0, 4096.0, 3)}, "python benchmarks/scale.py", 2**30)
     assert "side by side" not in single and "## " not in single
 

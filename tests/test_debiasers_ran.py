@@ -88,3 +88,51 @@ def test_gipe_falls_after_ran_and_bad_input(emb, fitted):
 
 def test_registered():
     assert isinstance(make_debiaser("ran"), RANDebias)
+
+
+def test_repulsion_sets_only_equal_every_neighbour_with_a_mask(emb, fitted):
+    """The fit optimizes each word against its repulsion set alone, words grouped by set size;
+    the published form (all ``n_neighbours`` neighbours, the set as a mask) gives the same words."""
+    from embdebias.debias.ran import repulsion_sets
+
+    rows = emb.words.rows(fitted.debias_words_)
+    words = unit_rows(emb.take(rows, np.float64))
+    X = unit_rows(emb.vectors.astype(np.float32))
+    near = top_neighbours(words, [(0, X)], fitted.n_neighbours, rows)
+    neighbours = unit_rows(emb.take(near.ravel(), np.float64)).reshape(*near.shape, emb.dim)
+    mask = repulsion_sets(words, neighbours, fitted.direction_, fitted.theta, fitted.n_repulsion)
+    assert list(mask.sum(axis=1)) == list(fitted.repulsion_sizes_)
+    assert len(set(fitted.repulsion_sizes_)) > 1  # blocks of different widths were padded
+
+    def gradient(W):
+        return ran_gradient(W, words, neighbours, mask, fitted.direction_, fitted.weights)
+
+    full = unit_rows(adam(words, gradient, lr=fitted.learning_rate, steps=fitted.n_epochs))
+    # the same to rounding; |w . g| oscillates about 0 once neutralized, where the sign of a
+    # rounding error picks Adam's next step: a word or two differ by up to ~1e-4
+    diff = np.abs(full - fitted.vectors_).max(axis=1)
+    assert diff.max() < 1e-4 and np.median(diff) < 1e-6
+    assert np.isclose(gradient(words)[0] / len(rows), fitted.objective_[0])
+
+
+def test_top_neighbours_over_many_chunks_equal_one_sort():
+    """Past the first chunk only the queries whose row maximum beats their n-th best are searched."""
+    rng = np.random.default_rng(3)
+    X = unit_rows(rng.normal(size=(3000, 8))).astype(np.float32)
+    q = np.array([5, 700, 2999])
+    chunks = [(at, X[at:at + 97]) for at in range(0, len(X), 97)]
+    near = top_neighbours(X[q], chunks, 40, q)
+    sims = X[q] @ X.T
+    sims[np.arange(3), q] = -np.inf
+    assert (near == np.argsort(-sims, axis=1, kind="stable")[:, :40]).all()
+
+
+def test_fit_shows_progress_only_when_asked(emb, capsys):
+    from embdebias.debias._progress import fit_progress
+
+    RANDebias(n_words=10, n_epochs=2).fit(emb)
+    assert capsys.readouterr().err == ""
+    with fit_progress(True):
+        RANDebias(n_words=10, n_epochs=2).fit(emb)
+    err = capsys.readouterr().err
+    assert "[fit] ran: neighbours" in err and "[fit] ran: optimize" in err

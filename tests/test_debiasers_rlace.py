@@ -160,3 +160,34 @@ def test_default_fit_eigendecomposes_d_by_d_only_at_the_start(emb, monkeypatch):
     sizes.clear()
     RLACE(max_iter=300, evaluate_every=100, fraction=FRACTION, solver="dense").fit(emb)
     assert sizes.count(emb.dim) >= 300
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_k_groups_also_stop_once_the_kept_loss_stalls(monkeypatch, n_classes):
+    """With k > 2 groups (where rank 1 cannot reach the majority's accuracy) the game stops after
+    ``n_evals_no_change`` evaluations without a rise of the kept log-loss above ``tol``; two groups
+    keep the published rule alone."""
+    import embdebias.debias.rlace as rlace_module
+
+    losses = iter([0.1, 0.5, 0.6, 0.605, 0.59, 0.604, 0.7, 0.2, 0.2, 0.2])
+    seen = []
+
+    def scripted(P, *args):
+        seen.append(P)
+        return next(losses), 0.9
+
+    monkeypatch.setattr(rlace_module, "evaluate_projection", scripted)
+    rng = np.random.default_rng(0)
+    X, labels = rng.normal(size=(60, 6)), np.arange(60) % n_classes
+    est = RLACE(max_iter=500, evaluate_every=50)
+    est.majority_accuracy_ = 1 / n_classes
+    W, acc, iterations = est._play(X, labels, X, labels, 6)
+    if n_classes == 3:  # 0.605 rose by less than 1 % over 0.6: stalled at evaluations 4 and 5
+        assert iterations == 201 and len(seen) == 5
+        assert np.allclose(np.eye(6) - W @ W.T, seen[3])  # the highest log-loss so far is kept
+    else:
+        assert iterations == 500 and len(seen) == 10
+        assert np.allclose(np.eye(6) - W @ W.T, seen[6])
+    est.set_params(n_evals_no_change=None)
+    losses = iter([0.1, 0.5, 0.6, 0.605, 0.59, 0.604, 0.7, 0.2, 0.2, 0.2])
+    assert est._play(X, labels, X, labels, 6)[2] == 500

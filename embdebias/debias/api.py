@@ -57,7 +57,10 @@ def debias_file(source=None, out=None, *, method: str | None = None, format: str
     emb = io.load(source, format=input_format, limit=limit, unicode_errors=unicode_errors,
                   trust_pickle=trust_pickle)
     if fitted is None:
-        debiaser.fit(emb)
+        from ._progress import fit_progress
+
+        with fit_progress(progress):
+            debiaser.fit(emb)
     else:  # fitted on vectors of another dimension: refused before anything is written
         from ._base import check_dim
 

@@ -16,6 +16,7 @@ from ..embedding import DEFAULT_CHUNK_ROWS, Embedding, as_embedding
 from . import _labels
 from ._linear import LinearDebiaser
 from ._params import GROUPS, INT, NUMBER, Array
+from ._progress import fit_bar
 
 
 def rowspace_projection(W: np.ndarray) -> np.ndarray:
@@ -191,20 +192,22 @@ class INLP(LinearDebiaser):
     def _iterate(self, X_train, y_train, X_dev, y_dev, binary, dim: int, stop: float | None):
         (Xb_train, yb_train), (Xb_dev, yb_dev) = binary
         P, projections, weights, history = np.eye(dim), [], [], []
-        for _ in range(int(self.n_iterations)):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                clf = linear_classifier(self.random_state).fit(X_train @ P, y_train)
-            accuracy = float(clf.score(X_dev @ P, y_dev))
-            W = np.atleast_2d(clf.coef_)
-            weights.append(W)
-            projections.append(rowspace_projection(W))
-            P = nullspace_projection(projections, dim)
-            after = linear_accuracy(Xb_train @ P, yb_train, Xb_dev @ P, yb_dev, self.random_state)
-            history.append({"accuracy": accuracy, "binary_dev_accuracy": after,
-                            "rank_removed": int(dim - np.linalg.matrix_rank(P))})
-            if stop is not None and after <= stop:
-                break
+        with fit_bar(int(self.n_iterations), "[fit] inlp", "it") as bar:
+            for _ in range(int(self.n_iterations)):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    clf = linear_classifier(self.random_state).fit(X_train @ P, y_train)
+                accuracy = float(clf.score(X_dev @ P, y_dev))
+                W = np.atleast_2d(clf.coef_)
+                weights.append(W)
+                projections.append(rowspace_projection(W))
+                P = nullspace_projection(projections, dim)
+                after = linear_accuracy(Xb_train @ P, yb_train, Xb_dev @ P, yb_dev, self.random_state)
+                history.append({"accuracy": accuracy, "binary_dev_accuracy": after,
+                                "rank_removed": int(dim - np.linalg.matrix_rank(P))})
+                bar.update(1)
+                if stop is not None and after <= stop:
+                    break
         return P, weights, history
 
     def run_info(self, embedding: Embedding) -> dict:

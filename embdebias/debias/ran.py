@@ -16,26 +16,36 @@ from ._base import Debiaser, place_rows, unit_rows
 from ._params import NUMBERS, WORDS, Array
 from .double_hard import most_biased_rows
 from .hsr import check_missing, definition_words
+from ._progress import fit_bar
 
 #: RAN's gender direction: Bolukbasi et al.'s definitional pairs without mary/john (``utils.get_g``).
 NO_NAMES = {"mary", "john"}
-#: Debias words whose neighbours one pass over the vocabulary finds (one GEMM of that many queries).
-BATCH_WORDS = 1024
+#: Debias words whose neighbours one pass over the vocabulary finds (one GEMM of that many queries):
+#: the default set's 2,000 words in one pass, so that the vocabulary is read, converted and
+#: multiplied once (two passes of 1,024 cost twice the reading for the same flops).
+BATCH_WORDS = 2048
 #: Candidate rows per block of the neighbour search: its similarities are BATCH_WORDS x this
 #: float32 (64 MiB; a 65,536-row chunk's 256 MiB dominated the fit's memory at 300 dimensions,
 #: for no gain in speed: 600,000 x 300, 32.1 against 33.2 s, peak RSS 1.16 against 1.57 GiB).
-SEARCH_ROWS = 1 << 14
-#: Debias words optimized at once: their neighbours' vectors, (words, n_neighbours, d) float64, and the
-#: two or three temporaries of that size the indirect bias makes, are the fit's largest arrays (at 300
-#: dimensions, 256 words: 123 MB each; 1,024 words: 491 MB each). The block sizes change the float32
-#: similarities in their last bit only, which can swap near-tied neighbours.
+SEARCH_ROWS = 1 << 13
+#: Debias words whose repulsion sets are found at once: their ``n_neighbours`` neighbours' vectors,
+#: (words, n_neighbours, d) float64, and the indirect bias's temporaries of that size are the
+#: largest arrays of that step (at 300 dimensions, 256 words: 123 MB each).
 OPTIMIZE_WORDS = 256
+#: Neighbour vectors (float64, summed over a block's words) optimized at once. The optimization
+#: reads only each word's repulsion set (its other neighbours have no term in the objective),
+#: with the words in order of set size so that a block's padding is small; a block of 4 MiB
+#: stays in the cache for its 300 Adam steps. The block sizes change the float32 similarities
+#: and the float64 sums in their last bit only, which can swap near-tied neighbours.
+OPTIMIZE_BYTES = 4 << 20
 
 
-def unit_chunks(emb: Embedding, chunk_rows: int):
-    """``(start, unit rows)`` of every chunk of ``emb`` (float32)."""
+def unit_chunks(emb: Embedding, chunk_rows: int, bar=None):
+    """``(start, unit rows)`` of every chunk of ``emb`` (float32); ``bar`` (tqdm) counts the rows."""
     for start, _, block in emb.iter_chunks(chunk_rows):
         yield start, unit_rows(np.array(block, dtype=np.float32))
+        if bar is not None:
+            bar.update(len(block))
 
 
 def repulsion_sets(words: np.ndarray, neighbours: np.ndarray, g: np.ndarray, theta: float, size: int):
@@ -88,7 +98,12 @@ class RANDebias(Debiaser):
 
     The authors optimize one word at a time; here all words of a batch are one array
     (the objective is a sum of independent per-word terms, so the optimum is the same),
-    and the gradients are written out instead of autograd.
+    and the gradients are written out instead of autograd. Every word's neighbours come
+    from one pass over the vocabulary (float32 products of unit rows in blocks), and its
+    optimization reads its repulsion set only (the other neighbours have no term in the
+    objective), with the words in blocks of about the same set size: the same words as with
+    all ``n_neighbours`` and a mask, to rounding (which the sign of ``w_d . g``, oscillating
+    about 0 once neutralized, can amplify to about 1e-4 in a word or two; tested).
 
     Deliberate differences, tested in ``tests/test_debiasers_ran.py``:
 
@@ -190,37 +205,73 @@ class RANDebias(Debiaser):
                  if not {w.lower() for w in p} & NO_NAMES]
         g = BiasSubspace(pairs, lists=self.lists).fit(emb).components_[0]
         rows = self._debias_rows(emb)
-        vectors, sizes, before, after = [], [], 0.0, 0.0
-        for lo in range(0, len(rows), BATCH_WORDS):
-            batch = rows[lo:lo + BATCH_WORDS]
-            candidates = unit_chunks(emb, min(int(self.chunk_rows), SEARCH_ROWS))
-            near = top_neighbours(unit_rows(emb.take(batch, np.float64)), candidates, int(self.n_neighbours), batch)
-            for at in range(0, len(batch), OPTIMIZE_WORDS):  # each word's optimum is its own
-                out, size, b, a = self._optimize(emb, batch[at:at + OPTIMIZE_WORDS], near[at:at + OPTIMIZE_WORDS], g)
-                vectors.append(out)
-                sizes.append(size)
-                before, after = before + b, after + a
+        passes = -(-len(rows) // BATCH_WORDS)
+        with fit_bar(passes * len(emb), "[fit] ran: neighbours", "word") as bar:
+            repulsion = self._repulsion_sets(emb, rows, g, bar)
+        with fit_bar(len(rows), "[fit] ran: optimize", "word") as bar:
+            vectors, before, after = self._optimize(emb, rows, repulsion, g, bar)
         self.direction_ = g
         self.debias_words_ = [emb.words[int(r)] for r in rows]
-        self.vectors_ = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, emb.dim), np.float32)
-        self.repulsion_sizes_ = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
+        self.vectors_ = vectors.astype(np.float32)
+        self.repulsion_sizes_ = (repulsion >= 0).sum(axis=1).astype(np.int64)
         self.objective_ = (before / max(len(rows), 1), after / max(len(rows), 1))
         self.n_features_in_ = emb.dim
         return self
 
-    def _optimize(self, emb: Embedding, rows: np.ndarray, near: np.ndarray, g: np.ndarray):
-        """``(optimized unit rows, repulsion set sizes, objective before, after)`` of the words ``rows``
-        whose nearest neighbours are the rows ``near``."""
-        words = unit_rows(emb.take(rows, np.float64))
-        neighbours = unit_rows(emb.take(near.ravel(), np.float64)).reshape(*near.shape, emb.dim)
-        mask = repulsion_sets(words, neighbours, g, float(self.theta), int(self.n_repulsion))
+    def _repulsion_sets(self, emb: Embedding, rows: np.ndarray, g: np.ndarray, bar) -> np.ndarray:
+        """``(m, n_repulsion)`` rows of every word's repulsion set, in neighbour order, padded with -1.
+
+        The neighbours of ``BATCH_WORDS`` words come from one pass over the vocabulary
+        (blocked float32 products of unit rows, :func:`~embdebias._rows.top_neighbours`).
+        """
+        width = int(self.n_repulsion)
+        out = np.full((len(rows), width), -1, dtype=np.int64)
+        for lo in range(0, len(rows), BATCH_WORDS):
+            batch = rows[lo:lo + BATCH_WORDS]
+            candidates = unit_chunks(emb, min(int(self.chunk_rows), SEARCH_ROWS), bar)
+            near = top_neighbours(unit_rows(emb.take(batch, np.float64)), candidates, int(self.n_neighbours), batch)
+            for at in range(0, len(batch), OPTIMIZE_WORDS):
+                block = near[at:at + OPTIMIZE_WORDS]
+                words = unit_rows(emb.take(batch[at:at + OPTIMIZE_WORDS], np.float64))
+                neighbours = unit_rows(emb.take(block.ravel(), np.float64)).reshape(*block.shape, emb.dim)
+                mask = repulsion_sets(words, neighbours, g, float(self.theta), width)
+                # the set's rows first, in neighbour order (a stable sort of the mask)
+                first = np.argsort(~mask, axis=1, kind="stable")[:, :width]
+                kept = np.take_along_axis(mask, first, 1)
+                out[lo + at:lo + at + len(block), :kept.shape[1]] = np.where(kept, np.take_along_axis(block, first, 1),
+                                                                             -1)
+        return out
+
+    def _optimize(self, emb: Embedding, rows: np.ndarray, repulsion: np.ndarray, g: np.ndarray, bar):
+        """``(optimized unit rows, objective before, after)`` of the words ``rows`` with repulsion sets
+        ``repulsion`` (rows, -1 past a set's end), in blocks of words of about the same set size."""
+        sizes = (repulsion >= 0).sum(axis=1)
+        order = np.argsort(sizes, kind="stable")
         weights = tuple(float(w) for w in self.weights)
+        out = np.empty((len(rows), emb.dim))
+        before = after = 0.0
+        widths = np.maximum(sizes[order], 1)  # ascending
+        at = 0
+        while at < len(order):
+            # the most words whose padded block (to the widest set among them) fits OPTIMIZE_BYTES
+            fits = np.arange(1, len(order) - at + 1) * widths[at:] * (8 * emb.dim) <= OPTIMIZE_BYTES
+            block = order[at:at + max(1, int(fits.sum()))]
+            width = int(widths[at + len(block) - 1])
+            near = repulsion[block, :width]
+            mask = near >= 0
+            words = unit_rows(emb.take(rows[block], np.float64))
+            neighbours = unit_rows(emb.take(np.where(mask, near, rows[block, None]).ravel(), np.float64))
+            neighbours = neighbours.reshape(len(block), width, emb.dim)
 
-        def gradient(W):
-            return ran_gradient(W, words, neighbours, mask, g, weights)
+            def gradient(W, words=words, neighbours=neighbours, mask=mask):
+                return ran_gradient(W, words, neighbours, mask, g, weights)
 
-        result = adam(words, gradient, lr=float(self.learning_rate), steps=int(self.n_epochs))
-        return unit_rows(result), mask.sum(axis=1), gradient(words)[0], gradient(result)[0]
+            result = adam(words, gradient, lr=float(self.learning_rate), steps=int(self.n_epochs))
+            out[block] = unit_rows(result)
+            before, after = before + gradient(words)[0], after + gradient(result)[0]
+            bar.update(len(block))
+            at += len(block)
+        return out, before, after
 
     def _prepare(self, emb: Embedding):
         rows = emb.words.rows(self.debias_words_)

@@ -349,7 +349,7 @@ def _prepare(out_dir: Path, emb, ident: dict, o: RunOptions, lists_used: dict, i
         for spec, debiaser in to_fit:
             bar.set_postfix_str(spec.name)
             t0 = time.perf_counter()
-            shortfalls = _fit(debiaser, emb, expected and not _user_lists(spec, lists_used))
+            shortfalls = _fit(debiaser, emb, expected and not _user_lists(spec, lists_used), progress)
             fitted[spec.name] = (time.perf_counter() - t0, shortfalls)
             bar.update(1)
     return {"subspace": subspace, "base_key": base_key, "plan": plan, "fitted": fitted, "attribute": attr}
@@ -384,15 +384,17 @@ def _user_lists(spec, lists_used: dict) -> bool:
     return any(lists_used.get(role, {}).get("source") == "user file" for role in spec.lists)
 
 
-def _fit(debiaser, emb, expected: bool, **fit_params) -> list[str]:
-    """Fit ``debiaser``; return the messages of the words its lists miss (MissingWordsWarning).
+def _fit(debiaser, emb, expected: bool, progress: bool = False, **fit_params) -> list[str]:
+    """Fit ``debiaser`` (with its own progress bars if ``progress``: RAN, INLP, RLACE); return the
+    messages of the words its lists miss (MissingWordsWarning).
 
     They are stated once in the report. An expected shortfall (see :func:`_expected_shortfalls`)
     is not warned of as well: on the built-in default it would read as a broken install.
     """
+    from ..debias._progress import fit_progress
     from ..subspace import MissingWordsWarning
 
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, fit_progress(progress):
         warnings.simplefilter("always")
         debiaser.fit(emb, **fit_params)
     shortfalls = []
@@ -712,7 +714,7 @@ def _debias_step(steps, name: str, step_key: str, debiaser, emb, file: str, form
         return io.load(steps.path(name, file), format=format, name=name)
     t0 = time.perf_counter()
     if fitted is None:
-        fitted = (0.0, _fit(debiaser, emb, expected, **(fit_params or {})))
+        fitted = (0.0, _fit(debiaser, emb, expected, progress, **(fit_params or {})))
     seconds, shortfalls = fitted
     debiaser.save_params(steps.path(name, params))
     if file is None:
