@@ -78,6 +78,11 @@ def test_card_is_valid_and_names_the_run(run, capsys):
     md = (out / "report.card.md").read_text(encoding="utf-8")
     assert md.startswith("### Bias card: small.txt (gender)") and "| measure | fairer | original | soft | hard |" in md
     assert f"`{card['embedding']['fingerprint']}`" in md and "- **Verdict, hard**: " in md
+    report_md = (out / "report.md").read_text(encoding="utf-8")
+    for h in card["headline"]:
+        for entry in h["columns"].values():
+            if entry.get("mark"):  # the summary table's words, on the card too
+                assert f"({entry['mark']})" in md and entry["mark"] in report_md
     assert main(["card", str(out)]) == 0
     assert capsys.readouterr().out == md
     assert main(["card", str(out), "--json"]) == 0
@@ -164,3 +169,21 @@ def test_chromium_check_sees_a_request_a_page_makes(tmp_path):
     canary.write_text('<html><body><img src="http://canary.invalid/x.png"><p>a page that fetches</p></body></html>')
     _, asked = _chromium(canary, tmp_path, "--dump-dom")
     assert asked == ["http://canary.invalid/x.png"]
+
+
+def test_card_calls_a_change_what_the_summary_table_calls_it():
+    """A small significant change is a small change on the card, as in the report: never "better"."""
+    from embdebias.report.card import _entry, _number
+    from embdebias.report.model import Report
+
+    r = Report(["original", "oscar"])
+    r.add("original", "direct_bias", "professions", "direct_bias_original", (0.177, 0.16, 0.19))
+    r.add("oscar", "direct_bias", "professions", "direct_bias_original", (0.171, 0.16, 0.18))
+    key = ("direct_bias", "professions", "direct_bias_original")
+    small = {"change": -0.006, "ci_low": -0.008, "ci_high": -0.004, "outcome": "small change", "share": 0.034}
+    entry = _entry(r, key, "oscar", {("oscar", *key): small})
+    assert entry["mark"] == "small change, 3 % removed"
+    assert _number(entry) == "0.171 [0.16, 0.18] (small change, 3 % removed)"
+    fairer = dict(small, outcome="improved", share=0.6)
+    assert _number(_entry(r, key, "oscar", {("oscar", *key): fairer})).endswith("(fairer, 60 % removed)")
+    assert _number(_entry(r, key, "original", {})) == "0.177 [0.16, 0.19]"

@@ -37,13 +37,15 @@ def _source_name(meta: dict) -> str:
 
 
 def _entry(report, key, emb: str, by_key: dict) -> dict:
+    from .summary import mark_text, stat_kind
+
     cell = report.cells[key].get(emb)
     out = {"value": None if cell is None else cell.value, "ci_low": None if cell is None else cell.ci_low,
            "ci_high": None if cell is None else cell.ci_high}
     c = by_key.get((emb, *key))
     if c is not None:
         out.update(change=c["change"], change_ci_low=c["ci_low"], change_ci_high=c["ci_high"],
-                   outcome=c["outcome"])
+                   outcome=c["outcome"], mark=mark_text(c, stat_kind(key[0], key[2])))
     return out
 
 
@@ -95,8 +97,9 @@ def _number(entry: dict) -> str:
     text = f"{entry['value']:.3f}"
     if entry.get("ci_low") is not None and entry.get("ci_high") is not None:
         text += f" [{entry['ci_low']:.2f}, {entry['ci_high']:.2f}]"
-    mark = {"improved": " (beyond noise: better)", "worse": " (beyond noise: worse)"}.get(entry.get("outcome"), "")
-    return text + mark
+    # the summary table's words (fairer with the share removed, small change, less fair; better or
+    # worse for a quality number), so a card never calls a small change a win
+    return text + (f" ({entry['mark']})" if entry.get("mark") else "")
 
 
 def card_markdown(card: dict) -> str:
