@@ -14,6 +14,7 @@ from .table import DEBIASERS, DebiaserSpec, Param, get_debiaser, load_fitted, ma
 #: every estimator of the table.
 __all__ = ["DEBIASERS", "DebiaserSpec", "Param", "get_debiaser", "load_fitted", "make_debiaser", "register",
            "Debiaser", "expand_gender_specific", "GenderSpecificExpander", "protected_labels",
+           "fit_progress",
            *(spec.estimator.rpartition(":")[2] for spec in DEBIASERS.values())]
 
 
@@ -28,6 +29,10 @@ def __getattr__(name):
         from ._labels import protected_labels
 
         return protected_labels
+    if name == "fit_progress":  # run turns the fits' progress bars on with it
+        from ._progress import fit_progress
+
+        return fit_progress
     if name in ("expand_gender_specific", "GenderSpecificExpander"):
         from . import expand
 

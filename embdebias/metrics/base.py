@@ -34,15 +34,17 @@ from dataclasses import dataclass, field
 from .. import wordlists
 from ..errors import EmbdebiasError
 from ._common import DEFAULT_MAX_MISSING, MetricResult, check_max_missing, lookup, to_builtin, unit_vectors
-from ._resample import (Sample, bias_of, bootstrap_interval, bootstrap_intervals, paired_change, paired_changes,
-                        resample_rng)
+from ._resample import (Sample, bias_of, bootstrap_interval, bootstrap_intervals, counts, paired_change,
+                        paired_changes, resample_rng)
 
 __all__ = ["EvalContext", "METRICS", "Metric", "MetricResult", "N_SCORED", "Option", "chance_level",
            "describe_metrics", "get_metric", "interval_evidence", "register",
            # re-exported for evaluate and the report (metrics/_common.py, metrics/_resample.py)
            "DEFAULT_MAX_MISSING", "Sample", "bias_of", "bootstrap_interval", "check_max_missing", "paired_change",
            "paired_changes", "bootstrap_intervals",
-           "resample_rng", "to_builtin"]
+           "resample_rng", "to_builtin",
+           # how often a resample drew each item (the sweep's agreement resamples its points with it)
+           "counts"]
 
 #: Machine key of the number of items (words, pairs, lines, questions) a row scored.
 N_SCORED = "n_scored"

@@ -391,7 +391,7 @@ def _fit(debiaser, emb, expected: bool, progress: bool = False, **fit_params) ->
     They are stated once in the report. An expected shortfall (see :func:`_expected_shortfalls`)
     is not warned of as well: on the built-in default it would read as a broken install.
     """
-    from ..debias._progress import fit_progress
+    from ..debias import fit_progress
     from ..subspace import MissingWordsWarning
 
     with warnings.catch_warnings(record=True) as caught, fit_progress(progress):

@@ -297,7 +297,7 @@ def agreement(ranks, n_boot: int = N_AGREEMENT, random_state=0, level: float = 0
         "resampled"}`` as :func:`~embdebias.metrics.trust.agreement_matrix` (None where undefined;
         the diagonal is 1 without an interval); None with fewer than three points or two metrics.
     """
-    from ..metrics._resample import resample_rng
+    from ..metrics.base import resample_rng
     from ..metrics.trust import kendall_tau_b
 
     if ranks is None or ranks.shape[0] < 3 or ranks.shape[1] < 2:
@@ -339,7 +339,7 @@ def _tau_draws(x: np.ndarray, y: np.ndarray, n_boot: int, rng: np.random.Generat
     drawn twice makes a pair tied in both, which tau-b leaves out, as ``S[i, i] = 0`` does. Integer
     sums, so exactly tau-b of the drawn points; one matrix product per block of resamples (at most
     :data:`AGREEMENT_BLOCK` elements) instead of a pass over every pair of every resample."""
-    from ..metrics._resample import counts
+    from ..metrics.base import counts
 
     n = x.size
     sx, sy = np.sign(x[:, None] - x[None, :]), np.sign(y[:, None] - y[None, :])
