@@ -62,3 +62,13 @@ class PeakSampler:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def write_page(path, text: str) -> None:
+    """Write a results page atomically (a reader never sees half of it)."""
+    from pathlib import Path
+
+    from embdebias._atomic import atomic_file
+
+    with atomic_file(Path(path)) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")

@@ -294,11 +294,10 @@ def main(argv=None) -> None:
     rows = run(args.repeats, args.limit, args.workdir)
     print(format_table(normalise("hard", rows)))
     if args.out:
-        from embdebias._atomic import atomic_file
+        from _measure import write_page
 
         command = "python benchmarks/bench_hard_wefe.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        with atomic_file(Path(args.out)) as tmp:
-            Path(tmp).write_text(markdown(rows, environment(), command.strip()), encoding="utf-8")
+        write_page(args.out, markdown(rows, environment(), command.strip()))
 
 
 if __name__ == "__main__":

@@ -356,10 +356,9 @@ def main(argv=None) -> int:
     text = report_text(runs, " ".join(["python benchmarks/scale.py", *given]), args.rows * args.dim * 4)
     print(text)
     if args.out:
-        from embdebias._atomic import atomic_file
+        from _measure import write_page
 
-        with atomic_file(Path(args.out)) as tmp:
-            Path(tmp).write_text(text, encoding="utf-8")
+        write_page(args.out, text)
     return 0
 
 
