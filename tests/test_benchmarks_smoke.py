@@ -280,3 +280,15 @@ def test_bench_hard_wefe_without_wefe_and_its_comparison(tmp_path, monkeypatch):
     assert got["neutral_max_diff"] == pytest.approx(0.5) and got["equalized_max_diff"] == pytest.approx(0.25)
     assert got["specific_max_diff"] == 0 and got["direction_cosine"] == pytest.approx(1.0)
     assert got["neutral_rows"] + got["specific_rows"] + got["equalized_rows"] == len(words)
+
+
+def test_inlp_page_gives_the_classifier_share_and_the_group_ratio():
+    import bench_inlp
+
+    rows = [{"attribute": "gender", "groups": 2, "wall_s": 2.0, "cpu_s": 4.0, "classifier_cpu_s": 3.0, "fits": 11,
+             "load": (0.1, 0.2), "iterations": 5, "rank": 15, "test": 0.51},
+            {"attribute": "race", "groups": 3, "wall_s": 3.0, "cpu_s": 6.0, "classifier_cpu_s": 5.4, "fits": 11,
+             "load": (0.2, 0.3), "iterations": 5, "rank": 20, "test": 0.36}]
+    page = bench_inlp.markdown(rows, "python benchmarks/bench_inlp.py", "x", (400_000, 50))
+    assert "| gender | 2 | 2.0 | 4.0 | 3.0 | 0.75 |" in page and "| race | 3 | 3.0 | 6.0 | 5.4 | 0.90 |" in page
+    assert "race / gender, CPU time: 1.50x" in page and "400,000 x 50" in page
