@@ -29,6 +29,11 @@ the output has a table per set, then one line per set with its wall time and pea
 side by side. ``--save WHAT`` is passed on to every run without its own ``:SAVE``::
 
     python benchmarks/scale.py --methods hard,soft all:none --out benchmarks/results/scale.md
+
+``--input`` measures an existing embedding instead (``--rows``/``--dim`` are then its own),
+e.g. the default run and ``--methods all`` on the built-in GloVe 6B 50d against older code::
+
+    python benchmarks/scale.py --input glove-6b-50d --methods hard,soft all --baseline ../base
 """
 
 from __future__ import annotations
@@ -129,7 +134,7 @@ def measure_machine(input_path: Path, workdir: Path) -> dict:
         np.copyto(dst, src)
     out["memcpy_gbs"] = 4 * src.nbytes / (time.perf_counter() - t0) / 1e9
     buf = bytearray(64 << 20)
-    with open(input_path, "rb", buffering=0) as fh:
+    with open(_data_file(input_path), "rb", buffering=0) as fh:
         fh.readinto(buf)  # the file is in the page cache after the run read it
         fh.seek(0)
         t0 = time.perf_counter()
@@ -207,21 +212,40 @@ def run_once(input_path: Path, out_dir: Path, methods: str | None = None, save: 
             "load": (load_before, os.getloadavg()[0])}
 
 
+def given_input(source: str) -> tuple[Path, int, int]:
+    """``(path, rows, dim)`` of an existing embedding file, native directory or built-in name."""
+    from embdebias import io
+
+    emb = io.load(source)
+    path = Path(source) if Path(source).exists() else io.default.default_cache_path()  # a built-in name
+    return path, len(emb), emb.dim
+
+
+def _data_file(path: Path) -> Path:
+    """The file holding the vectors (a native directory's ``vectors.npy``)."""
+    return path / "vectors.npy" if path.is_dir() else path
+
+
 def run(rows: int = 3_000_000, dim: int = 300, seed: int = 0, workdir=None, log=print, methods: str | None = None,
-        save: str | None = None, baseline: Path | None = None) -> list[dict]:
+        save: str | None = None, baseline: Path | None = None, source: str | None = None) -> list[dict]:
     """Rows for ``run_all.py``: one per step of the run, then the whole run against its floor.
 
     ``methods`` and ``save`` are passed to ``embdebias run`` (default: its own defaults).
     ``baseline``: a checkout of older code (``git worktree add DIR COMMIT``), run first with
     the same arguments in the same invocation; its step and wall times go beside ours.
+    ``source``: an existing embedding (file, native directory or built-in name) instead of
+    the generated file; ``rows`` and ``dim`` are then its own.
     """
-    path = input_file(rows, dim, seed, log)
+    if source:
+        path, rows, dim = given_input(source)
+    else:
+        path = input_file(rows, dim, seed, log)
     with tempfile.TemporaryDirectory(prefix="bench_scale_", dir=workdir) as tmp:
         base = run_once(path, Path(tmp) / "base", methods, save, baseline) if baseline else None
         got = run_once(path, Path(tmp) / "out", methods, save)
         machine = measure_machine(path, Path(tmp))
     load_before, load_after = got["load"]
-    floor = floor_seconds(rows, dim, path.stat().st_size, machine, columns=got["columns"] or 3)
+    floor = floor_seconds(rows, dim, _data_file(path).stat().st_size, machine, columns=got["columns"] or 3)
     floor["ran"] = ran_search_flops(rows, dim) / (machine["sgemm_gflops"] * 1e9)
     floor = {step: seconds for step, seconds in floor.items()
              if step in got["timings"] and (_writes(step, save) or step in FIT_FLOORS)}
@@ -329,6 +353,8 @@ def report_text(runs: dict, command: str, matrix_bytes: int) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--input", help="an existing embedding (file, native directory or built-in name such as "
+                                    "glove-6b-50d) instead of the generated one; --rows and --dim are then its own")
     ap.add_argument("--rows", type=int, default=3_000_000)
     ap.add_argument("--dim", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
@@ -351,9 +377,10 @@ def main(argv=None) -> int:
         save = save or args.save
         label = (methods or "(default)") + (f" --save {save}" if save else "")
         runs[label] = run(args.rows, args.dim, args.seed, args.workdir, methods=methods or None, save=save,
-                          baseline=args.baseline)
+                          baseline=args.baseline, source=args.input)
     given = sys.argv[1:] if argv is None else list(argv)
-    text = report_text(runs, " ".join(["python benchmarks/scale.py", *given]), args.rows * args.dim * 4)
+    rows, dim = given_input(args.input)[1:] if args.input else (args.rows, args.dim)
+    text = report_text(runs, " ".join(["python benchmarks/scale.py", *given]), rows * dim * 4)
     print(text)
     if args.out:
         from _measure import write_page
