@@ -114,9 +114,9 @@ def test_neighbour_fractions_with_many_ties_match_a_sort(block_rows):
 
 
 def test_neighbour_fractions_find_neighbours_outside_the_sampled_columns():
-    """The lower bound comes from every few runs of 16 columns (a sample): a query whose nearest
-    candidates are a few dozen near-duplicates, most of them in runs the sample skips, still gets
-    exactly the fraction a full sort gives (5,011 columns: a tail of 3 past the last whole run)."""
+    """The lower bound reads half of the columns (every other run of them): a query whose nearest
+    candidates are a few dozen near-duplicates, most of them in runs it skips, still gets exactly
+    the fraction a full sort gives (5,011 columns: a tail past the last whole run)."""
     rng = np.random.default_rng(4)
     n, k = 5_011, 40                                   # 5,011 = 313 runs of 16 + a tail of 3
     cand = rng.normal(size=(n, 8))
