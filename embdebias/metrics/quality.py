@@ -369,6 +369,7 @@ def _own_words(abc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _by_question(question: np.ndarray, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The same pairs in question order (a batch of questions is then one slice)."""
     order = np.argsort(question, kind="stable")
     return question[order], column[order]
 
