@@ -25,6 +25,7 @@ vocabulary (GloVe) the two are the same.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy as np
 from .._case import rows_with_lowercase
 from .._rows import unit_rows
 from .._threads import one_thread
-from ..data.wordlists import read_text
+from ..data.wordlists import _stamp, read_text
 from ..errors import EmbdebiasError, WordListError
 from .base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
@@ -203,8 +204,16 @@ class AnalogyResult(MetricResult):
 
 
 def read_analogies(path) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
-    """``[(section, [(a, b, c, d), ...]), ...]`` from a questions-words-format file."""
-    path = Path(path)
+    """``[(section, [(a, b, c, d), ...]), ...]`` from a questions-words-format file.
+
+    Parsed once per version of the file (its path, modification time and size): evaluating
+    several embeddings reads the questions once.
+    """
+    return [(name, list(questions)) for name, questions in _read_analogies_cached(*_stamp(Path(path)))]
+
+
+@lru_cache(maxsize=4)
+def _read_analogies_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple:
     sections: list[tuple[str, list]] = []
     for lineno, raw in enumerate(read_text(path).splitlines(), 1):
         line = raw.strip()
@@ -219,7 +228,7 @@ def read_analogies(path) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
         if not sections:
             raise WordListError(f"{path}:{lineno}: question before the first ': section' line")
         sections[-1][1].append(tuple(parts))
-    return sections
+    return tuple((name, tuple(questions)) for name, questions in sections)
 
 
 def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000,
@@ -282,7 +291,7 @@ def _analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_00
         n_correct=int(correct.sum()), n_questions=int(ok.sum()), n_oov=int((~ok).sum()),
         restrict_vocab=int(restrict_vocab), sections=per_section,
         dataset=DATASETS_NAME.get(path.name, str(path)),
-        missing={"words": sorted({w for q, r in zip(questions, quads) for w, x in zip(q, r) if x < 0})})
+        missing={"words": sorted(set(np.asarray(questions, dtype=object).reshape(-1, 4)[quads < 0].tolist()))})
     return result, samples
 
 
