@@ -114,9 +114,9 @@ def test_neighbour_fractions_with_many_ties_match_a_sort(block_rows):
 
 
 def test_neighbour_fractions_find_neighbours_outside_the_sampled_columns():
-    """The lower bound comes from every few runs of 16 columns (a sample): a query whose nearest
-    candidates are a few dozen near-duplicates, most of them in runs the sample skips, still gets
-    exactly the fraction a full sort gives (5,011 columns: a tail of 3 past the last whole run)."""
+    """The lower bound reads half of the columns (every other run of them): a query whose nearest
+    candidates are a few dozen near-duplicates, most of them in runs it skips, still gets exactly
+    the fraction a full sort gives (5,011 columns: a tail past the last whole run)."""
     rng = np.random.default_rng(4)
     n, k = 5_011, 40                                   # 5,011 = 313 runs of 16 + a tail of 3
     cand = rng.normal(size=(n, 8))
@@ -185,6 +185,38 @@ def test_analogy_answers_match_the_float64_argmax(batch, columns):
     # and the float32 products agree wherever their best is clear of rounding
     old = _answers_float32(vocab, abc)
     assert (got != old).sum() <= 3
+
+
+@pytest.mark.parametrize("batch, columns", [(512, 1024), (5, 40)])
+def test_analogy_near_ties_in_far_apart_blocks_are_decided_in_float64(batch, columns):
+    """Only rows whose block maximum comes within the margin of their best so far are searched for
+    contenders. Questions ``a : b :: a' : ?`` (``a'`` a copy of ``a``) ask for ``b``: an exact copy
+    of ``b`` in an early block and, thousands of rows later, ``b`` moved by two float32 steps in
+    one component, enough to win in float64 and far too little for float32 scores to see (they
+    come out equal or in either order). The late copy must reach the float64 decision every time;
+    and where the two copies are exactly equal, the first row wins."""
+    rng = np.random.default_rng(8)
+    vocab = rng.normal(size=(3000, 20)).astype(np.float32)
+    vocab /= np.linalg.norm(vocab, axis=1, keepdims=True)
+    questions, expected = [], []
+    for j in range(12):
+        a, a_copy, b, early, late = 300 + 3 * j, 301 + 3 * j, 302 + 3 * j, 40 + j, 2900 + j
+        vocab[a_copy], vocab[early], vocab[late] = vocab[a], vocab[b], vocab[b]
+        i = int(np.argmax(np.abs(vocab[b])))
+        toward = np.float32(np.sign(vocab[b, i]) * np.inf)
+        vocab[late, i] = np.nextafter(np.nextafter(vocab[late, i], toward), toward)
+        questions.append([a, b, a_copy])
+        expected.append(late)
+    vocab[100], vocab[2990] = vocab[350], vocab[350]                   # an exact tie
+    questions.append([360, 350, 361])
+    vocab[361] = vocab[360]
+    expected.append(100)
+    others = rng.choice(np.arange(400, 2800), 40, replace=False)
+    abc = others[rng.integers(0, 40, (300, 3))]
+    abc = np.vstack([questions, abc[(abc[:, 0] != abc[:, 1]) & (abc[:, 1] != abc[:, 2]) & (abc[:, 0] != abc[:, 2])]])
+    got = analogy_answers(vocab, abc, batch_size=batch, columns=columns)
+    assert np.array_equal(got, _answers_float64(vocab, abc))
+    assert got[:len(expected)].tolist() == expected
 
 
 def test_analogy_rounding_margin_bounds_float32_scores():

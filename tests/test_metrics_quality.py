@@ -76,6 +76,28 @@ def test_analogy_matches_gensim(toy, restrict):
         assert first[0] > 0
 
 
+def test_analogy_file_is_read_again_when_rewritten_and_bad_lines_name_the_place(tmp_path):
+    """The questions are parsed once per version of the file (path, modification time, size)."""
+    import os
+
+    from embdebias.errors import WordListError
+
+    f = tmp_path / "q.txt"
+    f.write_text(": s\na b c d\n", encoding="utf-8")
+    first = read_analogies(f)
+    first[0][1].append(("x", "y", "z", "w"))            # the caller's copy, not the cached one
+    assert read_analogies(f) == [("s", [("a", "b", "c", "d")])]
+    f.write_text(": s\na b c d\n: t\ne f g h\n", encoding="utf-8")
+    os.utime(f, ns=(1, 1))
+    assert read_analogies(f) == [("s", [("a", "b", "c", "d")]), ("t", [("e", "f", "g", "h")])]
+    f.write_text(": s\na b c\n", encoding="utf-8")
+    with pytest.raises(WordListError, match=r"q\.txt:2: expected four words 'a b c d', got 'a b c'"):
+        read_analogies(f)
+    f.write_text("a b c d\n", encoding="utf-8")
+    with pytest.raises(WordListError, match=r"q\.txt:1: question before the first ': section' line"):
+        read_analogies(f)
+
+
 def test_similarity_hand_value(tmp_path):
     words = ["a", "b", "c", "d"]
     vecs = np.array([[1, 0], [1, 1], [0, 1], [-1, 0.1]], float)

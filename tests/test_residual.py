@@ -15,7 +15,7 @@ from synthetic import synthetic_embedding
 from embdebias.embedding import Embedding
 from embdebias.errors import EmbdebiasError, MissingWordsError
 from embdebias.metrics import direct_bias, gender_analogies, indirect_bias, refit_direction_bias, residual_bias
-from embdebias.metrics.residual import neighbour_fractions
+from embdebias.metrics.residual import _count_top, _lower_bounds, neighbour_fractions
 from embdebias.subspace import BiasSubspace
 
 SIZES = {"n_candidates": 2500, "n_cluster": 100, "n_classify": 300, "n_train": 200, "n_neighbours": 20}
@@ -219,6 +219,68 @@ def test_neighbour_ties_share_the_boundary():
                              ([0, 0, 1, 1, 0, 0], 0.5), ([0, 1, 1, 1, 0, 0], 1.0)):
         got = neighbour_fractions(cand, np.array([0]), np.array(marked, dtype=bool), 2)
         assert got[0] == pytest.approx(expected)
+
+
+def _top_count_by_sorting(sims: np.ndarray, k: int, labels: np.ndarray, n_counted: int) -> np.ndarray:
+    """Per row and label, the count among the k largest, ties at the boundary shared in proportion."""
+    out = np.empty((sims.shape[0], n_counted))
+    for i, row in enumerate(sims):
+        kth = np.sort(row)[-k]
+        above, equal = row > kth, row == kth
+        for j in range(n_counted):
+            out[i, j] = (above & (labels == j)).sum() + (k - above.sum()) * (equal & (labels == j)).sum() / equal.sum()
+    return out
+
+
+def test_top_k_bound_is_below_the_kth_value_and_keeps_few_values():
+    """The bound of the neighbour step comes from group maxima of half of the columns: it never
+    exceeds the k-th largest value, even when every large value lies in the half it does not
+    read or in the tail past the last whole run, and on ordinary rows it keeps about 2 k values."""
+    rng = np.random.default_rng(11)
+    n, k = 5_011, 40
+    sims = rng.normal(size=(70, n)).astype(np.float32)
+    groups = int(np.sqrt(n * k / 2))                     # 316 columns a run, 15 whole runs
+    unread = np.concatenate([np.arange(r * groups, (r + 1) * groups) for r in range(1, n // groups, 2)]
+                            + [np.arange(n // groups * groups, n)])
+    sims[:20, unread[:k + 5]] += 10.0                 # the top k of these rows: all unread
+    sims[20:30, unread[-(k + 5):]] += 10.0            # ... mostly in the tail and the last unread run
+    sims[30:40] = np.round(sims[30:40])               # long ties at the boundary
+    sims[40, :] = 0.0                                  # every value tied
+    sims[:, 5] = -np.inf                               # a query's own column
+    labels = rng.integers(0, 3, n)
+    bound = _lower_bounds(sims, k)
+    assert (bound <= np.sort(sims, axis=1)[:, -k]).all()
+    assert np.median((sims[40:] >= bound[40:, None]).sum(axis=1)) < 4 * k
+    got = _count_top(sims, k, labels, 3)
+    np.testing.assert_allclose(got, _top_count_by_sorting(sims, k, labels, 3), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.sum(axis=1), k, rtol=0, atol=1e-9)   # every column has a label
+
+
+@pytest.mark.parametrize("n", [2, 3, 12, 40])
+def test_top_k_counts_for_every_k_up_to_all_other_candidates(n):
+    """k from 1 to n - 1 (the bound's groups then are single columns), with ties."""
+    rng = np.random.default_rng(n)
+    sims = rng.integers(0, 4, size=(9, n)).astype(np.float32)
+    sims[np.arange(9), rng.integers(0, n, 9)] = -np.inf
+    labels = rng.integers(0, 2, n)
+    for k in range(1, n):
+        np.testing.assert_allclose(_count_top(sims, k, labels, 2), _top_count_by_sorting(sims, k, labels, 2),
+                                   rtol=0, atol=1e-12)
+
+
+def test_neighbours_of_a_zero_vector_are_everyone_in_proportion():
+    """A zero row (kept zero by unit-normalizing) has cosine 0 with every candidate: all tie, so its
+    fraction is the marked share of the other candidates, whatever k."""
+    rng = np.random.default_rng(12)
+    cand = rng.normal(size=(3_000, 6)).astype(np.float32)
+    cand /= np.linalg.norm(cand, axis=1, keepdims=True)
+    cand[7] = 0.0
+    marked = rng.random(3_000) < 0.3
+    for k in (1, 100, 2_999):
+        got = neighbour_fractions(cand, np.array([7, 8]), marked, k)
+        assert got[0] == pytest.approx(np.delete(marked, 7).mean(), rel=1e-12)
+        assert got[1] == pytest.approx(_naive_fractions(cand.astype(np.float64), np.array([8]), marked, k)[0],
+                                       abs=1e-12)
 
 
 # -- re-fitted direction -----------------------------------------------------------------------

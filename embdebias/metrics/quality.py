@@ -25,13 +25,15 @@ vocabulary (GloVe) the two are the same.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from .._case import rows_with_lowercase
 from .._rows import unit_rows
-from ..data.wordlists import read_text
+from .._threads import one_thread
+from ..data.wordlists import _stamp, read_text
 from ..errors import EmbdebiasError, WordListError
 from .base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
@@ -202,8 +204,16 @@ class AnalogyResult(MetricResult):
 
 
 def read_analogies(path) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
-    """``[(section, [(a, b, c, d), ...]), ...]`` from a questions-words-format file."""
-    path = Path(path)
+    """``[(section, [(a, b, c, d), ...]), ...]`` from a questions-words-format file.
+
+    Parsed once per version of the file (its path, modification time and size): evaluating
+    several embeddings reads the questions once.
+    """
+    return [(name, list(questions)) for name, questions in _read_analogies_cached(*_stamp(Path(path)))]
+
+
+@lru_cache(maxsize=4)
+def _read_analogies_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple:
     sections: list[tuple[str, list]] = []
     for lineno, raw in enumerate(read_text(path).splitlines(), 1):
         line = raw.strip()
@@ -218,7 +228,7 @@ def read_analogies(path) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
         if not sections:
             raise WordListError(f"{path}:{lineno}: question before the first ': section' line")
         sections[-1][1].append(tuple(parts))
-    return sections
+    return tuple((name, tuple(questions)) for name, questions in sections)
 
 
 def analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_000,
@@ -281,7 +291,7 @@ def _analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_00
         n_correct=int(correct.sum()), n_questions=int(ok.sum()), n_oov=int((~ok).sum()),
         restrict_vocab=int(restrict_vocab), sections=per_section,
         dataset=DATASETS_NAME.get(path.name, str(path)),
-        missing={"words": sorted({w for q, r in zip(questions, quads) for w, x in zip(q, r) if x < 0})})
+        missing={"words": sorted(set(np.asarray(questions, dtype=object).reshape(-1, 4)[quads < 0].tolist()))})
     return result, samples
 
 
@@ -316,6 +326,16 @@ def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
     every other by more than :func:`rounding_margin` has its contenders re-scored exactly,
     so ties closer than float32 rounding go to the float64 winner (and exact ties to the
     first row), never to the rounding of one way of summing.
+
+    Notes
+    -----
+    Each block of scores is read once for its rows' maxima; only a row whose block maximum
+    is within the margin of its best so far (about one row in ten: the vocabulary is in
+    frequency order and answers are mostly frequent words) is searched further for its
+    contenders (:func:`_near_best`). The products run on one thread: they are small (the
+    distinct words by ``columns`` candidates), and a second BLAS thread would spin on the
+    other core through all the combining that follows each of them, doubling the CPU time
+    for nothing. Neither choice changes an answer: those are decided in float64.
     """
     n, dim = vocab.shape
     words, inverse = np.unique(abc, return_inverse=True)
@@ -324,48 +344,65 @@ def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
     pair_of = pair_of.reshape(-1)
     word_vectors = vocab[words]
     margin = np.float32(rounding_margin(dim))
-    found = []                                         # (question, candidate, float32 score) near each block's best
+    own_question, own_column = _own_words(abc)
+    best = np.full(len(abc), -np.inf, dtype=np.float32)  # each question's best float32 score so far
+    found = []                                         # (question, candidate, float32 score) near the best
     # two reused buffers of (batch, block) scores: no allocation per batch
     buffers = np.empty((2, min(batch_size, len(abc)), min(columns, n)), dtype=np.float32)
-    for start in range(0, n, columns):
-        stop = min(n, start + columns)
-        dots = word_vectors @ vocab[start:stop].T      # (distinct words, block)
-        offsets = dots[pairs[:, 1]] - dots[pairs[:, 0]]
-        for q0 in range(0, len(abc), batch_size):
-            qs = slice(q0, q0 + batch_size)
-            rows = pair_of[qs].size
-            scores = np.take(offsets, pair_of[qs], axis=0, mode="clip", out=buffers[0, :rows, :stop - start])
-            scores += np.take(dots, inverse[qs, 2], axis=0, mode="clip", out=buffers[1, :rows, :stop - start])
-            _exclude(scores, abc[qs], start, stop)
-            found += _near_best(scores, margin, q0, start)
+    with one_thread():
+        for start in range(0, n, columns):
+            stop = min(n, start + columns)
+            dots = word_vectors @ vocab[start:stop].T  # (distinct words, block)
+            offsets = dots[pairs[:, 1]] - dots[pairs[:, 0]]
+            lo, hi = np.searchsorted(own_column, [start, stop])
+            block_question, block_column = _by_question(own_question[lo:hi], own_column[lo:hi] - start)
+            for q0 in range(0, len(abc), batch_size):
+                q1 = min(len(abc), q0 + batch_size)
+                scores = np.take(offsets, pair_of[q0:q1], axis=0, mode="clip", out=buffers[0, :q1 - q0, :stop - start])
+                scores += np.take(dots, inverse[q0:q1, 2], axis=0, mode="clip",
+                                  out=buffers[1, :q1 - q0, :stop - start])
+                e0, e1 = np.searchsorted(block_question, [q0, q1])
+                scores[block_question[e0:e1] - q0, block_column[e0:e1]] = -np.inf   # a question's own words
+                found += _near_best(scores, best[q0:q1], margin, q0, start)
     question, candidate, score = (np.concatenate(parts) for parts in zip(*found, strict=True))
-    best = np.full(len(abc), -np.inf, dtype=np.float32)
-    np.maximum.at(best, question, score)
     near = score >= best[question] - margin
     return _decide(vocab, abc, question[near], candidate[near])
 
 
-def _near_best(scores: np.ndarray, margin, q0: int, start: int) -> list:
-    """``[(question, candidate, score)]`` arrays: each row's best, and for the rare row whose
-    runner-up is within ``margin`` of it, every candidate that close (changes ``scores``)."""
-    r = np.arange(scores.shape[0])
-    col = scores.argmax(axis=1)
-    top = scores[r, col]
-    scores[r, col] = -np.inf
-    close = np.flatnonzero(scores.max(axis=1) >= top - margin)
-    out = [(r + q0, col + start, top)]
+def _own_words(abc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(question, column)`` of every question's own words, in column order."""
+    question = np.repeat(np.arange(len(abc)), abc.shape[1])
+    column = abc.ravel()
+    order = np.argsort(column, kind="stable")
+    return question[order], column[order]
+
+
+def _by_question(question: np.ndarray, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The same pairs in question order (a batch of questions is then one slice)."""
+    order = np.argsort(question, kind="stable")
+    return question[order], column[order]
+
+
+def _near_best(scores: np.ndarray, best: np.ndarray, margin, q0: int, start: int) -> list:
+    """``[(question, candidate, score)]`` arrays of a block whose rows' best scores so far are
+    ``best`` (updated): for each row whose block maximum is within ``margin`` of that best (no
+    other row can hold a contender), its maximum, and for the rare such row whose runner-up is
+    within ``margin`` of it, every candidate that close."""
+    top = scores.max(axis=1)
+    live = np.flatnonzero(top >= best - margin)
+    np.maximum(best, top, out=best)
+    if not live.size:
+        return []
+    sub = scores[live]
+    col = sub.argmax(axis=1)
+    out = [(live + q0, col + start, top[live])]
+    sub[np.arange(live.size), col] = -np.inf
+    edge = top[live] - margin
+    close = np.flatnonzero(sub.max(axis=1) >= edge)
     if close.size:
-        hit_q, hit_c = np.nonzero(scores[close] >= (top[close] - margin)[:, None])
-        out.append((close[hit_q] + q0, hit_c + start, scores[close[hit_q], hit_c]))
+        hit_q, hit_c = np.nonzero(sub[close] >= edge[close][:, None])
+        out.append((live[close[hit_q]] + q0, hit_c + start, sub[close[hit_q], hit_c]))
     return out
-
-
-def _exclude(scores: np.ndarray, abc: np.ndarray, start: int, stop: int) -> None:
-    """Set the scores of each question's own words (columns ``start:stop``) to -inf."""
-    for col in range(abc.shape[1]):
-        rows = abc[:, col]
-        inside = np.flatnonzero((rows >= start) & (rows < stop))
-        scores[inside, rows[inside] - start] = -np.inf
 
 
 def _decide(vocab: np.ndarray, abc: np.ndarray, question: np.ndarray, candidate: np.ndarray) -> np.ndarray:

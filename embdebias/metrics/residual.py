@@ -42,10 +42,10 @@ gender direction.
        (``> 0``).  Computed by blocked matrix products: a block of query rows against
        the candidate matrix at a time (memory bounded by the block, not by the number
        of candidates squared), and the ``n_neighbours``-th largest cosine of each row
-       found by a partition of the cosines above a sampled lower bound (exactly
-       that value, for a fraction of the work); neighbours tied with it at the boundary count
-       in proportion (the expectation over every way of breaking the tie), so the
-       result never depends on the order of rows.
+       found by a partition of the few cosines at or above a lower bound taken from the
+       maxima of groups of columns (exactly that value, for a fraction of the work);
+       neighbours tied with it at the boundary count in proportion (the expectation over
+       every way of breaking the tie), so the result never depends on the order of rows.
 
     Everything is matched **by word**, never by row position: the word sets are
     chosen on the original alone (so every tested embedding is scored on the same
@@ -295,65 +295,61 @@ def classification_accuracy(vectors: np.ndarray, labels: np.ndarray, n_train: in
     return float(np.mean(clf.predict(vectors[test]) == labels[test])), int(test.size)
 
 
-def _top_candidates(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(values, columns)``: of each row of ``sims``, every value that can be among its ``k``
-    largest, packed into ``(rows, width)`` arrays (padded with -inf and column -1).
+#: Query rows whose ``k`` largest cosines are found together: their cosines and the mask of
+#: the values kept (about 7 MB) stay in the cache between the passes over them.
+_TOP_ROWS = 32
 
-    Found without partitioning whole rows: the ``k``-th largest of a sample of the columns
-    is a lower bound of the row's (a subset's ``k``-th largest cannot exceed the row's), so
-    every value of the row's top ``k`` is at or above it; only those values, about
-    ``k * stride`` per row, are kept. The sample is every ``stride``-th run of 16 columns
-    (a 64-byte cache line of float32), so drawing it reads ``1 / stride`` of the block,
-    not all of it as single strided columns would.
+
+def _lower_bounds(sims: np.ndarray, k: int) -> np.ndarray:
+    """A lower bound of each row's ``k``-th largest value, close to it, from half of the columns.
+
+    The columns are split into ``G`` (about ``sqrt(n k / 2)``, at least ``k``) groups, each
+    group a strided set of columns, and only every other run of ``G`` columns is read; the
+    bound is the ``k``-th largest of the groups' maxima. It cannot exceed the row's ``k``-th
+    largest value: ``k`` groups have a maximum at or above it, which are ``k`` different values
+    of the row. Because each of those is the best of its group, only about ``2 k`` values of a
+    row reach the bound (of 50,000 cosines, 100 neighbours: about 200), while reading half the
+    row, in runs of a few kB, with one elementwise maximum per run.
     """
     rows, n = sims.shape
-    stride = max(1, int(np.sqrt(n / k)))        # balances the sample's and the packed partition
-    line = 16
-    runs = n // line
-    if runs // stride * line > k:
-        sample = sims[:, :runs * line].reshape(rows, runs, line)[:, ::stride].reshape(rows, -1)
-    else:
-        sample = sims
-    m = sample.shape[1]
-    bound = np.partition(sample, m - k, axis=1)[:, m - k]
-    flat = np.flatnonzero(sims >= bound[:, None])
-    row_of = flat // n
-    per_row = np.bincount(row_of, minlength=rows)
-    width = int(per_row.max())
-    slot = row_of * width + (np.arange(flat.size) - np.repeat(np.cumsum(per_row) - per_row, per_row))
-    values = np.full(rows * width, -np.inf, dtype=sims.dtype)
-    values[slot] = sims.ravel()[flat]
-    columns = np.full(rows * width, -1, dtype=np.int64)
-    columns[slot] = flat - row_of * n
-    return values.reshape(rows, width), columns.reshape(rows, width)
+    groups = min(n, max(k, int(np.sqrt(n * k / 2))))
+    runs = n // groups
+    maxima = sims[:, :runs * groups].reshape(rows, runs, groups)[:, ::2].max(axis=1)
+    return np.partition(maxima, groups - k, axis=1)[:, groups - k]
 
 
-def _count_top(sims: np.ndarray, k: int, labels: np.ndarray, n_counted: int) -> np.ndarray:
+def _count_top(sims: np.ndarray, k: int, labels: np.ndarray, n_counted: int,
+               kept: np.ndarray | None = None) -> np.ndarray:
     """``(rows, n_counted)``: how many of each row's ``k`` largest values lie in columns of label
     ``j`` (``labels[column]``), for the labels ``0 .. n_counted - 1``.
 
     Values tied with the ``k``-th largest share the places left at the boundary in
-    proportion, so the count does not depend on the column order within a tie. Every
-    count is taken over the packed candidates of :func:`_top_candidates` (all values at or
-    above the ``k``-th largest are among them), never over the whole block again.
+    proportion (each label counts ``above + (k - all above) * its tied / all tied``), so the
+    count does not depend on the column order within a tie. Only the values at or above
+    :func:`_lower_bounds` (every value of the row's top ``k`` and a few more) are taken out of
+    ``sims``, packed one row per line, and the ``k``-th largest found by partitioning them.
+    ``kept``, a boolean buffer of ``sims``'s shape or larger, is reused for the mask.
     """
-    values, columns = _top_candidates(sims, k)
-    width = values.shape[1]
-    kth = np.partition(values, width - k, axis=1)[:, width - k][:, None]
-    label = np.where(columns >= 0, labels[np.maximum(columns, 0)], -1)
-    at_least = values >= kth
-    # A tie crosses the boundary iff more than k values reach the k-th largest.
-    tied = np.flatnonzero(np.count_nonzero(at_least, axis=1) > k)
-    vals, edge = values[tied], kth[tied]
-    above, equal = (vals > edge).sum(axis=1), (vals == edge).sum(axis=1)
-    count = np.empty((values.shape[0], n_counted), dtype=np.float64)
+    rows, n = sims.shape
+    kept = np.empty(sims.shape, dtype=bool) if kept is None else kept[:rows]
+    flat = np.flatnonzero(np.greater_equal(sims, _lower_bounds(sims, k)[:, None], out=kept))
+    row = flat // n
+    values = sims.ravel()[flat]
+    label = labels[flat - row * n]
+    per_row = np.bincount(row, minlength=rows)         # at least k in every row
+    width = int(per_row.max())
+    packed = np.full((rows, width), -np.inf, dtype=sims.dtype)
+    packed[row, np.arange(flat.size) - (np.cumsum(per_row) - per_row)[row]] = values
+    kth = np.partition(packed, width - k, axis=1)[:, width - k][row]
+    above, equal = values > kth, values == kth
+    n_above = np.bincount(row[above], minlength=rows)
+    n_equal = np.bincount(row[equal], minlength=rows)
+    count = np.empty((rows, n_counted), dtype=np.float64)
     for j in range(n_counted):
         mark = label == j
-        count[:, j] = np.count_nonzero(at_least & mark, axis=1)
-        if tied.size:
-            m_above = ((vals > edge) & mark[tied]).sum(axis=1)
-            m_equal = ((vals == edge) & mark[tied]).sum(axis=1)
-            count[tied, j] = m_above + (k - above) * m_equal / equal
+        # without a tie at the boundary (k - n_above) == n_equal and this is the plain count
+        count[:, j] = (np.bincount(row[above & mark], minlength=rows)
+                       + (k - n_above) * np.bincount(row[equal & mark], minlength=rows) / n_equal)
     return count
 
 
@@ -389,13 +385,15 @@ def neighbour_label_fractions(candidates: np.ndarray, queries: np.ndarray, label
 
     Notes
     -----
-    One pass for all the labels: the candidate columns are put in label order (stably:
-    for two labels, the marked ones first), each block of cosines is one matrix product
-    into a reused buffer, the query's own column is set to ``-inf``, and the ``k``-th
-    largest cosine of every row is found by partitioning only the values above a lower
-    bound taken from a sample of the columns (see :func:`_top_candidates`); each label's
-    count is then read off those few values. Memory is about one ``(block_rows, n)``
-    float32 buffer whatever the number of queries.
+    One pass for all the labels: each block of cosines is one matrix product into a reused
+    buffer, the query's own column is set to ``-inf``, and the ``k`` largest cosines of every
+    ``_TOP_ROWS`` rows of it are found together (:func:`_count_top`: the values at or above a
+    lower bound from group maxima, then a partition of those few); each label's count is read
+    off them. The candidate columns are in label order (stably: for two labels, the marked
+    ones first) as in earlier versions: BLAS rounds a product differently in different places
+    of its output (where the threads split it, at the edges of its tiles), so that order, and
+    the block size, keep every cosine, and so every result, bit for bit what it was. Memory is
+    about one ``(block_rows, n)`` float32 buffer whatever the number of queries.
     """
     n = candidates.shape[0]
     if not 1 <= k < n:
@@ -409,13 +407,16 @@ def neighbour_label_fractions(candidates: np.ndarray, queries: np.ndarray, label
     queries = np.asarray(queries, dtype=np.int64)
     rows = block_rows_for(n, block_rows)
     buf = np.empty((min(rows, queries.size), n), dtype=np.float32)
+    kept = np.empty((min(_TOP_ROWS, buf.shape[0]), n), dtype=bool)
     out = np.empty((queries.size, n_counted), dtype=np.float64)
     for start in range(0, queries.size, rows):
         q = queries[start:start + rows]
         sims = buf[:q.size]
         np.dot(candidates[q].astype(np.float32, copy=False), cand.T, out=sims)
         sims[np.arange(q.size), position[q]] = -np.inf
-        out[start:start + q.size] = _count_top(sims, k, column_labels, n_counted) / k
+        for top in range(0, q.size, _TOP_ROWS):
+            part = sims[top:top + _TOP_ROWS]
+            out[start + top:start + top + part.shape[0]] = _count_top(part, k, column_labels, n_counted, kept) / k
     return out
 
 
