@@ -397,3 +397,23 @@ def test_cli_errors_are_one_bounded_line(tmp_path, capsys):
     path.write_text("id,group,score\na,f\x00,0.5\n", encoding="utf-8")
     assert main(["fairness", str(path), "--metric", "avg_group_fairness"]) == 2
     assert "control character" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("n_units, n_terms, tied", [(30, 48, False), (7, 5, True), (4, 300, False)])
+def test_grid_term_statistics_are_the_direct_formulas_exactly(n_units, n_terms, tied):
+    # the buffered deviation and the rank-based range give the very numbers of the plain formulas
+    # (tied scores, and more terms than a uint8 rank holds, included)
+    from embdebias.metrics.extrinsic._grid import _drawn_range, _mean_abs_deviation
+
+    rng = np.random.default_rng(n_terms)
+    scores = rng.integers(0, 3, (n_units, n_terms)) / 3.0 if tied else rng.random((n_units, n_terms))
+    c = rng.integers(0, 3, (150, n_terms)).astype(float)
+    c[:, 0] += 1
+    total = c.sum(axis=1)[:, None]
+    mean = (c @ scores.T) / total
+    drawn = c[:, None, :] > 0
+    direct_range = (np.where(drawn, scores[None], -np.inf).max(axis=2)
+                    - np.where(drawn, scores[None], np.inf).min(axis=2))
+    direct_deviation = (np.abs(scores[None] - mean[:, :, None]) * c[:, None, :]).sum(axis=2) / total
+    assert np.array_equal(_drawn_range(scores, c), direct_range)
+    assert np.array_equal(_mean_abs_deviation(scores, c, mean, total), direct_deviation)

@@ -40,13 +40,52 @@ def _paired_pcm(fs, r: np.ndarray, p: np.ndarray) -> np.ndarray:
     return ((r @ diff) * p).sum(axis=1) / (r.sum(axis=1) * p.sum(axis=1))
 
 
-def _chunked(per_chunk, like: np.ndarray) -> np.ndarray:
-    """``per_chunk(slice)`` over the resamples, ``_CHUNK`` at a time ((chunk, units, terms) arrays stay small)."""
+def _chunked(per_chunk, like: np.ndarray, chunk: int = _CHUNK) -> np.ndarray:
+    """``per_chunk(slice)`` over the resamples, ``chunk`` at a time ((chunk, units, terms) arrays stay small)."""
     out = np.empty_like(like)
-    for s in range(0, like.shape[0], _CHUNK):
-        sl = slice(s, s + _CHUNK)
+    for s in range(0, like.shape[0], chunk):
+        sl = slice(s, s + chunk)
         out[sl] = per_chunk(sl)
     return out
+
+
+def _mean_abs_deviation(scores: np.ndarray, c: np.ndarray, mean: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """``(B, units)``: each template's mean |score - its mean| over the drawn terms (weights ``c``).
+
+    The same operations in the same order as ``(|scores - mean| * c).sum(axis=2) / total``
+    (so the same numbers), in one reused buffer: no fresh (chunk, units, terms) array per step."""
+    buffer = np.empty((min(_CHUNK, c.shape[0]), *scores.shape))
+
+    def per_chunk(sl):
+        diff = buffer[:c[sl].shape[0]]
+        np.subtract(scores[None], mean[sl, :, None], out=diff)
+        np.abs(diff, out=diff)
+        np.multiply(diff, c[sl, None, :], out=diff)
+        return diff.sum(axis=2) / total[sl]
+    return _chunked(per_chunk, mean)
+
+
+def _drawn_range(scores: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``(B, units)``: each template's highest minus lowest score over the terms drawn (``c > 0``).
+
+    Each template's terms are ranked by score once; a resample's highest drawn score is that
+    of the best rank among its drawn terms, a minimum over small integers (the undrawn terms
+    masked to the largest rank) instead of a max over float scores with -inf written in.
+    The scores picked are the same, so the range is the same number."""
+    n_terms = scores.shape[1]
+    kind = np.uint8 if n_terms < 255 else np.int32
+    order = np.argsort(-scores, axis=1, kind="stable")              # descending, per template
+    rank = np.empty(scores.shape, dtype=kind)
+    np.put_along_axis(rank, order, np.arange(n_terms, dtype=kind)[None, :], axis=1)
+    high, low = np.take_along_axis(scores, order, axis=1), np.take_along_axis(scores, order[:, ::-1], axis=1)
+    rank_low = (n_terms - 1 - rank).astype(kind)                       # rank in ascending order
+    undrawn = np.where(c > 0, 0, np.iinfo(kind).max).astype(kind)    # OR-ed in: an undrawn term ranks last
+    units = np.arange(scores.shape[0])
+
+    def per_chunk(sl):
+        masked = undrawn[sl, None, :]
+        return high[units, (rank | masked).min(axis=2)] - low[units, (rank_low | masked).min(axis=2)]
+    return _chunked(per_chunk, np.empty((c.shape[0], scores.shape[0])), 4 * _CHUNK)
 
 
 def _term_statistics(scores: np.ndarray, r: np.ndarray, c: np.ndarray, keys: set) -> dict:
@@ -58,14 +97,9 @@ def _term_statistics(scores: np.ndarray, r: np.ndarray, c: np.ndarray, keys: set
         var = (c @ (scores ** 2).T) / total - mean ** 2
         out["cf_mcm_std"] = _over_templates(r, np.sqrt(np.maximum(var, 0.0)))
     if "cf_bcm" in keys:
-        out["cf_bcm"] = _over_templates(r, _chunked(lambda sl: (np.abs(scores[None] - mean[sl, :, None])
-                                                                * c[sl, None, :]).sum(axis=2) / total[sl], mean))
+        out["cf_bcm"] = _over_templates(r, _mean_abs_deviation(scores, c, mean, total))
     if "cf_mcm" in keys:
-        def term_range(sl):
-            drawn = c[sl, None, :] > 0
-            return (np.where(drawn, scores[None], -np.inf).max(axis=2)
-                    - np.where(drawn, scores[None], np.inf).min(axis=2))
-        out["cf_mcm"] = _over_templates(r, _chunked(term_range, mean))
+        out["cf_mcm"] = _over_templates(r, _drawn_range(scores, c))
     return out
 
 
