@@ -119,6 +119,27 @@ def _labelled(matrices: list, r: np.ndarray, cs: list, labels: np.ndarray, thres
             "tpr_gap": np.mean([np.abs(tpr[i] - tpr[k]) for i, k in combinations(range(len(tpr)), 2)], axis=0)}
 
 
+#: The counts of the latest index arrays: ``{id(array): (array, n, counts)}`` (the array is kept, so
+#: its id cannot be reused while the entry lives). A row's columns are scored on the same draws
+#: (:func:`~embdebias.metrics._resample.bootstrap_intervals`, ``paired_changes``): counted once.
+_RECENT_COUNTS: dict = {}
+_KEEP_COUNTS = 8
+
+
+def _drawn_counts(drawn: np.ndarray, n: int) -> np.ndarray:
+    """:func:`~embdebias.metrics._resample.counts` of ``drawn``, remembered for the next column
+    (read-only: a caller changing it in place would change every column's)."""
+    kept = _RECENT_COUNTS.get(id(drawn))
+    if kept is not None and kept[0] is drawn and kept[1] == n:
+        return kept[2]
+    out = counts(drawn, n)
+    out.flags.writeable = False
+    while len(_RECENT_COUNTS) >= _KEEP_COUNTS:
+        _RECENT_COUNTS.pop(next(iter(_RECENT_COUNTS)))
+    _RECENT_COUNTS[id(drawn)] = (drawn, n, out)
+    return out
+
+
 def grid_statistics(fs, idx: dict, threshold: float, keys) -> dict:
     """Statistics ``keys`` of the family scores ``fs`` on ``B`` resamples: ``{key: (B,) array}``.
 
@@ -128,13 +149,13 @@ def grid_statistics(fs, idx: dict, threshold: float, keys) -> dict:
     keys = set(keys)
     cols = fs.column_groups
     matrices = [fs.scores[:, cols == i] for i in range(len(fs.terms))]
-    r = counts(idx["templates"], fs.scores.shape[0])
+    r = _drawn_counts(idx["templates"], fs.scores.shape[0])
     out = {}
     if "cf_pcm" in keys:  # drawn by counterpart pairs, not by terms
-        out["cf_pcm"] = _paired_pcm(fs, r, counts(idx["pairs"], len(fs.pairs)))
+        out["cf_pcm"] = _paired_pcm(fs, r, _drawn_counts(idx["pairs"], len(fs.pairs)))
         if keys == {"cf_pcm"}:
             return out
-    cs = [counts(idx[g], m.shape[1]) for g, m in zip(fs.group_names, matrices)]
+    cs = [_drawn_counts(idx[g], m.shape[1]) for g, m in zip(fs.group_names, matrices)]
     if "score_gap" in keys:
         nums, dens = _group_means(matrices[:2], r, cs[:2])
         out["score_gap"] = nums[0] / dens[0] - nums[1] / dens[1]
