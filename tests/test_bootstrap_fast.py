@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from embdebias.metrics._resample import Sample, _positions, mean_of, paired_change, resample_rng
+from embdebias.metrics._resample import Sample, _positions, counts, mean_of, paired_change, per_draw, resample_rng
 
 
 def test_positions_of_all_items_in_order_are_the_drawn_indices_themselves():
@@ -31,3 +31,35 @@ def test_mean_of_zeros_and_ones_counted_as_bytes_is_the_float_mean():
         idx = rng.integers(0, values.size, size=(50, values.size))
         assert np.array_equal(mean_of(values)({"items": idx}), values[idx].mean(axis=1))
     assert np.array_equal(mean_of([1.0, 0.0, 0.5])({"items": np.array([[2, 2, 0]])}), [2.0 / 3.0])
+
+
+def test_per_draw_computes_once_per_live_draw_and_forgets_it_when_freed():
+    import gc
+
+    calls = []
+    remembered = per_draw(lambda drawn, n: calls.append(n) or counts(drawn, n))
+    drawn = np.random.default_rng(1).integers(0, 5, size=(20, 5))
+    first = remembered(drawn, 5)
+    assert remembered(drawn, 5) is first and np.array_equal(first, counts(drawn, 5)) and calls == [5]
+    assert not first.flags.writeable                                   # shared: nobody may change it
+    assert remembered(drawn.copy(), 5) is not first                    # another array: computed afresh
+    assert np.array_equal(remembered(drawn, 7), counts(drawn, 7))      # other arguments: another entry
+    del drawn
+    gc.collect()
+    assert not remembered.kept                                         # nothing held after the draws
+
+
+def test_similarity_resamples_share_the_human_ranks_and_equal_the_plain_spearman():
+    from scipy.stats import spearmanr
+
+    from embdebias.metrics.quality import _shared_centred_ranks, spearman_of
+
+    rng = np.random.default_rng(2)
+    human = np.round(rng.random(60) * 10, 1)                             # ties, as in the data sets
+    sims = [rng.random(60) for _ in range(3)]                            # three columns
+    idx = {"items": rng.integers(0, 60, size=(40, 60))}
+    got = [spearman_of(x, human)(idx) for x in sims]
+    assert len(_shared_centred_ranks(human).kept) == 1                  # the human ranks: once for the draw
+    for x, values in zip(sims, got):
+        expected = [spearmanr(x[row], human[row]).statistic for row in idx["items"]]
+        np.testing.assert_allclose(values, expected, rtol=1e-12)

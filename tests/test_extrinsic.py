@@ -419,17 +419,3 @@ def test_grid_term_statistics_are_the_direct_formulas(n_units, n_terms, tied):
     assert np.array_equal(_drawn_range(scores, c), direct_range)
     np.testing.assert_allclose(_mean_abs_deviation(scores, c, mean, total), direct_deviation, rtol=1e-13, atol=0)
 
-
-def test_grid_counts_are_taken_once_per_draw_and_kept_read_only():
-    from embdebias.metrics._resample import counts
-    from embdebias.metrics.extrinsic._grid import _KEEP_COUNTS, _RECENT_COUNTS, _drawn_counts
-
-    drawn = np.random.default_rng(1).integers(0, 5, size=(20, 5))
-    first = _drawn_counts(drawn, 5)
-    assert _drawn_counts(drawn, 5) is first and np.array_equal(first, counts(drawn, 5))
-    assert not first.flags.writeable
-    assert _drawn_counts(drawn.copy(), 5) is not first          # another array: counted afresh
-    assert np.array_equal(_drawn_counts(drawn, 7), counts(drawn, 7))
-    for _ in range(3 * _KEEP_COUNTS):
-        _drawn_counts(np.zeros((2, 3), dtype=np.int64), 3)
-    assert len(_RECENT_COUNTS) <= _KEEP_COUNTS

@@ -27,6 +27,7 @@ function next to the metric (e.g. :func:`embdebias.metrics.weat.weat_effect_size
 
 from __future__ import annotations
 
+import weakref
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -246,6 +247,31 @@ def counts(idx: np.ndarray, n: int) -> np.ndarray:
     b = idx.shape[0]
     flat = (idx + (np.arange(b) * n)[:, None]).ravel()
     return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
+
+
+def per_draw(fn: Callable) -> Callable:
+    """``fn(drawn, *args)`` (``drawn``: an index array of a draw), remembered while that very array
+    lives: a row's columns are computed on the same draws (:func:`bootstrap_intervals`,
+    :func:`paired_changes`), so what depends only on the draw (counts, the ranks of values
+    every column shares) is computed once for all of them. An entry is dropped when its
+    array is freed (a weak reference; an array's id is not reused while it lives), so
+    nothing is held after the row. The answer is read-only: a caller changing it in place
+    would change every column's."""
+    kept: dict = {}
+
+    def remembered(drawn: np.ndarray, *args):
+        key = (id(drawn), *args)
+        hit = kept.get(key)
+        if hit is not None and hit[0]() is drawn:
+            return hit[1]
+        value = fn(drawn, *args)
+        for part in value if isinstance(value, tuple) else (value,):
+            if isinstance(part, np.ndarray):
+                part.flags.writeable = False
+        kept[key] = (weakref.ref(drawn, lambda _, key=key: kept.pop(key, None)), value)
+        return value
+    remembered.kept = kept
+    return remembered
 
 
 def ranks_in_resamples(values) -> Callable[[np.ndarray], np.ndarray]:

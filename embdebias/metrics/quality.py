@@ -25,6 +25,7 @@ vocabulary (GloVe) the two are the same.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +36,7 @@ from ..data.wordlists import read_text
 from ..errors import EmbdebiasError, WordListError
 from .base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
-from ._resample import Sample, mean_of, ranks_in_resamples
+from ._resample import Sample, mean_of, per_draw, ranks_in_resamples
 
 #: Known evaluation files (name -> file in gensim's test data).
 DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
@@ -171,16 +172,39 @@ def _similarity(embedding, dataset, *, restrict_vocab: int | None = None, lowerc
 def spearman_of(x, y):
     """``stat`` of Spearman's rho of paired values ``x``, ``y`` (one set "items"): the Pearson
     correlation of the ranks within each resample (ties averaged, as :func:`scipy.stats.spearmanr`;
-    the ranks by :func:`~embdebias.metrics._resample.ranks_in_resamples`, without a sort per resample)."""
-    rank_x, rank_y = ranks_in_resamples(x), ranks_in_resamples(y)
+    the ranks by :func:`~embdebias.metrics._resample.ranks_in_resamples`, without a sort per resample).
+
+    The human scores ``y`` are every column's: their centred ranks on a draw are computed once
+    for all the columns scored on it (:func:`_shared_centred_ranks`)."""
+    rank_x, rank_y = _centred_ranks(np.asarray(x, np.float64)), _shared_centred_ranks(np.asarray(y, np.float64))
 
     def stat(idx):
-        rx, ry = rank_x(idx["items"]), rank_y(idx["items"])
-        rx -= rx.mean(axis=1, keepdims=True)
-        ry -= ry.mean(axis=1, keepdims=True)
+        (rx, ssx), (ry, ssy) = rank_x(idx["items"]), rank_y(idx["items"])
         with np.errstate(all="ignore"):
-            return (rx * ry).sum(axis=1) / np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+            return (rx * ry).sum(axis=1) / np.sqrt(ssx * ssy)
     return stat
+
+
+def _centred_ranks(values: np.ndarray):
+    """``ranks(idx) -> (ranks centred per row, their sums of squares)`` of ``values`` in each resample."""
+    rank = ranks_in_resamples(values)
+
+    def centred(idx):
+        r = rank(idx)
+        r -= r.mean(axis=1, keepdims=True)
+        return r, (r * r).sum(axis=1)
+    return centred
+
+
+@lru_cache(maxsize=8)
+def _shared_by_content(data: bytes, shape: tuple):
+    return per_draw(_centred_ranks(np.frombuffer(data, np.float64).reshape(shape)))
+
+
+def _shared_centred_ranks(values: np.ndarray):
+    """:func:`_centred_ranks` of ``values``, one per distinct content (a data set's human scores,
+    the same in every column), each draw's answer kept while the draw lives (:func:`per_draw`)."""
+    return _shared_by_content(np.ascontiguousarray(values).tobytes(), values.shape)
 
 
 DATASETS_NAME = {v: k for k, v in DATASETS.items()}

@@ -14,7 +14,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .._resample import counts
+from .._resample import counts, per_draw
 
 #: Statistics computed here (the others are exact functions of these; see extrinsic.py).
 TERM_KEYS = ("cf_bcm", "cf_mcm", "cf_mcm_std")
@@ -119,25 +119,8 @@ def _labelled(matrices: list, r: np.ndarray, cs: list, labels: np.ndarray, thres
             "tpr_gap": np.mean([np.abs(tpr[i] - tpr[k]) for i, k in combinations(range(len(tpr)), 2)], axis=0)}
 
 
-#: The counts of the latest index arrays: ``{id(array): (array, n, counts)}`` (the array is kept, so
-#: its id cannot be reused while the entry lives). A row's columns are scored on the same draws
-#: (:func:`~embdebias.metrics._resample.bootstrap_intervals`, ``paired_changes``): counted once.
-_RECENT_COUNTS: dict = {}
-_KEEP_COUNTS = 8
-
-
-def _drawn_counts(drawn: np.ndarray, n: int) -> np.ndarray:
-    """:func:`~embdebias.metrics._resample.counts` of ``drawn``, remembered for the next column
-    (read-only: a caller changing it in place would change every column's)."""
-    kept = _RECENT_COUNTS.get(id(drawn))
-    if kept is not None and kept[0] is drawn and kept[1] == n:
-        return kept[2]
-    out = counts(drawn, n)
-    out.flags.writeable = False
-    while len(_RECENT_COUNTS) >= _KEEP_COUNTS:
-        _RECENT_COUNTS.pop(next(iter(_RECENT_COUNTS)))
-    _RECENT_COUNTS[id(drawn)] = (drawn, n, out)
-    return out
+#: :func:`~embdebias.metrics._resample.counts` of a draw, taken once for the row's columns.
+_drawn_counts = per_draw(counts)
 
 
 def grid_statistics(fs, idx: dict, threshold: float, keys) -> dict:
