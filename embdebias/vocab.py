@@ -56,6 +56,25 @@ def _utf8(word) -> bytes | None:
         return None
 
 
+#: Longest key (bytes) the vectorized binary search takes; longer keys search word by word.
+_PADDED_WIDTH = 64
+
+
+def _padded_keys(keys: list) -> tuple[np.ndarray, np.ndarray]:
+    """``(keys as NUL-padded S{width} strings, their byte lengths)`` for the vectorized binary
+    search (keys shorter than :data:`_PADDED_WIDTH` bytes holding no NUL byte; the others are
+    compared word by word).
+
+    Why the comparisons agree with Python's bytes order: NumPy compares ``S`` strings as bytes
+    with trailing NULs ignored, one byte wider than the longest key. A stored word differing
+    from a key within that width compares as the bytes do; one equal to the key there is the
+    key followed by nothing or by NULs (not less, as in Python: the key holds no NUL), and is
+    the key itself only if the lengths agree too (the equality test checks them)."""
+    width = max((len(k) for k in keys if k is not None), default=0) + 1
+    padded = np.array([b"" if k is None else k for k in keys], dtype=f"S{width}")
+    return padded, np.fromiter((-1 if k is None else len(k) for k in keys), dtype=np.int64, count=len(keys))
+
+
 def duplicate_rows(words: Sequence[str]) -> np.ndarray:
     """Rows whose word already occurs at an earlier row (empty when the words are unique)."""
     if len(set(words)) == len(words):  # the usual case, checked at C speed
@@ -399,25 +418,53 @@ class Vocabulary(WordLookup, Sequence):
         searching with the sorted word at its midpoint. Words are compared as UTF-8
         bytes, whose order is the code-point order the sorted index uses.
         """
-        _, offsets, order = self._native
         keys = [_utf8(w) for w in words]
+        plain = [j for j, k in enumerate(keys) if k is not None and (len(k) >= _PADDED_WIDTH or b"\0" in k)]
+        if not plain:
+            return self._binary_search(keys, _padded_keys(keys))
+        rows = np.full(len(keys), -1, dtype=np.int64)       # a few keys word by word (see _padded_keys)
+        rows[plain] = self._binary_search([keys[j] for j in plain], None)
+        rest = np.setdiff1d(np.arange(len(keys)), plain)
+        rows[rest] = self._binary_search([keys[j] for j in rest], _padded_keys([keys[j] for j in rest]))
+        return rows
+
+    def _binary_search(self, keys: list, padded) -> np.ndarray:
+        """Rows of ``keys`` (UTF-8 bytes, None for none) in lock-step; ``padded``: their
+        :func:`_padded_keys` to compare in arrays, None to compare word by word."""
+        _, offsets, order = self._native
         valid = np.fromiter((k is not None for k in keys), dtype=bool, count=len(keys))
         lo = np.zeros(len(keys), dtype=np.int64)
         hi = np.where(valid, self._n, 0).astype(np.int64)   # an invalid key searches nothing
         active = np.flatnonzero(lo < hi)
         while active.size:
             mid = (lo[active] + hi[active]) // 2
-            less = self._compare(np.asarray(order[mid], dtype=np.int64), [keys[j] for j in active.tolist()],
-                                 offsets, equal=False)
+            at = np.asarray(order[mid], dtype=np.int64)
+            less = self._compare(at, [keys[j] for j in active.tolist()], offsets, equal=False) if padded is None \
+                else self._padded_words(at, padded[0].itemsize)[0] < padded[0][active]
             lo[active[less]] = mid[less] + 1
             hi[active[~less]] = mid[~less]
             active = active[lo[active] < hi[active]]
         rows = np.full(len(keys), -1, dtype=np.int64)
         inside = np.flatnonzero(valid & (lo < self._n))
         candidates = np.asarray(order[lo[inside]], dtype=np.int64)
-        hit = self._compare(candidates, [keys[j] for j in inside.tolist()], offsets, equal=True)
+        if padded is None:
+            hit = self._compare(candidates, [keys[j] for j in inside.tolist()], offsets, equal=True)
+        else:
+            found, lengths = self._padded_words(candidates, padded[0].itemsize)
+            hit = (found == padded[0][inside]) & (lengths == padded[1][inside])
         rows[inside[hit]] = candidates[hit]
         return rows
+
+    def _padded_words(self, rows: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(words, byte lengths)`` of ``rows`` of a native vocabulary, the words as NUL-padded
+        ``S{width}`` strings (cut at ``width`` bytes), read from the text in one gather."""
+        text, offsets, _ = self._native
+        starts = np.asarray(offsets[rows], dtype=np.int64)
+        lengths = np.asarray(offsets[rows + 1], dtype=np.int64) - 1 - starts
+        at = np.arange(width)
+        where = np.minimum(starts[:, None] + at, max(len(text) - 1, 0))
+        data = np.where(at < lengths[:, None], np.take(np.asarray(text), where), 0).astype(np.uint8)
+        return data.view(f"S{width}").reshape(-1), lengths
 
     def _compare(self, rows: np.ndarray, keys: list[bytes], offsets, *, equal: bool) -> np.ndarray:
         """Whether the word of each row is below (or, ``equal=True``, equal to) its key."""

@@ -397,3 +397,55 @@ def test_cli_errors_are_one_bounded_line(tmp_path, capsys):
     path.write_text("id,group,score\na,f\x00,0.5\n", encoding="utf-8")
     assert main(["fairness", str(path), "--metric", "avg_group_fairness"]) == 2
     assert "control character" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("n_units, n_terms, tied", [(30, 48, False), (7, 5, True), (4, 300, False)])
+def test_grid_term_statistics_are_the_direct_formulas(n_units, n_terms, tied):
+    # the rank-based range gives the very numbers of the plain formula (tied scores, and more
+    # terms than a uint8 rank holds, included)
+    from embdebias.metrics.extrinsic._grid import _drawn_range, _mean_abs_deviation
+
+    rng = np.random.default_rng(n_terms)
+    scores = rng.integers(0, 3, (n_units, n_terms)) / 3.0 if tied else rng.random((n_units, n_terms))
+    c = rng.integers(0, 3, (150, n_terms)).astype(float)
+    c[:, 0] += 1
+    total = c.sum(axis=1)[:, None]
+    mean = (c @ scores.T) / total
+    drawn = c[:, None, :] > 0
+    direct_range = (np.where(drawn, scores[None], -np.inf).max(axis=2)
+                    - np.where(drawn, scores[None], np.inf).min(axis=2))
+    direct_deviation = (np.abs(scores[None] - mean[:, :, None]) * c[:, None, :]).sum(axis=2) / total
+    assert np.array_equal(_drawn_range(scores, c), direct_range)
+    assert np.array_equal(_mean_abs_deviation(scores, c, mean, total), direct_deviation)
+
+
+
+def _library_on_strings(fs, threshold=0.5):
+    """library_statistics as it was: every call given the long format's string labels."""
+    from embdebias.fairness import bcm, fairness_metric, mcm, pcm
+    from embdebias.metrics.extrinsic.bias import _paired
+
+    long = fs.to_long()
+    s, g, t = long["score"], long["group"], long["template"]
+    common = dict(group_order=fs.group_names, threshold=threshold)
+    terms = dict(templates=t, threshold=threshold)
+    out = {"group_pcm": pcm(s, g, phi="mean", **common).value, "group_bcm": bcm(s, g, phi="mean", **common).value,
+           "group_mcm": mcm(s, g, phi="mean", d="range", **common).value,
+           "cf_bcm": bcm(s, long["term"], phi="mean", **terms).value,
+           "cf_mcm": fairness_metric("pert_sr", s, long["term"], **terms).value,
+           "cf_mcm_std": fairness_metric("pert_sd", s, long["term"], **terms).value}
+    if len(fs.group_names) == 2:
+        out["score_gap"] = fairness_metric("average_score_difference", s, g, templates=t, **common).value
+        ps, pg, pt = _paired(long)
+        out["cf_pcm"] = fairness_metric("cf_gap_pcm", ps, pg, templates=pt, **common).value
+    for key, name in (("fped", "fped_normalized"), ("fned", "fned_normalized"), ("tpr_gap", "tpr_gap")):
+        out[key] = fairness_metric(name, s, g, labels=long["label"], **common).value
+    return out
+
+
+@pytest.mark.parametrize("groups", [(("m", 4), ("f", 4)), (("z", 3), ("b", 5), ("k", 2))])
+def test_library_statistics_on_sorted_codes_are_those_on_the_strings(groups):
+    # group names out of sorted order: the codes keep the given group order (signed gaps, pairs)
+    fs = random_family(5, groups, n_units=7)
+    assert library_statistics(fs, 0.5) == {k: v for k, v in _library_on_strings(fs).items()
+                                           if k in library_statistics(fs, 0.5)}

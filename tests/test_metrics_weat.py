@@ -11,7 +11,7 @@ import pytest
 from embdebias.embedding import Embedding
 from embdebias.errors import MissingWordsError
 from embdebias.metrics import weat
-from embdebias.metrics.weat import count_at_least, sample_at_least
+from embdebias.metrics.weat import count_at_least, sample_at_least, smallest_key_sums
 from embdebias.wordlists import WeatTest, WordSet
 
 
@@ -146,6 +146,31 @@ def test_sample_at_least_counts_uniform_partitions():
     rng = np.random.default_rng(0)
     hits = sample_at_least(np.array([1.0, 0, 0, 0]), 1, 1.0, 40_000, rng, block_size=3000)
     assert abs(hits / 40_000 - 0.25) < 4 * math.sqrt(0.25 * 0.75 / 40_000)
+
+
+def _argpartition_sums(s, keys, n_x):
+    """The sampler's sums as they were computed before smallest_key_sums (index gather)."""
+    return s[np.argpartition(keys, n_x - 1, axis=1)[:, :n_x]].sum(axis=1)
+
+
+@pytest.mark.parametrize("n, n_x", [(32, 16), (50, 25), (33, 10), (5, 1), (6, 6)])
+def test_smallest_key_sums_are_the_argpartition_sums(n, n_x):
+    rng = np.random.default_rng(n)
+    s, keys = rng.standard_normal(n) * 3, rng.random((2000, n))
+    np.testing.assert_allclose(smallest_key_sums(s, keys, n_x), _argpartition_sums(s, keys, n_x),
+                               rtol=0, atol=1e-12)
+
+
+def test_smallest_key_sums_with_tied_keys_take_argpartitions_choice():
+    # whole-number keys tie often: those rows must be exactly the old gather, not a mask of more words
+    rng = np.random.default_rng(3)
+    s, keys = rng.standard_normal(8), rng.integers(0, 4, size=(500, 8)).astype(np.float64)
+    got = smallest_key_sums(s, keys, 3)
+    kth = np.partition(keys, 2, axis=1)[:, 2:3]
+    tied = (keys <= kth).sum(axis=1) != 3
+    assert tied.sum() > 100
+    assert np.array_equal(got[tied], _argpartition_sums(s, keys, 3)[tied])
+    np.testing.assert_allclose(got, _argpartition_sums(s, keys, 3), rtol=0, atol=1e-12)
 
 
 def test_bootstrap_interval():

@@ -592,9 +592,20 @@ def load_weat_tests(name_or_path="weat_tests") -> list[WeatTest]:
 
 
 def weat_tests(group: str | None = None) -> list[WeatTest]:
-    """The bundled WEAT tests, optionally only one ``group`` ("caliskan" or "gender")."""
-    tests = load_weat_tests()
+    """The bundled WEAT tests, optionally only one ``group`` ("caliskan" or "gender").
+
+    The file is read and checked once while it is unchanged (same path, size and modification
+    time): an evaluation asks for the tests some seventy times (every WEAT and ECT unit of
+    every column), each a parse of the file. The tests are frozen; the list is the caller's."""
+    path = wordlist_path("weat_tests")
+    stat = path.stat()
+    tests = _bundled_weat_tests(str(path), stat.st_size, stat.st_mtime_ns)
     return [t for t in tests if group is None or t.group == group]
+
+
+@lru_cache(maxsize=4)
+def _bundled_weat_tests(path: str, size: int, mtime_ns: int) -> tuple:
+    return tuple(load_weat_tests(Path(path)))
 
 
 def weat_test(test_id: str) -> WeatTest:

@@ -37,7 +37,7 @@ from ..data.wordlists import _stamp, read_text
 from ..errors import EmbdebiasError, WordListError
 from .base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
-from ._resample import Sample, mean_of, ranks_in_resamples
+from ._resample import Sample, mean_of, per_draw, ranks_in_resamples
 
 #: Known evaluation files (name -> file in gensim's test data).
 DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
@@ -45,16 +45,29 @@ DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
 
 
 def dataset_path(name_or_path) -> Path:
-    """Path of a known dataset name (see :data:`DATASETS`) or of a given file."""
+    """Path of a known dataset name (see :data:`DATASETS`) or of a given file.
+
+    A known name is a file of gensim's bundled test data (``gensim/test/test_data/``, where
+    ``gensim.test.utils.datapath`` looks), found without importing gensim: importing it
+    (all of gensim) cost about 0.7 s of every evaluation."""
     s = str(name_or_path)
     if s in DATASETS:
-        from gensim.test.utils import datapath
-
-        return Path(datapath(DATASETS[s]))
+        return _gensim_test_data() / DATASETS[s]
     p = Path(s)
     if not p.is_file():
         raise WordListError(f"{s}: evaluation file not found (known names: {', '.join(DATASETS)})")
     return p
+
+
+def _gensim_test_data() -> Path:
+    """gensim's test-data folder, from where the installed package is (not importing it)."""
+    from importlib.util import find_spec
+
+    spec = find_spec("gensim")
+    if spec is None or not spec.submodule_search_locations:
+        raise WordListError("the bundled evaluation files (wordsim353, simlex999, google_analogy) are gensim's "
+                            "test data: install gensim, or give the path of a file")
+    return Path(next(iter(spec.submodule_search_locations))) / "test" / "test_data"
 
 
 def _word_rows(vocab, words, lowercase: bool) -> np.ndarray:
@@ -160,16 +173,39 @@ def _similarity(embedding, dataset, *, restrict_vocab: int | None = None, lowerc
 def spearman_of(x, y):
     """``stat`` of Spearman's rho of paired values ``x``, ``y`` (one set "items"): the Pearson
     correlation of the ranks within each resample (ties averaged, as :func:`scipy.stats.spearmanr`;
-    the ranks by :func:`~embdebias.metrics._resample.ranks_in_resamples`, without a sort per resample)."""
-    rank_x, rank_y = ranks_in_resamples(x), ranks_in_resamples(y)
+    the ranks by :func:`~embdebias.metrics._resample.ranks_in_resamples`, without a sort per resample).
+
+    The human scores ``y`` are every column's: their centred ranks on a draw are computed once
+    for all the columns scored on it (:func:`_shared_centred_ranks`)."""
+    rank_x, rank_y = _centred_ranks(np.asarray(x, np.float64)), _shared_centred_ranks(np.asarray(y, np.float64))
 
     def stat(idx):
-        rx, ry = rank_x(idx["items"]), rank_y(idx["items"])
-        rx -= rx.mean(axis=1, keepdims=True)
-        ry -= ry.mean(axis=1, keepdims=True)
+        (rx, ssx), (ry, ssy) = rank_x(idx["items"]), rank_y(idx["items"])
         with np.errstate(all="ignore"):
-            return (rx * ry).sum(axis=1) / np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+            return (rx * ry).sum(axis=1) / np.sqrt(ssx * ssy)
     return stat
+
+
+def _centred_ranks(values: np.ndarray):
+    """``ranks(idx) -> (ranks centred per row, their sums of squares)`` of ``values`` in each resample."""
+    rank = ranks_in_resamples(values)
+
+    def centred(idx):
+        r = rank(idx)
+        r -= r.mean(axis=1, keepdims=True)
+        return r, (r * r).sum(axis=1)
+    return centred
+
+
+@lru_cache(maxsize=8)
+def _shared_by_content(data: bytes, shape: tuple):
+    return per_draw(_centred_ranks(np.frombuffer(data, np.float64).reshape(shape)))
+
+
+def _shared_centred_ranks(values: np.ndarray):
+    """:func:`_centred_ranks` of ``values``, one per distinct content (a data set's human scores,
+    the same in every column), each draw's answer kept while the draw lives (:func:`per_draw`)."""
+    return _shared_by_content(np.ascontiguousarray(values).tobytes(), values.shape)
 
 
 DATASETS_NAME = {v: k for k, v in DATASETS.items()}

@@ -274,6 +274,17 @@ def _paired(long: dict) -> tuple[list, list, list]:
             [f"{long['template'][i]}|{long['pair'][i]}" for i in keep])
 
 
+def _sorted_codes(labels: list) -> tuple[list, np.ndarray]:
+    """``(sorted distinct labels, each label's index among them)``.
+
+    The library sorts the labels of every call (:mod:`embdebias.fairness` groups and orders
+    by them); given these codes, which sort as the labels do, it groups and orders the
+    examples the same way, and the strings are converted and sorted once per family, not
+    once per statistic."""
+    names, codes = np.unique(np.asarray(labels), return_inverse=True)
+    return names.tolist(), codes.reshape(-1).astype(np.intp)
+
+
 def library_statistics(fs: FamilyScores, threshold: float = 0.5) -> dict:
     """``{statistic key: value}`` of one family, computed by :mod:`embdebias.fairness`.
 
@@ -281,24 +292,32 @@ def library_statistics(fs: FamilyScores, threshold: float = 0.5) -> dict:
     each is left out otherwise;
     ``fped``, ``fned`` and ``tpr_gap`` need gold labels.
     """
-    long = fs.to_long()
-    s, g, t, order = long["score"], long["group"], long["template"], fs.group_names
+    s = fs.scores.ravel().astype(np.float64)                   # the order of to_long: unit by unit
+    n_units, n_terms = fs.scores.shape
+    names, of_column = _sorted_codes(np.asarray(fs.group_names, dtype=object)[fs.column_groups].tolist())
+    g = np.tile(of_column, n_units)
+    t = np.repeat(_sorted_codes([u.key for u in fs.units])[1], n_terms)
+    term = np.tile(_sorted_codes([w for ws in fs.terms.values() for w in ws])[1], n_units)
+    order = [names.index(name) for name in fs.group_names]
     common = dict(group_order=order, threshold=threshold)
     terms = dict(templates=t, threshold=threshold)
     out = {"group_pcm": pcm(s, g, phi="mean", **common).value,
            "group_bcm": bcm(s, g, phi="mean", **common).value,
            "group_mcm": mcm(s, g, phi="mean", d="range", **common).value,
-           "cf_bcm": bcm(s, long["term"], phi="mean", **terms).value,
-           "cf_mcm": fairness_metric("pert_sr", s, long["term"], **terms).value,
-           "cf_mcm_std": fairness_metric("pert_sd", s, long["term"], **terms).value}
+           "cf_bcm": bcm(s, term, phi="mean", **terms).value,
+           "cf_mcm": fairness_metric("pert_sr", s, term, **terms).value,
+           "cf_mcm_std": fairness_metric("pert_sd", s, term, **terms).value}
     if len(order) == 2:
         out["score_gap"] = fairness_metric("average_score_difference", s, g, templates=t, **common).value
     if fs.pairs:
-        ps, pg, pt = _paired(long)
-        out["cf_pcm"] = fairness_metric("cf_gap_pcm", ps, pg, templates=pt, **common).value
-    if "label" in long:
+        ps, pg, pt = _paired(fs.to_long())
+        out["cf_pcm"] = fairness_metric("cf_gap_pcm", np.asarray(ps, dtype=np.float64),
+                                        np.array([names.index(name) for name in pg], dtype=np.intp),
+                                        templates=_sorted_codes(pt)[1], **common).value
+    if fs.labels is not None:
+        labels = np.repeat(fs.labels, n_terms)
         for key, name in (("fped", "fped_normalized"), ("fned", "fned_normalized"), ("tpr_gap", "tpr_gap")):
-            out[key] = fairness_metric(name, s, g, labels=long["label"], **common).value
+            out[key] = fairness_metric(name, s, g, labels=labels, **common).value
     return {st.key: out[st.key] for st in STATISTICS if st.key in out}
 
 

@@ -1,0 +1,65 @@
+"""The bootstrap's shortcuts give the numbers of the plain computation (issue 35)."""
+
+import numpy as np
+
+from embdebias.metrics._resample import Sample, _positions, counts, mean_of, paired_change, per_draw, resample_rng
+
+
+def test_positions_of_all_items_in_order_are_the_drawn_indices_themselves():
+    idx = {"items": np.array([[2, 0, 1]]), "other": np.array([[1, 1, 0]])}
+    got = _positions({"items": np.arange(3), "other": np.array([4, 7])}, idx)
+    assert got["items"] is idx["items"]                              # not gathered again
+    assert got["other"].tolist() == [[7, 7, 4]]
+    assert _positions({"items": np.arange(5)}, {"items": np.array([[4, 3]])})["items"].tolist() == [[4, 3]]
+
+
+def test_paired_change_without_the_gather_is_the_gathered_one():
+    # the same words in the same order: identity positions, skipped; a shuffled column still pairs by key
+    rng = np.random.default_rng(4)
+    keys = [f"w{i}" for i in range(200)]
+    ref_values, other_values = rng.normal(size=200), rng.normal(0.1, 1.0, size=200)
+    ref = Sample({"items": keys}, mean_of(ref_values))
+    same_order = paired_change(ref, Sample({"items": keys}, mean_of(other_values)), 400, resample_rng(0, "t"))
+    order = rng.permutation(200)
+    shuffled = Sample({"items": [keys[i] for i in order]}, mean_of(other_values[order]))
+    assert paired_change(ref, shuffled, 400, resample_rng(0, "t")) == same_order
+
+
+def test_mean_of_zeros_and_ones_counted_as_bytes_is_the_float_mean():
+    rng = np.random.default_rng(9)
+    for values in ((rng.random(3001) < 0.37).astype(float), rng.normal(size=500), np.ones(7), np.zeros(4)):
+        idx = rng.integers(0, values.size, size=(50, values.size))
+        assert np.array_equal(mean_of(values)({"items": idx}), values[idx].mean(axis=1))
+    assert np.array_equal(mean_of([1.0, 0.0, 0.5])({"items": np.array([[2, 2, 0]])}), [2.0 / 3.0])
+
+
+def test_per_draw_computes_once_per_live_draw_and_forgets_it_when_freed():
+    import gc
+
+    calls = []
+    remembered = per_draw(lambda drawn, n: calls.append(n) or counts(drawn, n))
+    drawn = np.random.default_rng(1).integers(0, 5, size=(20, 5))
+    first = remembered(drawn, 5)
+    assert remembered(drawn, 5) is first and np.array_equal(first, counts(drawn, 5)) and calls == [5]
+    assert not first.flags.writeable                                   # shared: nobody may change it
+    assert remembered(drawn.copy(), 5) is not first                    # another array: computed afresh
+    assert np.array_equal(remembered(drawn, 7), counts(drawn, 7))      # other arguments: another entry
+    del drawn
+    gc.collect()
+    assert not remembered.kept                                         # nothing held after the draws
+
+
+def test_similarity_resamples_share_the_human_ranks_and_equal_the_plain_spearman():
+    from scipy.stats import spearmanr
+
+    from embdebias.metrics.quality import _shared_centred_ranks, spearman_of
+
+    rng = np.random.default_rng(2)
+    human = np.round(rng.random(60) * 10, 1)                             # ties, as in the data sets
+    sims = [rng.random(60) for _ in range(3)]                            # three columns
+    idx = {"items": rng.integers(0, 60, size=(40, 60))}
+    got = [spearman_of(x, human)(idx) for x in sims]
+    assert len(_shared_centred_ranks(human).kept) == 1                  # the human ranks: once for the draw
+    for x, values in zip(sims, got):
+        expected = [spearmanr(x[row], human[row]).statistic for row in idx["items"]]
+        np.testing.assert_allclose(values, expected, rtol=1e-12)
