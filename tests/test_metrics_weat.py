@@ -222,3 +222,10 @@ def test_result_is_json_serialisable():
     d = weat(emb, X, Y, A, B, bootstrap=50).to_dict()
     again = json.loads(json.dumps(d, allow_nan=False))
     assert again["effect_size"] == d["effect_size"] and again["missing"]["X"] == []
+
+
+def test_empty_subsets_sum_to_zero():
+    # n_x = 0: every draw's subset is empty (the old index gather gave zero sums; a mask must too)
+    keys = np.random.default_rng(0).random((10, 3))
+    assert np.array_equal(smallest_key_sums(np.array([1.0, 2.0, 3.0]), keys, 0), np.zeros(10))
+    assert sample_at_least(np.array([1.0, 2.0, 3.0]), 0, 0.0, 10, np.random.default_rng(0)) == 10

@@ -24,3 +24,21 @@ def test_the_bundled_tests_are_read_once_and_again_when_the_file_changes(tmp_pat
     path.write_text(text.replace('"title"', '"title" ', 1), encoding="utf-8")   # the same tests, another file
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
     assert weat_tests() == first and len(reads) == 2
+
+
+def test_each_call_gets_its_own_extra_notes():
+    first = weat_tests()
+    first[0].extra["note"] = 1                            # a caller writing to a (frozen) test's notes
+    assert "note" not in weat_tests()[0].extra
+
+
+def test_a_same_size_rewrite_that_keeps_its_modification_time_is_read_again(tmp_path):
+    from embdebias.metrics.quality import read_analogies
+
+    path = tmp_path / "questions.txt"
+    path.write_text(": s\na b c d\n", encoding="utf-8")
+    assert read_analogies(path)[0][1] == [("a", "b", "c", "d")]
+    mtime = path.stat().st_mtime_ns
+    path.write_text(": s\na b c e\n", encoding="utf-8")  # same size; cp -p / rsync -t keep the time
+    os.utime(path, ns=(mtime, mtime))
+    assert read_analogies(path)[0][1] == [("a", "b", "c", "e")]

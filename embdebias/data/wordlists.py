@@ -56,7 +56,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -379,14 +379,19 @@ def _text_entries(path: Path, width: int):
         yield line, [_check_word(w, path, line) for w in fields]  # no control character either
 
 
-def _stamp(path: Path) -> tuple[Path, int, int]:
-    """Cache key of a file: a rewritten file is read again."""
+def _stamp(path: Path) -> tuple[Path, tuple[int, int, int, int]]:
+    """Cache key of a file: ``(resolved path, (mtime, ctime, inode, size))``.
+
+    A rewritten file is read again. The change time and inode are in the key because a
+    rewrite of the same size can keep its modification time (``cp -p``, ``rsync -t``,
+    ``touch -r``, or a coarse file-system clock); the change time moves on every write.
+    """
     st = path.stat()
-    return path.resolve(), st.st_mtime_ns, st.st_size
+    return path.resolve(), (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size)
 
 
 @lru_cache(maxsize=64)
-def _load_words_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple[str, ...]:
+def _load_words_cached(path: Path, version: tuple = ()) -> tuple[str, ...]:
     return tuple(dict.fromkeys(fields[0] for _, fields in _entries(path, 1)))
 
 
@@ -396,7 +401,7 @@ def load_words(name_or_path, lists: str = DEFAULT_LISTS) -> list[str]:
 
 
 @lru_cache(maxsize=64)
-def _load_pairs_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple[tuple[str, str], ...]:
+def _load_pairs_cached(path: Path, version: tuple = ()) -> tuple[tuple[str, str], ...]:
     pairs = []
     for line, (a, b) in _entries(path, 2):
         if same_word(a, b):
@@ -594,18 +599,18 @@ def load_weat_tests(name_or_path="weat_tests") -> list[WeatTest]:
 def weat_tests(group: str | None = None) -> list[WeatTest]:
     """The bundled WEAT tests, optionally only one ``group`` ("caliskan" or "gender").
 
-    The file is read and checked once while it is unchanged (same path, size and modification
-    time): an evaluation asks for the tests some seventy times (every WEAT and ECT unit of
-    every column), each a parse of the file. The tests are frozen; the list is the caller's."""
-    path = wordlist_path("weat_tests")
-    stat = path.stat()
-    tests = _bundled_weat_tests(str(path), stat.st_size, stat.st_mtime_ns)
-    return [t for t in tests if group is None or t.group == group]
+    The file is read and checked once while it is unchanged (same path, modification and
+    change times, inode and size): an evaluation asks for the tests some seventy times (every
+    WEAT and ECT unit of every column), each a parse of the file. The tests are frozen and
+    each call gets its own copy of their ``extra`` notes (the cached tests are shared); the
+    list is the caller's."""
+    tests = _bundled_weat_tests(*_stamp(wordlist_path("weat_tests")))
+    return [replace(t, extra=dict(t.extra)) for t in tests if group is None or t.group == group]
 
 
 @lru_cache(maxsize=4)
-def _bundled_weat_tests(path: str, size: int, mtime_ns: int) -> tuple:
-    return tuple(load_weat_tests(Path(path)))
+def _bundled_weat_tests(path: Path, version: tuple = ()) -> tuple:
+    return tuple(load_weat_tests(path))
 
 
 def weat_test(test_id: str) -> WeatTest:

@@ -242,14 +242,14 @@ class AnalogyResult(MetricResult):
 def read_analogies(path) -> list[tuple[str, list[tuple[str, str, str, str]]]]:
     """``[(section, [(a, b, c, d), ...]), ...]`` from a questions-words-format file.
 
-    Parsed once per version of the file (its path, modification time and size): evaluating
-    several embeddings reads the questions once.
+    Parsed once per version of the file (its path, modification and change times, inode and
+    size): evaluating several embeddings reads the questions once.
     """
     return [(name, list(questions)) for name, questions in _read_analogies_cached(*_stamp(Path(path)))]
 
 
 @lru_cache(maxsize=4)
-def _read_analogies_cached(path: Path, mtime_ns: int = 0, size: int = 0) -> tuple:
+def _read_analogies_cached(path: Path, version: tuple = ()) -> tuple:
     sections: list[tuple[str, list]] = []
     for lineno, raw in enumerate(read_text(path).splitlines(), 1):
         line = raw.strip()

@@ -279,8 +279,10 @@ def smallest_key_sums(s: np.ndarray, keys: np.ndarray, n_x: int, scratch: np.nda
     a sum may differ from that one by float rounding (1e-15 relative); the p-value's 1e-9
     tolerance (:func:`_extreme_bounds`) is far wider. A row whose ``n_x``-th key ties another
     (keys are multiples of 2**-53: about 1e-13 of rows) marks more than ``n_x``: those rows
-    take ``argpartition``.
+    take ``argpartition``. ``n_x = 0`` sums nothing: zeros.
     """
+    if n_x <= 0:
+        return np.zeros(keys.shape[0])
     scratch = np.array(keys) if scratch is None else scratch
     np.copyto(scratch, keys)
     scratch.partition(n_x - 1, axis=1)
