@@ -309,7 +309,10 @@ def test_convert_cleans_stale_temporaries_where_it_writes(small, tmp_path, capsy
 
 # --------------------------------------------------------------------------- signals (real processes)
 WRAPPER = """
-import functools, os, pathlib, sys, time
+import functools, os, pathlib, signal, sys, time
+# A shell's background job starts with SIGINT ignored, and Python keeps an ignored SIGINT:
+# restore the default so the test sees what an interactive user's Ctrl-C does.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import importlib; evaluation = importlib.import_module("embdebias.evaluate")
 from embdebias.cli import main
 evaluation.evaluate = functools.partial(evaluation.evaluate, bootstrap=0, suite=["direct_bias"])
