@@ -72,3 +72,18 @@ def write_page(path, text: str) -> None:
 
     with atomic_file(Path(path)) as tmp:
         Path(tmp).write_text(text, encoding="utf-8")
+
+
+def command_line(script: str, argv=None) -> str:
+    """The command that ran ``benchmarks/SCRIPT`` with ``argv`` (default: this process's), for a page."""
+    import sys
+
+    given = sys.argv[1:] if argv is None else list(argv)
+    return " ".join([f"python benchmarks/{script}", *given])
+
+
+def publish(text: str, out=None) -> None:
+    """Print a results page, and write it atomically to ``out`` when given."""
+    print(text)
+    if out:
+        write_page(out, text)

@@ -97,14 +97,10 @@ def main(argv=None) -> int:
 
     emb = io.load(args.input) if args.input else io.load_default()
     rows = [fit(emb, a) for a in args.attributes.split(",")]
-    given = sys.argv[1:] if argv is None else list(argv)
-    text = markdown(rows, " ".join(["python benchmarks/bench_inlp.py", *given]), Path(emb.name).name,
-                    (len(emb), emb.dim))
-    print(text)
-    if args.out:
-        from _measure import write_page
+    from _measure import command_line, publish
 
-        write_page(args.out, text)
+    publish(markdown(rows, command_line("bench_inlp.py", argv), Path(emb.name).name, (len(emb), emb.dim)),
+            args.out)
     return 0
 
 

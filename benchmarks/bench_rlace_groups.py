@@ -94,13 +94,9 @@ def main(argv=None) -> int:
     rows = [fit(emb, "gender"), fit(emb, "race, after", attribute="race")]
     if args.before:
         rows.append(fit(emb, "race, before", attribute="race", n_evals_no_change=None))
-    given = sys.argv[1:] if argv is None else list(argv)
-    text = markdown(rows, " ".join(["python benchmarks/bench_rlace_groups.py", *given]))
-    print(text)
-    if args.out:
-        from _measure import write_page
+    from _measure import command_line, publish
 
-        write_page(args.out, text)
+    publish(markdown(rows, command_line("bench_rlace_groups.py", argv)), args.out)
     return 0
 
 

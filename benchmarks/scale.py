@@ -378,14 +378,10 @@ def main(argv=None) -> int:
         label = (methods or "(default)") + (f" --save {save}" if save else "")
         runs[label] = run(args.rows, args.dim, args.seed, args.workdir, methods=methods or None, save=save,
                           baseline=args.baseline, source=args.input)
-    given = sys.argv[1:] if argv is None else list(argv)
-    rows, dim = given_input(args.input)[1:] if args.input else (args.rows, args.dim)
-    text = report_text(runs, " ".join(["python benchmarks/scale.py", *given]), rows * dim * 4)
-    print(text)
-    if args.out:
-        from _measure import write_page
+    from _measure import command_line, publish
 
-        write_page(args.out, text)
+    rows, dim = given_input(args.input)[1:] if args.input else (args.rows, args.dim)
+    publish(report_text(runs, command_line("scale.py", argv), rows * dim * 4), args.out)
     return 0
 
 
