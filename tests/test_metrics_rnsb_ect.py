@@ -83,6 +83,36 @@ def test_rnsb_seeded_runs():
     json.dumps(a.to_dict(), allow_nan=False)
 
 
+def test_rnsb_runs_are_those_of_train_test_split_and_score():
+    """The cached split positions give exactly the runs of splitting the features themselves
+    with scikit-learn's train_test_split and scoring with the classifier's score()."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+
+    from embdebias._rows import unit_rows
+    from embdebias.metrics._common import spawn_seeds
+    from embdebias.metrics.rnsb import stratified_split
+
+    emb, pos, neg = _sentiment_embedding({"he": np.array([0.3, 1, 0, 0, 0, 0]),
+                                          "she": np.array([-0.1, 0, 1, 0, 0, 0])}, seed=3, n=37)
+    r = rnsb(emb, ["he", "she"], positive=pos, negative=neg, n_runs=5, random_state=11, test_size=0.3)
+    feats = unit_rows(emb.take(emb.rows(pos + neg), np.float64), copy=True)
+    ident = unit_rows(emb.take(emb.rows(["he", "she"]), np.float64), copy=True)
+    labels = np.r_[np.zeros(37, int), np.ones(37, int)]
+    accs, runs = [], []
+    for seed in spawn_seeds(11, 5):
+        x_tr, x_te, y_tr, y_te = train_test_split(feats, labels, test_size=0.3, random_state=seed, stratify=labels)
+        train, test = stratified_split(labels, 0.3, seed)
+        assert np.array_equal(feats[train], x_tr) and np.array_equal(labels[test], y_te)
+        clf = LogisticRegression(C=1.0, max_iter=1000).fit(x_tr, y_tr)
+        accs.append(clf.score(x_te, y_te))
+        runs.append(kl_from_uniform(clf.predict_proba(ident)[:, 1]))
+    assert r.runs == runs                          # bit for bit
+    assert r.accuracy == float(np.mean(accs))
+    once = stratified_split(labels, 0.3, 1)[0]     # computed once, shared read-only
+    assert stratified_split(labels.copy(), 0.3, 1)[0] is once and not once.flags.writeable
+
+
 def test_rnsb_missing_identity_terms():
     emb, pos, neg = _sentiment_embedding({"he": np.ones(6), "she": -np.ones(6)})
     with pytest.raises(MissingWordsError) as err:
