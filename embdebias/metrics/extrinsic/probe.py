@@ -84,11 +84,9 @@ class SentimentProbe(BaseEstimator):
 
     def fit(self, embedding, exclude=()):
         """Train on the lexicon words of ``embedding``, leaving out the words in ``exclude``."""
-        from sklearn.model_selection import train_test_split
-
         from ..._threads import one_thread
         from ...embedding import as_embedding
-        from ..rnsb import has_l1_ratio_default, sentiment_rows
+        from ..rnsb import has_l1_ratio_default, sentiment_rows, stratified_split
 
         emb = as_embedding(embedding)
         drop = self._rows(emb, sorted(set(exclude)))[0]
@@ -96,9 +94,9 @@ class SentimentProbe(BaseEstimator):
                                              who="sentiment probe")
         rows = np.concatenate([pos, neg])
         labels = np.concatenate([np.ones(pos.size, int), np.zeros(neg.size, int)])  # 1 = positive
-        x_tr, x_te, y_tr, y_te = train_test_split(unit_rows(emb.take(rows, np.float64)), labels,
-                                                  test_size=self.test_size, random_state=self.random_state,
-                                                  stratify=labels)
+        features = unit_rows(emb.take(rows, np.float64))
+        train, test = stratified_split(labels, self.test_size, self.random_state)  # train_test_split's rows
+        x_tr, x_te, y_tr, y_te = features[train], features[test], labels[train], labels[test]
         from sklearn.linear_model import LogisticRegression
 
         penalty = {"l1_ratio": 0} if has_l1_ratio_default() else {"penalty": "l2"}
@@ -108,7 +106,7 @@ class SentimentProbe(BaseEstimator):
         self.embedding_ = emb
         self.coef_ = clf.coef_[0].copy()
         self.intercept_ = float(clf.intercept_[0])
-        self.accuracy_ = float(clf.score(x_te, y_te))
+        self.accuracy_ = float(np.mean(clf.predict(x_te) == y_te))  # score()'s mean of hits, exact
         self.n_train_, self.n_test_ = int(y_tr.size), int(y_te.size)
         self.n_positive_, self.n_negative_ = int(pos.size), int(neg.size)
         self.lexicon_missing_ = int(missing)
