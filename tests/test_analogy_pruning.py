@@ -161,3 +161,26 @@ def test_sub_columns_must_be_a_power_of_two():
     vocab = _tied_vocab(50, 3, seed=1)
     with pytest.raises(EmbdebiasError, match="power of two"):
         analogy_answers(vocab, np.array([[0, 1, 2]]), sub_columns=12)
+
+
+def test_the_question_words_are_cached_per_version_of_the_file(tmp_path):
+    """The distinct question words are sorted once per file version: a rewritten file (same
+    size, same modification time) is read again."""
+    import os
+
+    from embdebias.embedding import Embedding
+    from embdebias.metrics.quality import analogy
+
+    rng = np.random.default_rng(2)
+    emb = Embedding(["a", "b", "c", "d", "e", "Z"], rng.normal(size=(6, 5)).astype(np.float32))
+    path = tmp_path / "q.txt"
+    path.write_text(": s\na b c d\n: gram-t\nA b e d\n")
+    first = analogy(emb, path)
+    assert (first.n_questions, first.n_oov, first.missing["words"]) == (2, 0, [])   # "A" found as "a"
+    stat = path.stat()
+    path.write_text(": s\na b c d\n: gram-t\nA b e y\n")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    second = analogy(emb, path)
+    assert (second.n_questions, second.n_oov, second.missing["words"]) == (1, 1, ["y"])
+    assert second.sections == {"s": [second.sections["s"][0], 1, 0], "gram-t": [0, 0, 1]}
+    assert analogy(emb, path, lowercase=False).missing["words"] == ["A", "y"]

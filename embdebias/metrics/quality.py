@@ -296,10 +296,9 @@ def _analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_00
         raise EmbdebiasError(f"restrict_vocab must be >= 1, got {restrict_vocab}")
     head = emb.head(restrict_vocab)
     path = dataset_path(dataset)
-    sections = read_analogies(path)
-    questions = [list(q) for _, qs in sections for q in qs]
-    section_of = np.array([si for si, (_, qs) in enumerate(sections) for _ in qs], dtype=np.int64)
-    quads = _word_rows(head.words, questions, lowercase).astype(np.int64).reshape(-1, 4)
+    names, section_of, syntactic, distinct, word_of = _analogy_questions(path)
+    rows, _ = rows_with_lowercase(head.words, distinct, lowercase)
+    quads = rows[word_of]
     ok = (quads >= 0).all(axis=1)
     q_ok = quads[ok]
     correct = np.zeros(len(quads), dtype=bool)
@@ -307,11 +306,9 @@ def _analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_00
         vocab = unit_rows(head.take(slice(0, len(head))))
         correct[np.flatnonzero(ok)] = analogy_answers(vocab, q_ok[:, :3], batch_size) == q_ok[:, 3]
     per_section = {}
-    for si, (name, _) in enumerate(sections):
+    for si, name in enumerate(names):
         m = section_of == si
         per_section[name] = [int(correct[m].sum()), int((m & ok).sum()), int((m & ~ok).sum())]
-    syntactic = np.array([sections[s][0].startswith("gram") for s in section_of], dtype=bool) \
-        if len(section_of) else np.zeros(0, bool)
 
     def acc(mask):
         n = int((mask & ok).sum())
@@ -327,8 +324,33 @@ def _analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_00
         n_correct=int(correct.sum()), n_questions=int(ok.sum()), n_oov=int((~ok).sum()),
         restrict_vocab=int(restrict_vocab), sections=per_section,
         dataset=DATASETS_NAME.get(path.name, str(path)),
-        missing={"words": sorted(set(np.asarray(questions, dtype=object).reshape(-1, 4)[quads < 0].tolist()))})
+        missing={"words": sorted(word for word, row in zip(distinct, rows.tolist(), strict=True) if row < 0)})
     return result, samples
+
+
+def _analogy_questions(path: Path) -> tuple:
+    """``(section names, section of each question, whether each is syntactic, the distinct
+    words (sorted), each question's four words as indices into them)`` of a questions file.
+
+    Depends only on the file (its version, as :func:`read_analogies`): every column of an
+    evaluation looks up the same few hundred distinct words instead of sorting the ~78,000
+    words of the questions again. The arrays are read-only (shared through the cache).
+    """
+    return _analogy_questions_cached(*_stamp(Path(path)))
+
+
+@lru_cache(maxsize=4)
+def _analogy_questions_cached(path: Path, version: tuple = ()) -> tuple:
+    sections = _read_analogies_cached(path, version)
+    names = tuple(name for name, _ in sections)
+    section_of = np.array([si for si, (_, qs) in enumerate(sections) for _ in qs], dtype=np.int64)
+    syntactic = np.array([name.startswith("gram") for name in names], dtype=bool)[section_of]
+    flat = np.array([word for _, qs in sections for q in qs for word in q], dtype=str)
+    distinct, inverse = np.unique(flat, return_inverse=True)
+    word_of = inverse.astype(np.int64).reshape(-1, 4)
+    for array in (section_of, syntactic, word_of):
+        array.flags.writeable = False
+    return names, section_of, syntactic, distinct.tolist(), word_of
 
 
 #: Candidate columns per block of analogy scores: the block of question-word x candidate
