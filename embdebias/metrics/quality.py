@@ -468,11 +468,18 @@ def _contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns) -> t
     own_question, own_column = _own_words(abc)
     best = np.full(len(abc), -np.inf, dtype=np.float32)  # each question's best float32 score so far
     found = []                                         # (question, candidate, float32 score) near the best
+    # the products and offsets of whole blocks go to reused buffers: a fresh array of a few MB
+    # per block costs more in page faults than the product itself (the values are the same)
+    dots_buffer = np.empty((len(words), min(columns, n)), dtype=np.float32)
+    offsets_buffer = np.empty((2, len(pairs), min(columns, n)), dtype=np.float32)
     with one_thread():
         for start in range(0, n, columns):
             stop = min(n, start + columns)
-            dots = word_vectors @ vocab[start:stop].T  # (distinct words, block)
-            offsets = dots[pairs[:, 1]] - dots[pairs[:, 0]]
+            whole = stop - start == dots_buffer.shape[1]
+            dots = np.matmul(word_vectors, vocab[start:stop].T, out=dots_buffer if whole else None)
+            offsets = np.subtract(np.take(dots, pairs[:, 1], axis=0, out=offsets_buffer[0] if whole else None),
+                                  np.take(dots, pairs[:, 0], axis=0, out=offsets_buffer[1] if whole else None),
+                                  out=offsets_buffer[0] if whole else None)   # (distinct pairs, block)
             lo, hi = np.searchsorted(own_column, [start, stop])
             full = min(max(seed_columns - start, 0), stop - start)           # this block's columns scored in full
             split = np.searchsorted(own_column[lo:hi], start + full) + lo
