@@ -13,7 +13,9 @@ r"""What debiasing costs: word-similarity correlation and analogy accuracy.
   question with a word outside them is not scored but counted as out of vocabulary.
   Scoring: the dot products of the few distinct question words with the unit-normalized
   restricted vocabulary, combined per question (:func:`analogy_answers`), about 20 times
-  fewer multiply-adds than one product per question; a best answer ahead of the next by
+  fewer multiply-adds than one product per question, and after the most frequent words only
+  the sub-blocks of candidates whose upper bound reaches a question's best so far are
+  scored (the answers are the same as scoring all of them); a best answer ahead of the next by
   less than float32 rounding is decided in float64 (earlier versions let the rounding of
   one float32 product decide such near ties).
 
@@ -296,10 +298,9 @@ def _analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_00
         raise EmbdebiasError(f"restrict_vocab must be >= 1, got {restrict_vocab}")
     head = emb.head(restrict_vocab)
     path = dataset_path(dataset)
-    sections = read_analogies(path)
-    questions = [list(q) for _, qs in sections for q in qs]
-    section_of = np.array([si for si, (_, qs) in enumerate(sections) for _ in qs], dtype=np.int64)
-    quads = _word_rows(head.words, questions, lowercase).astype(np.int64).reshape(-1, 4)
+    names, section_of, syntactic, distinct, word_of = _analogy_questions(path)
+    rows, _ = rows_with_lowercase(head.words, distinct, lowercase)
+    quads = rows[word_of]
     ok = (quads >= 0).all(axis=1)
     q_ok = quads[ok]
     correct = np.zeros(len(quads), dtype=bool)
@@ -307,11 +308,9 @@ def _analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_00
         vocab = unit_rows(head.take(slice(0, len(head))))
         correct[np.flatnonzero(ok)] = analogy_answers(vocab, q_ok[:, :3], batch_size) == q_ok[:, 3]
     per_section = {}
-    for si, (name, _) in enumerate(sections):
+    for si, name in enumerate(names):
         m = section_of == si
         per_section[name] = [int(correct[m].sum()), int((m & ok).sum()), int((m & ~ok).sum())]
-    syntactic = np.array([sections[s][0].startswith("gram") for s in section_of], dtype=bool) \
-        if len(section_of) else np.zeros(0, bool)
 
     def acc(mask):
         n = int((mask & ok).sum())
@@ -327,13 +326,47 @@ def _analogy(embedding, dataset="google_analogy", *, restrict_vocab: int = 30_00
         n_correct=int(correct.sum()), n_questions=int(ok.sum()), n_oov=int((~ok).sum()),
         restrict_vocab=int(restrict_vocab), sections=per_section,
         dataset=DATASETS_NAME.get(path.name, str(path)),
-        missing={"words": sorted(set(np.asarray(questions, dtype=object).reshape(-1, 4)[quads < 0].tolist()))})
+        missing={"words": sorted(word for word, row in zip(distinct, rows.tolist(), strict=True) if row < 0)})
     return result, samples
+
+
+def _analogy_questions(path: Path) -> tuple:
+    """``(section names, section of each question, whether each is syntactic, the distinct
+    words (sorted), each question's four words as indices into them)`` of a questions file.
+
+    Depends only on the file (its version, as :func:`read_analogies`): every column of an
+    evaluation looks up the same few hundred distinct words instead of sorting the ~78,000
+    words of the questions again. The arrays are read-only (shared through the cache).
+    """
+    return _analogy_questions_cached(*_stamp(Path(path)))
+
+
+@lru_cache(maxsize=4)
+def _analogy_questions_cached(path: Path, version: tuple = ()) -> tuple:
+    sections = _read_analogies_cached(path, version)
+    names = tuple(name for name, _ in sections)
+    section_of = np.array([si for si, (_, qs) in enumerate(sections) for _ in qs], dtype=np.int64)
+    syntactic = np.array([name.startswith("gram") for name in names], dtype=bool)[section_of]
+    flat = np.array([word for _, qs in sections for q in qs for word in q], dtype=str)
+    distinct, inverse = np.unique(flat, return_inverse=True)
+    word_of = inverse.astype(np.int64).reshape(-1, 4)
+    for array in (section_of, syntactic, word_of):
+        array.flags.writeable = False
+    return names, section_of, syntactic, distinct.tolist(), word_of
 
 
 #: Candidate columns per block of analogy scores: the block of question-word x candidate
 #: dot products (a few MB) stays in the cache while every question reads it.
 _ANALOGY_COLUMNS = 1024
+
+#: Candidate columns per sub-block of a pruned block (see :func:`analogy_answers`): on GloVe
+#: 6B 50d, about 3% of (question, sub-block of 16) pairs can hold a contender after the first
+#: block, 7% of sub-blocks of 32; smaller sub-blocks prune more but cost more bounds.
+_ANALOGY_SUB_COLUMNS = 16
+
+
+#: The most frequent candidates, scored for every question: their best seeds the pruning.
+_ANALOGY_SEED_COLUMNS = 256
 
 
 def rounding_margin(dim: int) -> float:
@@ -350,7 +383,8 @@ def rounding_margin(dim: int) -> float:
 
 
 def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
-                    columns: int = _ANALOGY_COLUMNS) -> np.ndarray:
+                    columns: int = _ANALOGY_COLUMNS, sub_columns: int = _ANALOGY_SUB_COLUMNS,
+                    seed_columns: int = _ANALOGY_SEED_COLUMNS) -> np.ndarray:
     r"""3CosAdd answers: for each row ``(a, b, c)`` of ``abc``, the row ``x`` of ``vocab``
     (unit vectors) other than ``a``, ``b``, ``c`` maximizing :math:`x \cdot (b - a + c)`.
 
@@ -363,16 +397,70 @@ def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
     so ties closer than float32 rounding go to the float64 winner (and exact ties to the
     first row), never to the rounding of one way of summing.
 
+    Parameters
+    ----------
+    vocab : ndarray of shape (n, dim), float32
+        Unit rows (the candidates).
+    abc : ndarray of shape (questions, 3), int
+        Rows of each question's ``a``, ``b`` and ``c``.
+    batch_size : int, default 512
+        Questions per batch of scores among the seed columns.
+    columns : int, default 1024
+        Candidates per block (one small product each).
+    sub_columns : int, default 16
+        Candidates per sub-block after the seed columns, the unit of pruning (a power of two).
+    seed_columns : int, default 256
+        The first (most frequent) candidates, scored for every question.
+
+    Returns
+    -------
+    ndarray of shape (questions,), int64
+        The row of each question's answer.
+
     Notes
     -----
-    Each block of scores is read once for its rows' maxima; only a row whose block maximum
-    is within the margin of its best so far (about one row in ten: the vocabulary is in
-    frequency order and answers are mostly frequent words) is searched further for its
-    contenders (:func:`_near_best`). The products run on one thread: they are small (the
-    distinct words by ``columns`` candidates), and a second BLAS thread would spin on the
-    other core through all the combining that follows each of them, doubling the CPU time
-    for nothing. Neither choice changes an answer: those are decided in float64.
+    Let ``s(q, x) = fl(offset[q, x] + dot[c_q, x])`` be the float32 score of candidate ``x``
+    for question ``q`` (``offset[q, x] = fl(dot[b_q, x] - dot[a_q, x])`` from the block's
+    product, -inf for ``q``'s own words), ``B_q`` its best over all candidates and ``m`` the
+    margin. The contenders of ``q`` are the candidates with ``s(q, x) >= fl(B_q - m)``; the
+    float64 winner is always one of them (the margin exceeds twice the float32 error of a
+    score), and :func:`_decide` picks it.
+
+    *Seed columns* (the ``seed_columns`` most frequent words, where most answers are): every
+    score is computed; each batch of scores is read once for its rows' maxima, and only a row
+    whose maximum is within the margin of its best so far is searched for its contenders
+    (:func:`_near_best`). This seeds every question's best so far ``b_q`` (always ``<= B_q``).
+
+    *The other candidates* are pruned by sub-blocks ``T`` of ``sub_columns`` candidates:
+    rounding to nearest is monotone, so for every ``x`` in ``T``,
+    ``s(q, x) <= fl(max_T offset[q] + max_T dot[c_q])``, the bound of ``(q, T)``, computed from
+    the maxima of the distinct pairs and words (a few hundred rows each) by a gather and an
+    add. A sub-block whose bound is below ``fl(b_q - m)`` holds no contender (``b_q <= B_q``,
+    so ``fl(b_q - m) <= fl(B_q - m)``) and is not scored; the others are scored with the
+    same float32 operations as the seed columns (so the same ``s``), ``b_q`` is raised to
+    their maximum, and every candidate within the margin of it is kept. The maximum ``B_q``
+    is never in a pruned sub-block, so the final ``b_q`` is ``B_q``, and the final filter
+    against it leaves exactly the contenders above: the same set, so the same answers, as
+    scoring every candidate (``tests/test_analogy_pruning.py`` compares the sets). The
+    bounds themselves are pruned the same way, by coarse blocks of sub-blocks
+    (:func:`_kept_sub_blocks`). On GloVe 6B 50d (30,000 words) about 4.5% of (question,
+    sub-block) pairs after the seed columns are scored, on the first 30,000 rows of
+    ``benchmarks/scale.py``'s 300-dimensional file 6.9%.
+
+    The products run on one thread: they are small (the distinct words by ``columns``
+    candidates), and a second BLAS thread would spin on the other core through all the
+    combining that follows each of them, doubling the CPU time for nothing. Neither choice
+    changes an answer: those are decided in float64. Memory per block: the coarse bounds,
+    questions x ``columns / (8 sub_columns)`` floats, the bounds of the sub-blocks they
+    keep, and the kept sub-blocks' scores, ``batch_size x columns`` at a time.
     """
+    return _decide(vocab, abc, *_contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns))
+
+
+def _contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns) -> tuple[np.ndarray, np.ndarray]:
+    """``(question, candidate)`` of every contender (see :func:`analogy_answers`)."""
+    if sub_columns < 1 or sub_columns & (sub_columns - 1):
+        raise EmbdebiasError(f"sub_columns must be a power of two, got {sub_columns}")
     n, dim = vocab.shape
     words, inverse = np.unique(abc, return_inverse=True)
     inverse = inverse.reshape(abc.shape)
@@ -383,26 +471,140 @@ def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
     own_question, own_column = _own_words(abc)
     best = np.full(len(abc), -np.inf, dtype=np.float32)  # each question's best float32 score so far
     found = []                                         # (question, candidate, float32 score) near the best
-    # two reused buffers of (batch, block) scores: no allocation per batch
-    buffers = np.empty((2, min(batch_size, len(abc)), min(columns, n)), dtype=np.float32)
+    # the products and offsets of whole blocks go to reused buffers: a fresh array of a few MB
+    # per block costs more in page faults than the product itself (the values are the same)
+    dots_buffer = np.empty((len(words), min(columns, n)), dtype=np.float32)
+    offsets_buffer = np.empty((2, len(pairs), min(columns, n)), dtype=np.float32)
     with one_thread():
         for start in range(0, n, columns):
             stop = min(n, start + columns)
-            dots = word_vectors @ vocab[start:stop].T  # (distinct words, block)
-            offsets = dots[pairs[:, 1]] - dots[pairs[:, 0]]
+            whole = stop - start == dots_buffer.shape[1]
+            dots = np.matmul(word_vectors, vocab[start:stop].T, out=dots_buffer if whole else None)
+            offsets = np.subtract(np.take(dots, pairs[:, 1], axis=0, out=offsets_buffer[0] if whole else None),
+                                  np.take(dots, pairs[:, 0], axis=0, out=offsets_buffer[1] if whole else None),
+                                  out=offsets_buffer[0] if whole else None)   # (distinct pairs, block)
             lo, hi = np.searchsorted(own_column, [start, stop])
-            block_question, block_column = _by_question(own_question[lo:hi], own_column[lo:hi] - start)
-            for q0 in range(0, len(abc), batch_size):
-                q1 = min(len(abc), q0 + batch_size)
-                scores = np.take(offsets, pair_of[q0:q1], axis=0, mode="clip", out=buffers[0, :q1 - q0, :stop - start])
-                scores += np.take(dots, inverse[q0:q1, 2], axis=0, mode="clip",
-                                  out=buffers[1, :q1 - q0, :stop - start])
-                e0, e1 = np.searchsorted(block_question, [q0, q1])
-                scores[block_question[e0:e1] - q0, block_column[e0:e1]] = -np.inf   # a question's own words
-                found += _near_best(scores, best[q0:q1], margin, q0, start)
+            full = min(max(seed_columns - start, 0), stop - start)           # this block's columns scored in full
+            split = np.searchsorted(own_column[lo:hi], start + full) + lo
+            if full:
+                found += _first_block(offsets[:, :full], dots[:, :full], pair_of, inverse[:, 2],
+                                      (own_question[lo:split], own_column[lo:split] - start),
+                                      best, margin, batch_size, start)
+            if full < stop - start:
+                found += _pruned_block(offsets[:, full:], dots[:, full:], pair_of, inverse[:, 2],
+                                       (own_question[split:hi], own_column[split:hi] - start - full),
+                                       best, margin, start + full, sub_columns, batch_size * columns)
     question, candidate, score = (np.concatenate(parts) for parts in zip(*found, strict=True))
     near = score >= best[question] - margin
-    return _decide(vocab, abc, question[near], candidate[near])
+    return question[near], candidate[near]
+
+
+def _first_block(offsets, dots, pair_of, c_of, own, best, margin, batch_size, start) -> list:
+    """:func:`_near_best` over every score of the seed columns (candidates numbered from
+    ``start``), in batches of ``batch_size`` questions; ``own`` is ``(question, column)`` of the
+    questions' own words among them."""
+    n_questions, width = len(pair_of), offsets.shape[1]
+    block_question, block_column = _by_question(*own)
+    # two reused buffers of (batch, block) scores: no allocation per batch
+    buffers = np.empty((2, min(batch_size, n_questions), width), dtype=np.float32)
+    found = []
+    for q0 in range(0, n_questions, batch_size):
+        q1 = min(n_questions, q0 + batch_size)
+        scores = np.take(offsets, pair_of[q0:q1], axis=0, mode="clip", out=buffers[0, :q1 - q0])
+        scores += np.take(dots, c_of[q0:q1], axis=0, mode="clip", out=buffers[1, :q1 - q0])
+        e0, e1 = np.searchsorted(block_question, [q0, q1])
+        scores[block_question[e0:e1] - q0, block_column[e0:e1]] = -np.inf   # a question's own words
+        found += _near_best(scores, best[q0:q1], margin, q0, start)
+    return found
+
+
+def _pruned_block(offsets, dots, pair_of, c_of, own, best, margin, start, size, max_scores) -> list:
+    """``[(question, candidate, score)]`` of a later block: every candidate within ``margin``
+    of its question's best (updated), scoring only the sub-blocks of ``size`` columns whose
+    bound reaches the best so far minus the margin (see :func:`analogy_answers`), at most
+    ``max_scores`` scores at a time. Candidates are numbered from ``start``."""
+    kept, n_sub = _kept_sub_blocks(offsets, dots, pair_of, c_of, best - margin, size)
+    if not kept.size:
+        return []
+    question, sub = np.divmod(kept, n_sub)
+    own_key = own[0] * n_sub + own[1] // size
+    at = np.minimum(np.searchsorted(kept, own_key), kept.size - 1)
+    hit = kept[at] == own_key                                                 # own words in a kept sub-block
+    order = np.argsort(at[hit], kind="stable")                                # in the order of the kept rows
+    own_at, own_place = at[hit][order], own[1][hit][order] % size
+    # the sub-blocks as rows: offsets[p, sub * size:(sub + 1) * size] is row p * n_sub + sub
+    offsets, dots = _padded(offsets, n_sub * size).reshape(-1, size), _padded(dots, n_sub * size).reshape(-1, size)
+    found = []
+    step = max(1, max_scores // size)
+    for k0 in range(0, kept.size, step):
+        k1 = min(kept.size, k0 + step)
+        q, t = question[k0:k1], sub[k0:k1]
+        scores = np.take(offsets, pair_of[q] * n_sub + t, axis=0)
+        scores += np.take(dots, c_of[q] * n_sub + t, axis=0)
+        m0, m1 = np.searchsorted(own_at, [k0, k1])
+        scores[own_at[m0:m1] - k0, own_place[m0:m1]] = -np.inf                # a question's own words
+        found += _near_best_scored(scores, q, t * size + start, best, margin)
+    return found
+
+
+#: Sub-blocks per coarse block: a question's sub-blocks are bounded only inside the coarse
+#: blocks (``_ANALOGY_FAN x sub_columns`` candidates) whose own bound it passes.
+_ANALOGY_FAN = 8
+
+
+def _kept_sub_blocks(offsets, dots, pair_of, c_of, threshold, size) -> tuple[np.ndarray, int]:
+    """``(question * n_sub + sub-block, n_sub)``, ascending, of every (question, sub-block of
+    ``size`` columns) whose bound reaches the question's ``threshold``.
+
+    Two levels: the bound of a coarse block of ``_ANALOGY_FAN`` sub-blocks is at least each of
+    theirs (a maximum of maxima), so a question below it in a coarse block is below it in every
+    sub-block there; on GloVe about 30% of (question, coarse block) pairs pass, and only their
+    sub-blocks are bounded. The block is padded with -inf to whole coarse blocks.
+    """
+    n_coarse = -(-offsets.shape[1] // (size * _ANALOGY_FAN))
+    n_sub = n_coarse * _ANALOGY_FAN
+    fine = [_sub_block_max(_padded(x, n_sub * size), n_sub) for x in (offsets, dots)]
+    coarse = [_sub_block_max(x, n_coarse) for x in fine]
+    bound = np.take(coarse[0], pair_of, axis=0)                               # (questions, coarse blocks)
+    bound += np.take(coarse[1], c_of, axis=0)
+    question, block = np.divmod(np.flatnonzero(bound >= threshold[:, None]), n_coarse)
+    # a coarse block's sub-blocks as one row: fine[0][p, block * fan:(block + 1) * fan] is row p * n_coarse + block
+    bound = np.take(fine[0].reshape(-1, _ANALOGY_FAN), pair_of[question] * n_coarse + block, axis=0)
+    bound += np.take(fine[1].reshape(-1, _ANALOGY_FAN), c_of[question] * n_coarse + block, axis=0)
+    row, place = np.divmod(np.flatnonzero(bound >= threshold[question][:, None]), _ANALOGY_FAN)
+    return (question[row] * n_coarse + block[row]) * _ANALOGY_FAN + place, n_sub
+
+
+def _padded(x: np.ndarray, width: int) -> np.ndarray:
+    """``x`` with -inf columns up to ``width`` (the last block's last sub-block; no copy if none)."""
+    if x.shape[1] == width:
+        return x
+    return np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=-np.inf)
+
+
+def _sub_block_max(x: np.ndarray, n_sub: int) -> np.ndarray:
+    """Maxima of ``n_sub`` equal runs of columns of ``x`` (their length a power of two), by
+    halving: each step takes the larger of neighbouring columns, a pass over a strided view
+    (twice as fast as ``np.maximum.reduceat`` and exact all the same)."""
+    while x.shape[1] > n_sub:
+        x = np.maximum(x[:, 0::2], x[:, 1::2])
+    return x
+
+
+def _near_best_scored(scores, question, first_column, best, margin) -> list:
+    """``[(question, candidate, score)]`` of scored sub-blocks (rows of ``scores``, questions
+    ascending, ``first_column`` the candidate of each row's first score): each question's
+    best is raised to its rows' maximum, then every finite score within ``margin`` of it is
+    kept (-inf marks a question's own words and the padding of the last block)."""
+    size = scores.shape[1]
+    first = np.flatnonzero(np.r_[True, question[1:] != question[:-1]])
+    asked = question[first]
+    best[asked] = np.maximum(best[asked], np.maximum.reduceat(scores.ravel(), first * size))
+    flat = scores.ravel()
+    hits = np.flatnonzero(scores >= (best[question] - margin)[:, None])
+    hits = hits[flat[hits] > -np.inf]
+    row, place = np.divmod(hits, size)
+    return [(question[row], first_column[row] + place, flat[hits])]
 
 
 def _own_words(abc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
