@@ -73,7 +73,7 @@ def to_dict(report: Report, *, bulk: str | None = None) -> dict:
     details = to_builtin(report.details)
     out = {"version": VERSION, "embeddings": list(report.embeddings),
            "rows": [_row(report, key) for key in report.rows],
-           "details": _split_bulk(details) if bulk else details,
+           "details": None,  # converted above: its place kept, its tens of thousands of items not converted again
            "params": report.params, "data": report.data, "legends": report.legends, "labels": report.labels,
            "failures": report.failures, "comparisons": report.comparisons, "aggregates": report.aggregates,
            "verdict": report.verdict(),
@@ -81,7 +81,9 @@ def to_dict(report: Report, *, bulk: str | None = None) -> dict:
            **({"certificates": report.certificates} if report.certificates else {})}
     if bulk:
         out["bulk"] = bulk
-    return to_builtin(out)
+    out = to_builtin(out)
+    out["details"] = _split_bulk(details) if bulk else details
+    return out
 
 
 def bulk_columns(report: Report) -> dict:
