@@ -412,7 +412,10 @@ def test_indirect_bias_vectorized_matches_a_loop():
     vec = {w: np.asarray(emb[w], dtype=np.float64) for w in words}
     expected = [_beta(vec[a], vec[b], g) for a, b in res.pairs]
     assert len(res.pairs) == 40 * 39 // 2
+    assert res.pairs == [(a, b) for i, a in enumerate(words) for b in words[i + 1:]]   # tuples, in order
     np.testing.assert_allclose(res.beta, expected, rtol=1e-9, atol=1e-12)
+    explicit = indirect_bias(emb, [(words[3], words[1]), ("absent", words[2]), (words[5], words[5])])
+    assert explicit.pairs == [(words[3], words[1]), (words[5], words[5])]
 
 
 # -- generated analogies ---------------------------------------------------------------------------
