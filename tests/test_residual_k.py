@@ -70,13 +70,17 @@ def test_the_k_group_plan_is_chosen_once_per_original(three, monkeypatch):
     vecs = np.array(three.vectors)
     vecs[:, 0] = 0.0
     tested = Embedding(three.words, vecs, name="e0 removed")
-    expected = [residual_bias(three, column, groups=GROUPS, **SIZES).to_dict() for column in (three, tested)]
+    small = {**SIZES, "n_cluster": 30, "n_classify": 80, "n_train": 100, "n_neighbours": 10}
+    expected = [residual_bias(three, column, groups=GROUPS, **small).to_dict() for column in (three, tested)]
     calls = []
     choose = residual._choose_groups
     monkeypatch.setattr(residual, "_choose_groups", lambda *a, **kw: calls.append(a[0]) or choose(*a, **kw))
     cache = {}
-    got = [residual_bias(three, column, groups=GROUPS, cache=cache, **SIZES).to_dict() for column in (three, tested)]
+    got = [residual_bias(three, column, groups=GROUPS, cache=cache, **small).to_dict() for column in (three, tested)]
     assert got == expected and calls == [three] and len(cache) == 1
+    reordered = dict(reversed(GROUPS.items()))            # the groups' order is the scores' columns: another plan
+    assert residual_bias(three, tested, groups=reordered, cache=cache, **small).groups == ["g3", "g2", "g1"]
+    assert calls == [three, three] and len(cache) == 2
 
 
 def test_words_most_associated_with_each_group_by_hand():

@@ -677,7 +677,7 @@ def _group_plan(original, tested, groups, specific, n_candidates, n_cluster, n_c
                 cache=None) -> _GroupPlan:
     """The k-group plan for ``tested``: the word sets chosen on ``original`` (kept in ``cache``,
     :func:`_kept_for`) and their rows in ``tested``."""
-    key = ("residual group plan", repr(sorted((g, tuple(ws)) for g, ws in groups.items())), repr(sorted(specific)),
+    key = ("residual group plan", repr([(g, tuple(ws)) for g, ws in groups.items()]), repr(sorted(specific)),
            n_candidates, n_cluster, n_classify, lowercase)
     chosen = _kept_for(cache, key, original, lambda: _choose_groups(original, groups, specific, n_candidates,
                                                                     n_cluster, n_classify, lowercase))
