@@ -51,3 +51,20 @@ def test_report_details_are_converted_once_and_the_dict_is_the_same(monkeypatch)
         "bulk": "indirect_bias/professions/pairs", "length": 1200}
     assert bulk["bulk"] == "report.parquet" and list(bulk)[:4] == list(data)[:4]
     assert math.isclose(bulk["details"]["original"]["indirect_bias/professions"]["score"], 0.25)
+
+
+def test_to_json_converts_the_details_once_for_the_json_and_the_parquet_file(monkeypatch, tmp_path):
+    from embdebias.report.json import from_json
+
+    report = _report()
+    calls = []
+    plain_rows = _common._plain_rows
+    monkeypatch.setattr(_common, "_plain_rows", lambda items: calls.append(len(items)) or plain_rows(items))
+    report.to_json(tmp_path / "report.json")
+    assert calls == [1200, 1200]
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["bulk"] == "report.parquet" and (tmp_path / "report.parquet").is_file()
+    back = from_json(tmp_path / "report.json")
+    detail = back.details["hard"]["indirect_bias/professions"]
+    assert [tuple(p) for p in detail["pairs"]] == [("a", "b"), ("a", "c")] * 600
+    assert detail["beta"][:2] == [0.5, 0.5] and detail["beta"][-1] is None
