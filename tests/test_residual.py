@@ -192,6 +192,49 @@ def test_bad_input(planted):
         _run(planted, planted, n_neighbours=5000)
 
 
+def test_the_original_plan_is_chosen_once_per_original_and_the_results_are_the_same(planted, monkeypatch):
+    """With a cache (evaluate passes its context's), what is chosen on the original alone is chosen on
+    the first call only, for this very original object and these parameters; every result is the
+    one computed without it, whether the tested column is the original, another, a shuffled copy or
+    one missing words; the kept arrays are read-only (every column's plan shares them)."""
+    from embdebias.metrics import residual
+
+    tested = _zeroed(planted, [0], "hard-like")
+    words = tested.words.tolist()
+    keep = [i for i, w in enumerate(words) if i % 50 != 7]
+    partial = Embedding([words[i] for i in keep], np.asarray(tested.vectors)[keep], name="partial")
+    perm = np.random.default_rng(2).permutation(len(tested))
+    shuffled = Embedding([words[i] for i in perm], np.asarray(tested.vectors)[perm], name="shuffled")
+    columns = [planted, tested, partial, shuffled]
+    small = {"n_cluster": 50, "n_classify": 150, "n_train": 100, "n_neighbours": 10}
+    expected = [_run(planted, column, **small).to_dict() for column in columns]
+    calls = []
+    choose = residual._choose
+    monkeypatch.setattr(residual, "_choose", lambda *a, **kw: calls.append(a[0]) or choose(*a, **kw))
+    cache = {}
+    assert [_run(planted, column, cache=cache, **small).to_dict() for column in columns] == expected
+    assert calls == [planted] and len(cache) == 1
+    (kept_original, plan), = cache.values()
+    assert kept_original is planted and not plan.bias.flags.writeable and not plan.cluster[0].flags.writeable
+    _run(planted, tested, cache=cache, **{**small, "n_classify": 140})   # other parameters: chosen again
+    same_words = Embedding(planted.words, np.asarray(planted.vectors) * 2, name="another original")
+    assert _run(same_words, tested, cache=cache, **small).to_dict() == expected[1]   # another object: chosen again
+    assert calls == [planted, planted, same_words] and len(cache) == 2
+
+
+def test_rows_by_word_matches_word_by_word():
+    """The tested rows of the candidates: the same row where the other vocabulary holds the same word
+    there, else its row by lookup, -1 if absent, also past the other vocabulary's end."""
+    from embdebias.metrics.residual import rows_by_word
+
+    reference = Embedding(["a", "b", "c", "d", "e"], np.eye(5, dtype=np.float32))
+    other = Embedding(["a", "c", "b"], np.eye(3, dtype=np.float32))
+    words, rows = ["a", "b", "c", "e"], np.array([0, 1, 2, 4])
+    assert rows_by_word(reference, other, words, rows).tolist() == [0, 2, 1, -1]
+    assert rows_by_word(reference, reference, words, rows).tolist() == [0, 1, 2, 4]
+    assert rows_by_word(reference, other, [], np.array([], dtype=np.int64)).tolist() == []
+
+
 def _naive_fractions(cand, queries, marked, k):
     sims = cand[queries] @ cand.T
     sims[np.arange(len(queries)), queries] = -np.inf
@@ -369,7 +412,10 @@ def test_indirect_bias_vectorized_matches_a_loop():
     vec = {w: np.asarray(emb[w], dtype=np.float64) for w in words}
     expected = [_beta(vec[a], vec[b], g) for a, b in res.pairs]
     assert len(res.pairs) == 40 * 39 // 2
+    assert res.pairs == [(a, b) for i, a in enumerate(words) for b in words[i + 1:]]   # tuples, in order
     np.testing.assert_allclose(res.beta, expected, rtol=1e-9, atol=1e-12)
+    explicit = indirect_bias(emb, [(words[3], words[1]), ("absent", words[2]), (words[5], words[5])])
+    assert explicit.pairs == [(words[3], words[1]), (words[5], words[5])]
 
 
 # -- generated analogies ---------------------------------------------------------------------------

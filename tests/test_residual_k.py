@@ -62,6 +62,27 @@ def test_three_groups_are_recovered_in_the_original_and_gone_when_removed(three)
     assert abs(g.neighbour_correlation) < 0.2
 
 
+def test_the_k_group_plan_is_chosen_once_per_original(three, monkeypatch):
+    """A cache keeps the k-group word sets of the original for the next column: chosen once, the
+    same results as without it."""
+    from embdebias.metrics import residual
+
+    vecs = np.array(three.vectors)
+    vecs[:, 0] = 0.0
+    tested = Embedding(three.words, vecs, name="e0 removed")
+    small = {**SIZES, "n_cluster": 30, "n_classify": 80, "n_train": 100, "n_neighbours": 10}
+    expected = [residual_bias(three, column, groups=GROUPS, **small).to_dict() for column in (three, tested)]
+    calls = []
+    choose = residual._choose_groups
+    monkeypatch.setattr(residual, "_choose_groups", lambda *a, **kw: calls.append(a[0]) or choose(*a, **kw))
+    cache = {}
+    got = [residual_bias(three, column, groups=GROUPS, cache=cache, **small).to_dict() for column in (three, tested)]
+    assert got == expected and calls == [three] and len(cache) == 1
+    reordered = dict(reversed(GROUPS.items()))            # the groups' order is the scores' columns: another plan
+    assert residual_bias(three, tested, groups=reordered, cache=cache, **small).groups == ["g3", "g2", "g1"]
+    assert calls == [three, three] and len(cache) == 2
+
+
 def test_words_most_associated_with_each_group_by_hand():
     scores = np.array([[0.9, 0.1, 0.0], [0.5, 0.6, 0.1], [0.2, 0.1, 0.8], [0.7, 0.0, 0.3], [0.1, 0.2, 0.3]])
     first, second, third = most_associated(scores, 2)

@@ -173,6 +173,8 @@ def _list_to_builtin(items) -> list:
     if len(items) > 16:  # a column of plain values: one pass, no call per item
         kinds = set(map(type, items))
         if kinds == {float}:
+            if math.isfinite(sum(items)):  # a NaN or an infinity makes the sum NaN or infinite
+                return list(items)
             return [v if math.isfinite(v) else None for v in items]
         if kinds <= _PLAIN:
             return list(items)
@@ -187,7 +189,7 @@ def _plain_rows(items) -> list | None:
     """``items`` (lists or tuples) as lists when every value is plain or a float, else None."""
     kinds = set(map(type, chain.from_iterable(items)))
     if kinds <= _PLAIN:
-        return [list(row) for row in items]
+        return list(map(list, items))
     if kinds <= _PLAIN | {float}:
         return [[None if type(v) is float and not math.isfinite(v) else v for v in row] for row in items]
     return None

@@ -96,6 +96,13 @@ def _pair_dots(x: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray
     return out
 
 
+def _word_pairs(words: list[str], left: np.ndarray, right: np.ndarray) -> list[tuple[str, str]]:
+    """``[(words[left[i]], words[right[i]])]``: the words gathered by index arrays and paired by ``zip``
+    (tens of thousands of pairs, no Python-level indexing per pair)."""
+    table = np.array(words, dtype=object)
+    return list(zip(table[left].tolist(), table[right].tolist()))
+
+
 def indirect_bias(embedding, pairs_or_words, *, subspace=None, lists: str = wordlists.DEFAULT_LISTS,
                   min_similarity: float = 1e-3, max_missing: float = DEFAULT_MAX_MISSING,
                   lowercase: bool = True) -> IndirectBiasResult:
@@ -176,7 +183,7 @@ def indirect_bias(embedding, pairs_or_words, *, subspace=None, lists: str = word
     beta = np.full(left.size, np.nan)
     beta[defined] = (sim[defined] - sim_perp[defined]) / sim[defined]
     return IndirectBiasResult(
-        pairs=[(lk.words[a], lk.words[b]) for a, b in zip(left.tolist(), right.tolist(), strict=True)],
+        pairs=_word_pairs(lk.words, left, right),
         beta=beta.tolist(), similarity=sim.tolist(), similarity_without_gender=sim_perp.tolist(),
         mean_beta=float(np.mean(beta[defined])) if defined.any() else float("nan"),
         n_undefined=int((~defined).sum()), missing={"words": list(lk.missing)},

@@ -90,7 +90,7 @@ computer programmer as woman is to homemaker? Debiasing word embeddings. NeurIPS
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -205,9 +205,13 @@ def rows_by_word(reference, other, words, reference_rows) -> np.ndarray:
     if other is reference or other.words is reference.words:
         return reference_rows.copy()
     vocab = other.words
-    head = vocab[:int(reference_rows.max()) + 1] if reference_rows.size else []
-    pairs = zip(words, reference_rows.tolist(), strict=True)
-    same = np.fromiter((r < len(head) and head[r] == w for w, r in pairs), dtype=bool, count=len(words))
+    if len(words) != reference_rows.size:
+        raise ValueError(f"{len(words)} words for {reference_rows.size} rows")
+    head = np.array(vocab[:int(reference_rows.max()) + 1] if reference_rows.size else [], dtype=object)
+    same = np.zeros(reference_rows.size, dtype=bool)
+    inside = np.flatnonzero(reference_rows < head.size)
+    # object arrays compare their strings with ==, at C speed (no Python loop over the words)
+    same[inside] = head[reference_rows[inside]] == np.array(words, dtype=object)[inside]
     rows = np.where(same, reference_rows, -1)
     others = np.flatnonzero(~same)
     if others.size:
@@ -447,8 +451,38 @@ class _Plan:
     lookup: object              # of the direction words
 
 
-def _plan(original, tested, *, n_candidates, n_cluster, n_classify, gender_specific, lists,
-          direction_words, lowercase) -> _Plan:
+def _kept_for(cache: dict | None, key: tuple, original, make):
+    """``make()``, kept in ``cache`` under ``key`` for this very ``original`` object (another
+    original under the same key replaces it); no cache: ``make()`` each time.
+
+    What the protocol chooses on the original alone (the candidates, their bias or
+    associations, the word sets) is the same for every tested column of an evaluation: made
+    once, its arrays read-only, since each column's plan shares them."""
+    if cache is None:
+        return make()
+    hit = cache.get(key)
+    if hit is not None and hit[0] is original:
+        return hit[1]
+    made = make()
+    for value in vars(made).values():
+        for array in (value if isinstance(value, (tuple, list)) else (value,)):
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
+    cache[key] = (original, made)
+    return made
+
+
+def _plan(original, tested, *, cache=None, **params) -> _Plan:
+    """The protocol's plan for ``tested``: the word sets chosen on ``original`` (kept in ``cache``,
+    :func:`_kept_for`) and their rows in ``tested``."""
+    chosen = _kept_for(cache, ("residual plan", repr(sorted(params.items()))), original,
+                       lambda: _choose(original, **params))
+    return replace(chosen, tested_rows=rows_by_word(original, tested, chosen.words.tolist(), chosen.tested_rows))
+
+
+def _choose(original, *, n_candidates, n_cluster, n_classify, gender_specific, lists, direction_words,
+            lowercase) -> _Plan:
+    """The plan of ``original`` itself (its ``tested_rows`` are the candidates' rows in it)."""
     specific = wordlists.resolve_words(gender_specific, "gender_specific", lists)
     words, orig_rows = candidate_words(original, n_candidates, specific)
     need = 2 * max(n_cluster, n_classify)
@@ -462,8 +496,7 @@ def _plan(original, tested, *, n_candidates, n_cluster, n_classify, gender_speci
     direction32 = direction.astype(np.float32)
     for start in range(0, words.size, CHUNK_ROWS):
         bias[start:start + CHUNK_ROWS] = unit_block(original, orig_rows[start:start + CHUNK_ROWS]) @ direction32
-    tested_rows = rows_by_word(original, tested, words.tolist(), orig_rows)
-    return _Plan(words, bias, tested_rows, extremes(bias, n_cluster), extremes(bias, n_classify), lk)
+    return _Plan(words, bias, orig_rows, extremes(bias, n_cluster), extremes(bias, n_classify), lk)
 
 
 def _present(plan: _Plan, name: str, positions, max_missing: float, tested_name: str):
@@ -483,7 +516,7 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
                   n_classify: int = 2_500, n_train: int = 1_000, n_neighbours: int = 100,
                   direction_words=None, max_missing: float = DEFAULT_MAX_MISSING,
                   lowercase: bool = True, block_rows: int | None = None, attribute="gender",
-                  groups=None, svm_gamma: str = "scale") -> ResidualBiasResult:
+                  groups=None, svm_gamma: str = "scale", cache: dict | None = None) -> ResidualBiasResult:
     """Gonen & Goldberg's (2019) residual-bias tests of ``tested`` against ``original``.
 
     The protocol is stated in full in the module docstring
@@ -531,6 +564,14 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
     svm_gamma : {"scale", "auto"}, default "scale"
         The classification test's RBF ``gamma``: scikit-learn's default, or ``"auto"``
         as Gonen & Goldberg and the Double-Hard authors ran it (module docstring).
+    cache : dict, optional
+        A dict kept by the caller between calls that test several embeddings against the same
+        ``original`` (:func:`~embdebias.evaluate.evaluate` passes one per evaluation): what is
+        chosen on ``original`` alone -- the candidates, their bias (or associations), the word
+        sets and the direction -- is computed on the first call and read from it on the next,
+        keyed by the parameters and held for this very ``original`` object. Keep it no longer
+        than ``original``'s vectors and the word lists stay unchanged. The results are the same
+        with or without it.
 
     Returns
     -------
@@ -560,10 +601,10 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
         return _residual_groups(original, tested, dict(groups), specific, random_state=random_state,
                                 n_candidates=n_candidates, n_cluster=n_cluster, n_classify=n_classify,
                                 n_train=n_train, n_neighbours=n_neighbours, max_missing=max_missing,
-                                lowercase=lowercase, block_rows=block_rows, svm_gamma=svm_gamma)
-    plan = _plan(original, tested, n_candidates=n_candidates, n_cluster=n_cluster, n_classify=n_classify,
-                 gender_specific=gender_specific, lists=lists, direction_words=direction_words,
-                 lowercase=lowercase)
+                                lowercase=lowercase, block_rows=block_rows, svm_gamma=svm_gamma, cache=cache)
+    plan = _plan(original, tested, cache=cache, n_candidates=n_candidates, n_cluster=n_cluster,
+                 n_classify=n_classify, gender_specific=gender_specific, lists=lists,
+                 direction_words=tuple(direction_words), lowercase=lowercase)
     found = plan.tested_rows >= 0
     cand_missing = plan.words[~found].tolist()
     _missing_check("candidate", plan.words.size, cand_missing, max_missing, tested.name)
@@ -632,7 +673,19 @@ class _GroupPlan:
     classify: list
 
 
-def _group_plan(original, tested, groups, specific, n_candidates, n_cluster, n_classify, lowercase) -> _GroupPlan:
+def _group_plan(original, tested, groups, specific, n_candidates, n_cluster, n_classify, lowercase,
+                cache=None) -> _GroupPlan:
+    """The k-group plan for ``tested``: the word sets chosen on ``original`` (kept in ``cache``,
+    :func:`_kept_for`) and their rows in ``tested``."""
+    key = ("residual group plan", repr([(g, tuple(ws)) for g, ws in groups.items()]), repr(sorted(specific)),
+           n_candidates, n_cluster, n_classify, lowercase)
+    chosen = _kept_for(cache, key, original, lambda: _choose_groups(original, groups, specific, n_candidates,
+                                                                    n_cluster, n_classify, lowercase))
+    return replace(chosen, tested_rows=rows_by_word(original, tested, chosen.words.tolist(), chosen.tested_rows))
+
+
+def _choose_groups(original, groups, specific, n_candidates, n_cluster, n_classify, lowercase) -> _GroupPlan:
+    """The k-group plan of ``original`` itself (its ``tested_rows`` are the candidates' rows in it)."""
     exclude = set(specific) | {w for ws in groups.values() for w in ws}
     words, orig_rows = candidate_words(original, n_candidates, exclude)
     directions = group_directions(original, groups, lowercase).astype(np.float32)
@@ -644,7 +697,7 @@ def _group_plan(original, tested, groups, specific, n_candidates, n_cluster, n_c
     if short:
         raise EmbdebiasError(f"residual bias: too few candidates are most associated with group(s) "
                              f"{', '.join(short)} among the first {n_candidates:,} words of {original.name}")
-    return _GroupPlan(words, scores, rows_by_word(original, tested, words.tolist(), orig_rows), cluster, classify)
+    return _GroupPlan(words, scores, orig_rows, cluster, classify)
 
 
 def _present_groups(plan: _GroupPlan, name: str, positions, max_missing: float, tested_name: str):
@@ -670,11 +723,11 @@ def group_neighbour_correlation(vectors, queries, scores, n_neighbours, block_ro
 
 def _residual_groups(original, tested, groups: dict, specific, *, random_state, n_candidates, n_cluster, n_classify,
                      n_train, n_neighbours, max_missing, lowercase, block_rows,
-                     svm_gamma: str = "scale") -> ResidualBiasResult:
+                     svm_gamma: str = "scale", cache: dict | None = None) -> ResidualBiasResult:
     """The k-group protocol (module docstring) of :func:`residual_bias`."""
     if len(groups) < 2:
         raise EmbdebiasError(f"residual bias: needs at least two groups, got {len(groups)}")
-    plan = _group_plan(original, tested, groups, specific, n_candidates, n_cluster, n_classify, lowercase)
+    plan = _group_plan(original, tested, groups, specific, n_candidates, n_cluster, n_classify, lowercase, cache)
     found = plan.tested_rows >= 0
     cand_missing = plan.words[~found].tolist()
     _missing_check("candidate", plan.words.size, cand_missing, max_missing, tested.name)
@@ -806,7 +859,7 @@ class Residual(Metric):
         attr = ctx.attribute_or_default()
         r = residual_bias(ctx.reference, emb, random_state=ctx.random_state, lists=ctx.lists,
                           max_missing=ctx.max_missing, lowercase=ctx.lowercase, attribute=attr,
-                          svm_gamma=ctx.opts(self.name)["svm_gamma"])
+                          svm_gamma=ctx.opts(self.name)["svm_gamma"], cache=ctx.cache)
         neutral = ctx.opts(self.name)["neutral_words"]
         refit = None  # the re-fitted rows need neutral words: an attribute without any has no such rows
         if neutral is not None or attr.neutral_words:

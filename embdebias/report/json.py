@@ -70,10 +70,14 @@ def _columns(column: str, value) -> dict:
 def to_dict(report: Report, *, bulk: str | None = None) -> dict:
     """A JSON-serialisable dict; with ``bulk`` (a file name), the long list fields are left
     out and the dict names that file (write it with :func:`bulk_table`)."""
-    details = to_builtin(report.details)
+    return _to_dict(report, bulk, to_builtin(report.details))
+
+
+def _to_dict(report: Report, bulk: str | None, details: dict) -> dict:
+    """:func:`to_dict` with the details already converted (``to_builtin(report.details)``)."""
     out = {"version": VERSION, "embeddings": list(report.embeddings),
            "rows": [_row(report, key) for key in report.rows],
-           "details": _split_bulk(details) if bulk else details,
+           "details": None,  # converted by the caller: its place kept, its many items not converted again
            "params": report.params, "data": report.data, "legends": report.legends, "labels": report.labels,
            "failures": report.failures, "comparisons": report.comparisons, "aggregates": report.aggregates,
            "verdict": report.verdict(),
@@ -81,23 +85,27 @@ def to_dict(report: Report, *, bulk: str | None = None) -> dict:
            **({"certificates": report.certificates} if report.certificates else {})}
     if bulk:
         out["bulk"] = bulk
-    return to_builtin(out)
+    out = to_builtin(out)
+    out["details"] = _split_bulk(details) if bulk else details
+    return out
 
 
-def bulk_columns(report: Report) -> dict:
-    """``{embedding: {column: list}}`` of the bulk fields of the results."""
-    details = to_builtin(report.details)
+def bulk_columns(report: Report, details: dict | None = None) -> dict:
+    """``{embedding: {column: list}}`` of the bulk fields of the results (``details``: the report's
+    details already converted by ``to_builtin``, if the caller has them)."""
+    details = to_builtin(report.details) if details is None else details
     return {emb: {c: lst for key, res in results.items() for f, v in res.items() if _is_bulk(v, f)
                   for c, lst in _columns(f"{key}/{f}", v).items()}
             for emb, results in details.items()}
 
 
-def bulk_table(report: Report):
+def bulk_table(report: Report, details: dict | None = None):
     """The long list fields as a pyarrow Table (None when there are none): one row per
-    (embedding, item), columns ``embedding``, ``item`` and one per ``metric/unit/field``."""
+    (embedding, item), columns ``embedding``, ``item`` and one per ``metric/unit/field``
+    (``details`` as for :func:`bulk_columns`)."""
     import pyarrow as pa
 
-    columns = {emb: per for emb, per in bulk_columns(report).items() if per}
+    columns = {emb: per for emb, per in bulk_columns(report, details).items() if per}
     if not columns:
         return None
     names = sorted({c for per in columns.values() for c in per})
@@ -189,7 +197,8 @@ def to_json(report: Report, path, *, indent: int = 2, inputs=()) -> None:
     suffix ``.parquet`` beside it; each atomically, the Parquet file first, so that a JSON
     file never names a file not yet written."""
     path = Path(path)
-    table = bulk_table(report)
+    details = to_builtin(report.details)  # once, for the Parquet file and the JSON
+    table = bulk_table(report, details)
     bulk = None
     if table is not None:
         import pyarrow.parquet as pq
@@ -200,7 +209,7 @@ def to_json(report: Report, path, *, indent: int = 2, inputs=()) -> None:
         bulk = bulk_path.name
     with atomic_file(path, inputs=inputs) as tmp:
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(to_dict(report, bulk=bulk), fh, indent=indent, allow_nan=False)
+            json.dump(_to_dict(report, bulk, details), fh, indent=indent, allow_nan=False)
             fh.write("\n")
 
 
