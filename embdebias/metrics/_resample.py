@@ -274,6 +274,10 @@ def per_draw(fn: Callable) -> Callable:
     return remembered
 
 
+#: :func:`counts` of a draw, taken once for all the columns (and statistics) computed on it.
+drawn_counts = per_draw(counts)
+
+
 def ranks_in_resamples(values) -> Callable[[np.ndarray], np.ndarray]:
     """``ranks(idx)``: the ranks of ``values[idx]`` within each row of a ``(B, n)`` index array,
     ties averaged -- exactly :func:`scipy.stats.rankdata` ``(values[idx], axis=1)``.
@@ -291,38 +295,6 @@ def ranks_in_resamples(values) -> Callable[[np.ndarray], np.ndarray]:
         per_class = counts(drawn, classes.size)              # (B, classes) how often each was drawn
         rank_of = np.cumsum(per_class, axis=1) - per_class + (per_class + 1.0) / 2.0
         return np.take_along_axis(rank_of, drawn, axis=1)
-    return ranks
-
-
-def row_ranks(values: np.ndarray) -> np.ndarray:
-    """``(B, n)`` float64: the ranks of each row of ``values`` within its row, ties averaged --
-    exactly :func:`scipy.stats.rankdata` ``(values, axis=1)`` (a row holding a NaN is all NaN,
-    as its default ``nan_policy="propagate"``).
-
-    For values that differ per row (:func:`ranks_in_resamples` is for fixed ones). Why not
-    rankdata: it runs several general passes per row; here one argsort of the whole array, tie
-    groups found by comparing sorted neighbours, each place given the mean of its group's
-    first and last rank, and scattered back. Ranks are whole numbers and halves, exact in
-    float64 whichever way they are summed, so the numbers are rankdata's bit for bit.
-    """
-    values = np.asarray(values)
-    b, n = values.shape
-    if not n:
-        return np.zeros((b, 0))
-    order = np.argsort(values, axis=1)
-    ordered = np.take_along_axis(values, order, axis=1)
-    place = np.arange(n)
-    starts = np.ones((b, n), dtype=bool)                 # a tie group starts here
-    np.not_equal(ordered[:, 1:], ordered[:, :-1], out=starts[:, 1:])
-    first = np.maximum.accumulate(np.where(starts, place, 0), axis=1)
-    ends = np.ones((b, n), dtype=bool)                   # a tie group ends here
-    ends[:, :-1] = starts[:, 1:]
-    last = np.minimum.accumulate(np.where(ends, place, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    ranks = np.empty((b, n))
-    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=1)
-    if values.dtype.kind == "f":
-        bad = np.isnan(ordered[:, -1])                   # argsort puts NaN last
-        ranks[bad] = np.nan
     return ranks
 
 

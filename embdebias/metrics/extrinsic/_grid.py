@@ -14,7 +14,7 @@ from itertools import combinations
 
 import numpy as np
 
-from .._resample import counts, per_draw
+from .._resample import drawn_counts
 
 #: Statistics computed here (the others are exact functions of these; see extrinsic.py).
 TERM_KEYS = ("cf_bcm", "cf_mcm", "cf_mcm_std")
@@ -113,10 +113,6 @@ def _labelled(matrices: list, r: np.ndarray, cs: list, labels: np.ndarray, thres
             "tpr_gap": np.mean([np.abs(tpr[i] - tpr[k]) for i, k in combinations(range(len(tpr)), 2)], axis=0)}
 
 
-#: :func:`~embdebias.metrics._resample.counts` of a draw, taken once for the row's columns.
-_drawn_counts = per_draw(counts)
-
-
 def grid_statistics(fs, idx: dict, threshold: float, keys) -> dict:
     """Statistics ``keys`` of the family scores ``fs`` on ``B`` resamples: ``{key: (B,) array}``.
 
@@ -126,13 +122,13 @@ def grid_statistics(fs, idx: dict, threshold: float, keys) -> dict:
     keys = set(keys)
     cols = fs.column_groups
     matrices = [fs.scores[:, cols == i] for i in range(len(fs.terms))]
-    r = _drawn_counts(idx["templates"], fs.scores.shape[0])
+    r = drawn_counts(idx["templates"], fs.scores.shape[0])
     out = {}
     if "cf_pcm" in keys:  # drawn by counterpart pairs, not by terms
-        out["cf_pcm"] = _paired_pcm(fs, r, _drawn_counts(idx["pairs"], len(fs.pairs)))
+        out["cf_pcm"] = _paired_pcm(fs, r, drawn_counts(idx["pairs"], len(fs.pairs)))
         if keys == {"cf_pcm"}:
             return out
-    cs = [_drawn_counts(idx[g], m.shape[1]) for g, m in zip(fs.group_names, matrices)]
+    cs = [drawn_counts(idx[g], m.shape[1]) for g, m in zip(fs.group_names, matrices)]
     if "score_gap" in keys:
         nums, dens = _group_means(matrices[:2], r, cs[:2])
         out["score_gap"] = nums[0] / dens[0] - nums[1] / dens[1]
