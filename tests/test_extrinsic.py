@@ -468,19 +468,3 @@ def test_mean_abs_deviation_is_the_plain_form_bit_for_bit(order):
         sl = slice(s, s + 64)
         plain[sl] = (np.abs(scores[None] - mean[sl, :, None]) * c[sl, None, :]).sum(axis=2) / total[sl]
     assert np.array_equal(_grid._mean_abs_deviation(scores, c, mean, total), plain)
-
-
-def test_label_counts_are_the_group_means_exactly():
-    from embdebias.metrics._resample import counts
-    from embdebias.metrics.extrinsic import _grid
-
-    rng = np.random.default_rng(8)
-    predicted = [(rng.random((90, n)) > 0.4).astype(np.float64) for n in (7, 5, 6)]
-    labels = (rng.random(90) > 0.5).astype(np.float64)[None, :]
-    r = counts(rng.integers(0, 90, (200, 90)), 90)
-    cs = [counts(rng.integers(0, p.shape[1], (200, p.shape[1])), p.shape[1]) for p in predicted]
-    tp, p, fp, n = _grid._label_counts(predicted, r, cs, labels)
-    for got, want in zip((tp, p), _grid._group_means(predicted, r * labels, cs)):
-        assert all(np.array_equal(a, b) for a, b in zip(got, want))
-    for got, want in zip((fp, n), _grid._group_means(predicted, r * (1 - labels), cs)):
-        assert all(np.array_equal(a, b) for a, b in zip(got, want))

@@ -125,34 +125,10 @@ def _term_statistics(scores: np.ndarray, r: np.ndarray, c: np.ndarray, keys: set
     return out
 
 
-def _label_counts(predicted: list, r: np.ndarray, cs: list, labels: np.ndarray) -> tuple:
-    """``(tp, p, fp, n)`` of :func:`_labelled` (:func:`_group_means` of the positive and negative
-    templates), the same numbers with one matrix product for all groups and both labels.
-
-    With 0/1 labels and predictions and whole draw counts, every product and sum is a whole
-    number below 2**53: exact in any order, so grouping the products changes no bit."""
-    label = labels.reshape(-1, 1)
-    sizes = [c.shape[1] for c in cs]
-    grid = np.hstack(predicted)                                       # (units, all terms)
-    drawn = r @ np.hstack([grid * label, grid * (1 - label)])         # (B, 2 x all terms)
-    c_all = np.hstack(cs)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    per_group = np.add.reduceat(drawn * np.hstack([c_all, c_all]), np.concatenate([starts, starts + sum(sizes)]),
-                                axis=1)                               # (B, 2 x groups)
-    k = len(cs)
-    tp, fp = [per_group[:, g] for g in range(k)], [per_group[:, k + g] for g in range(k)]
-    p = [(r * labels).sum(axis=1) * c.sum(axis=1) for c in cs]
-    n = [(r * (1 - labels)).sum(axis=1) * c.sum(axis=1) for c in cs]
-    return tp, p, fp, n
-
-
 def _labelled(matrices: list, r: np.ndarray, cs: list, labels: np.ndarray, threshold: float) -> dict:
     predicted = [(m >= threshold).astype(np.float64) for m in matrices]
-    if bool(np.all((labels == 0) | (labels == 1))):
-        tp, p, fp, n = _label_counts(predicted, r, cs, labels)
-    else:
-        tp, p = _group_means(predicted, r * labels, cs)
-        fp, n = _group_means(predicted, r * (1 - labels), cs)
+    tp, p = _group_means(predicted, r * labels, cs)
+    fp, n = _group_means(predicted, r * (1 - labels), cs)
     fpr, tpr = [a / b for a, b in zip(fp, n)], [a / b for a, b in zip(tp, p)]
     all_fpr, all_tpr = sum(fp) / sum(n), sum(tp) / sum(p)
     return {"fped": np.mean([np.abs(all_fpr - f) for f in fpr], axis=0),
