@@ -129,7 +129,7 @@ def ect_correlations(unit_x: np.ndarray, unit_y: np.ndarray, attr: np.ndarray):
     attributes' sums weighted by their draws. Ranks are whole numbers and halves, their mean is
     ``(n + 1) / 2``, and every product and sum of the centred ranks is a multiple of 1/4 far
     below 2**53, exact in float64 in any order: rho is the number ``scipy.stats.rankdata`` on
-    the drawn similarities gives, bit for bit (``tests/test_metrics_ect.py``).
+    the drawn similarities gives, bit for bit (``tests/test_metrics_rnsb_ect.py``).
     """
     dots_x, dots_y = attr @ unit_x.T, attr @ unit_y.T        # (attributes, X), (attributes, Y)
 
