@@ -265,3 +265,27 @@ def test_sampler_store_is_bounded(monkeypatch):
     assert len(weat_module._kept_subsets) == 3           # the two oldest dropped
     sample_at_least(np.arange(10.0), 5, 20.0, 4000, np.random.default_rng(0))   # too large to keep
     assert len(weat_module._kept_subsets) == 3
+
+
+def test_sampler_store_tells_apart_generators_whose_printed_states_agree(monkeypatch):
+    # MT19937's state holds an array: two states printed alike (numpy shortens long arrays) must
+    # not share kept partitions
+    weat_module = importlib.import_module("embdebias.metrics.weat")
+    monkeypatch.setattr(weat_module, "_kept_subsets", {})
+    s = np.arange(12.0)
+    other = np.random.MT19937(1).state
+    other["state"]["key"] = other["state"]["key"].copy()
+    other["state"]["key"][300] ^= 1                        # a state that differs in one bit, mid-array
+
+    def generator(state=None):
+        g = np.random.Generator(np.random.MT19937(1))
+        if state is not None:
+            g.bit_generator.state = state
+        return g
+
+    with np.printoptions(threshold=10):
+        assert repr(generator().bit_generator.state) == repr(generator(other).bit_generator.state)
+        sample_at_least(s, 6, 33.0, 3000, generator())      # keeps the first generator's partitions
+        got = sample_at_least(s, 6, 33.0, 3000, generator(other))
+    monkeypatch.setattr(weat_module, "_kept_subsets", {})
+    assert got == sample_at_least(s, 6, 33.0, 3000, generator(other))

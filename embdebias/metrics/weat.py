@@ -281,7 +281,7 @@ def _sampled_subsets(n: int, n_x: int, n_samples: int, rng: np.random.Generator,
     Remembered by the generator's state and the sizes (at most :data:`_KEPT_BYTES` in all, the
     oldest dropped first); a remembered answer sets ``rng`` to the state its draws left."""
     block_size = max(1, min(int(block_size), _BLOCK_ELEMENTS // max(n, 1)))
-    key = (repr(rng.bit_generator.state), n, n_x, int(n_samples), block_size)
+    key = (_state_key(rng.bit_generator.state), n, n_x, int(n_samples), block_size)
     hit = _kept_subsets.pop(key, None)
     if hit is not None:
         _kept_subsets[key] = hit                      # most recently used last
@@ -302,6 +302,16 @@ def _sampled_subsets(n: int, n_x: int, n_samples: int, rng: np.random.Generator,
             _kept_subsets.pop(next(iter(_kept_subsets)))
         _kept_subsets[key] = (blocks, rng.bit_generator.state, size)
     return blocks
+
+
+def _state_key(state):
+    """A hashable, exact copy of a bit generator's state (a dict of numbers, strings and, for
+    MT19937, an array: kept as its bytes, never as its printed form, which numpy may shorten)."""
+    if isinstance(state, dict):
+        return tuple((k, _state_key(v)) for k, v in sorted(state.items()))
+    if isinstance(state, np.ndarray):
+        return (state.dtype.str, state.shape, state.tobytes())
+    return state
 
 
 def smallest_key_sums(s: np.ndarray, keys: np.ndarray, n_x: int, scratch: np.ndarray | None = None) -> np.ndarray:
