@@ -173,6 +173,7 @@ def test_drawn_ranks_of_a_row_that_drew_a_nan_are_nan_as_rankdatas():
     got = drawn_ranks(values, counts(idx, 3))
     assert np.isnan(got[0]).all()
     assert np.array_equal(np.take_along_axis(got[1:], idx[1:], axis=1), [[1.0, 2.5, 2.5]])
+    assert drawn_ranks(np.zeros((4, 0)), np.zeros((4, 0))).shape == (4, 0)   # no items
 
 
 def test_ect_resampled_rho_is_the_rankdata_rho_bit_for_bit():

@@ -155,6 +155,8 @@ def drawn_ranks(values: np.ndarray, drawn: np.ndarray) -> np.ndarray:
     sums of whole counts, exact. A row that drew a NaN is all NaN, as rankdata's.
     """
     b, m = values.shape
+    if not m:
+        return np.zeros((b, 0))
     flat = (np.argsort(values, axis=1) + (np.arange(b) * m)[:, None]).ravel()   # flat places, in value order
     ordered = np.ascontiguousarray(values).ravel()[flat]
     weight = np.ascontiguousarray(drawn, dtype=np.float64).ravel()[flat]
