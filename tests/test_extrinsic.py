@@ -449,3 +449,22 @@ def test_library_statistics_on_sorted_codes_are_those_on_the_strings(groups):
     fs = random_family(5, groups, n_units=7)
     assert library_statistics(fs, 0.5) == {k: v for k, v in _library_on_strings(fs).items()
                                            if k in library_statistics(fs, 0.5)}
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_mean_abs_deviation_is_the_plain_form_bit_for_bit(order):
+    # the buffered blocks must sum in the order numpy's fresh temporaries of the plain form sum
+    # in, which follows the layout of the scores (F: term after term; C: pairwise along terms)
+    from embdebias.metrics._resample import counts
+    from embdebias.metrics.extrinsic import _grid
+
+    rng = np.random.default_rng(3)
+    scores = np.asarray(rng.standard_normal((70, 48)) * 10 ** rng.uniform(-3, 3, (70, 48)), order=order)
+    c = counts(rng.integers(0, 48, (123, 48)), 48)             # 123: a last block shorter than the rest
+    total = c.sum(axis=1)[:, None]
+    mean = (c @ scores.T) / total
+    plain = np.empty_like(mean)
+    for s in range(0, mean.shape[0], 64):
+        sl = slice(s, s + 64)
+        plain[sl] = (np.abs(scores[None] - mean[sl, :, None]) * c[sl, None, :]).sum(axis=2) / total[sl]
+    assert np.array_equal(_grid._mean_abs_deviation(scores, c, mean, total), plain)

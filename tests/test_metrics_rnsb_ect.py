@@ -176,3 +176,53 @@ def test_ect_weat_test_uses_a_union_b_and_reports_missing():
         ect(emb, ["m0", "m1"], ["f0", "f1"], ["a0", "a1", "a2", "q1", "q2"])
     assert "q1" in str(err.value) and "attributes" in str(err.value)
     json.dumps(r.to_dict(), allow_nan=False)
+
+
+# -- ECT on resamples: the ranks of the drawn attributes ------------------------------------------
+@pytest.mark.parametrize("decimals", [None, 1])  # distinct values; many ties between items
+def test_drawn_ranks_are_rankdatas_of_the_drawn_values_exactly(decimals):
+    from scipy.stats import rankdata
+
+    from embdebias.metrics._resample import counts
+    from embdebias.metrics.ect import drawn_ranks
+
+    rng = np.random.default_rng(11)
+    values = rng.standard_normal((300, 40))
+    values = values if decimals is None else np.round(values, decimals)
+    idx = rng.integers(0, 40, (300, 40))
+    got = np.take_along_axis(drawn_ranks(values, counts(idx, 40)), idx, axis=1)
+    assert np.array_equal(got, rankdata(np.take_along_axis(values, idx, axis=1), axis=1))
+
+
+def test_drawn_ranks_of_a_row_that_drew_a_nan_are_nan_as_rankdatas():
+    from embdebias.metrics._resample import counts
+    from embdebias.metrics.ect import drawn_ranks
+
+    values = np.array([[0.1, np.nan, 0.3], [0.1, np.nan, 0.3]])
+    idx = np.array([[0, 1, 2], [0, 2, 2]])                 # the second row never draws the NaN
+    got = drawn_ranks(values, counts(idx, 3))
+    assert np.isnan(got[0]).all()
+    assert np.array_equal(np.take_along_axis(got[1:], idx[1:], axis=1), [[1.0, 2.5, 2.5]])
+    assert drawn_ranks(np.zeros((4, 0)), np.zeros((4, 0))).shape == (4, 0)   # no items
+
+
+def test_ect_resampled_rho_is_the_rankdata_rho_bit_for_bit():
+    # the ranks are exact numbers: the weighted sums over attributes are the sums over drawn copies
+    from scipy.stats import rankdata
+
+    from embdebias.metrics._resample import counts
+    from embdebias.metrics.ect import ect_correlations
+
+    rng = np.random.default_rng(5)
+    x, y, attr = rng.normal(size=(9, 20)), rng.normal(size=(11, 20)), rng.normal(size=(60, 20))
+    attr[7] = attr[30]                                      # two attributes of equal similarity
+    idx = {"X": rng.integers(0, 9, (400, 9)), "Y": rng.integers(0, 11, (400, 11)),
+           "attributes": rng.integers(0, 60, (400, 60))}
+    sim_x = counts(idx["X"], 9) @ (attr @ x.T).T
+    sim_y = counts(idx["Y"], 11) @ (attr @ y.T).T
+    rx = rankdata(np.take_along_axis(sim_x, idx["attributes"], axis=1), axis=1)
+    ry = rankdata(np.take_along_axis(sim_y, idx["attributes"], axis=1), axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    expected = (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
+    assert np.array_equal(ect_correlations(x, y, attr)(idx), expected)

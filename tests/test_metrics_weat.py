@@ -1,5 +1,6 @@
 """WEAT against hand computation on constructed embeddings."""
 
+import importlib
 import json
 import math
 import statistics
@@ -229,3 +230,62 @@ def test_empty_subsets_sum_to_zero():
     keys = np.random.default_rng(0).random((10, 3))
     assert np.array_equal(smallest_key_sums(np.array([1.0, 2.0, 3.0]), keys, 0), np.zeros(10))
     assert sample_at_least(np.array([1.0, 2.0, 3.0]), 0, 0.0, 10, np.random.default_rng(0)) == 10
+
+
+def test_sampler_reuses_subsets_of_the_same_state_and_leaves_the_generator_as_drawing_does(monkeypatch):
+    # every test of a run samples from the same seed: the second call must reuse the partitions,
+    # count exactly what drawing anew counts, and leave the generator where the draws would
+    weat_module = importlib.import_module("embdebias.metrics.weat")   # the package's name is the function
+    rng = np.random.default_rng(4)
+    s1, s2 = rng.standard_normal(12), rng.standard_normal(12)
+    threshold = float(np.sort(s2)[-6:].sum()) * 0.5
+
+    monkeypatch.setattr(weat_module, "_kept_subsets", {})
+    fresh = np.random.default_rng(9)
+    expected = sample_at_least(s2, 6, threshold, 25_000, fresh, block_size=4000)
+    after = fresh.random(3)
+
+    monkeypatch.setattr(weat_module, "_kept_subsets", {})
+    sample_at_least(s1, 6, 0.0, 25_000, np.random.default_rng(9), block_size=4000)   # fills the store
+    drawn = []
+    monkeypatch.setattr(weat_module, "_smallest_keys",
+                        lambda *a, **k: drawn.append(1) or pytest.fail("the partitions were drawn again"))
+    reused = np.random.default_rng(9)
+    assert sample_at_least(s2, 6, threshold, 25_000, reused, block_size=4000) == expected
+    assert not drawn and 0 < expected < 25_000
+    assert np.array_equal(reused.random(3), after)
+
+
+def test_sampler_store_is_bounded(monkeypatch):
+    weat_module = importlib.import_module("embdebias.metrics.weat")   # the package's name is the function
+    monkeypatch.setattr(weat_module, "_kept_subsets", {})
+    monkeypatch.setattr(weat_module, "_KEPT_BYTES", 3 * 1000 * 10)
+    for seed in range(5):
+        sample_at_least(np.arange(10.0), 5, 20.0, 1000, np.random.default_rng(seed))
+    assert len(weat_module._kept_subsets) == 3           # the two oldest dropped
+    sample_at_least(np.arange(10.0), 5, 20.0, 4000, np.random.default_rng(0))   # too large to keep
+    assert len(weat_module._kept_subsets) == 3
+
+
+def test_sampler_store_tells_apart_generators_whose_printed_states_agree(monkeypatch):
+    # MT19937's state holds an array: two states printed alike (numpy shortens long arrays) must
+    # not share kept partitions
+    weat_module = importlib.import_module("embdebias.metrics.weat")
+    monkeypatch.setattr(weat_module, "_kept_subsets", {})
+    s = np.arange(12.0)
+    other = np.random.MT19937(1).state
+    other["state"]["key"] = other["state"]["key"].copy()
+    other["state"]["key"][300] ^= 1                        # a state that differs in one bit, mid-array
+
+    def generator(state=None):
+        g = np.random.Generator(np.random.MT19937(1))
+        if state is not None:
+            g.bit_generator.state = state
+        return g
+
+    with np.printoptions(threshold=10):
+        assert repr(generator().bit_generator.state) == repr(generator(other).bit_generator.state)
+        sample_at_least(s, 6, 33.0, 3000, generator())      # keeps the first generator's partitions
+        got = sample_at_least(s, 6, 33.0, 3000, generator(other))
+    monkeypatch.setattr(weat_module, "_kept_subsets", {})
+    assert got == sample_at_least(s, 6, 33.0, 3000, generator(other))

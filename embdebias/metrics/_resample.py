@@ -274,6 +274,10 @@ def per_draw(fn: Callable) -> Callable:
     return remembered
 
 
+#: :func:`counts` of a draw, taken once for all the columns (and statistics) computed on it.
+drawn_counts = per_draw(counts)
+
+
 def ranks_in_resamples(values) -> Callable[[np.ndarray], np.ndarray]:
     """``ranks(idx)``: the ranks of ``values[idx]`` within each row of a ``(B, n)`` index array,
     ties averaged -- exactly :func:`scipy.stats.rankdata` ``(values[idx], axis=1)``.

@@ -19,7 +19,7 @@ from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
 from .base import N_SCORED, Metric, Option, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
-from ._resample import Sample, counts
+from ._resample import Sample, drawn_counts
 
 
 @dataclass
@@ -115,28 +115,67 @@ def ect(embedding, X, Y=None, attributes=None, *, max_missing: float = DEFAULT_M
 # -- ECT on resamples, and the metric as evaluate runs it -------------------------------------------
 
 
-def ect_correlations(unit_x: np.ndarray, unit_y: np.ndarray, attr: np.ndarray) :
+def ect_correlations(unit_x: np.ndarray, unit_y: np.ndarray, attr: np.ndarray):
     """``stat`` of ECT's Spearman rho with X, Y and the attributes resampled.
 
     An attribute's similarity to the (normalized) mean of the resampled X vectors is,
     up to a positive factor per resample that leaves the ranks unchanged, its summed
     dot product with them: the attribute-by-X dot products weighted by how often each
     X word was drawn. So no resample gathers vectors, only numbers.
-    """
-    from scipy.stats import rankdata
 
+    The ranks are not those of the ``(B, n)`` drawn similarities but of the ``(B, attributes)``
+    similarities, each attribute weighted by how often it was drawn (:func:`drawn_ranks`): a
+    drawn copy's rank is its attribute's, and rho's sums over the drawn copies are the
+    attributes' sums weighted by their draws. Ranks are whole numbers and halves, their mean is
+    ``(n + 1) / 2``, and every product and sum of the centred ranks is a multiple of 1/4 far
+    below 2**53, exact in float64 in any order: rho is the number ``scipy.stats.rankdata`` on
+    the drawn similarities gives, bit for bit (``tests/test_metrics_rnsb_ect.py``).
+    """
     dots_x, dots_y = attr @ unit_x.T, attr @ unit_y.T        # (attributes, X), (attributes, Y)
 
     def stat(idx):
-        sim_x = counts(idx["X"], dots_x.shape[1]) @ dots_x.T    # (B, attributes)
-        sim_y = counts(idx["Y"], dots_y.shape[1]) @ dots_y.T
+        sim_x = drawn_counts(idx["X"], dots_x.shape[1]) @ dots_x.T    # (B, attributes)
+        sim_y = drawn_counts(idx["Y"], dots_y.shape[1]) @ dots_y.T
         a = idx["attributes"]
-        rx = rankdata(np.take_along_axis(sim_x, a, axis=1), axis=1)
-        ry = rankdata(np.take_along_axis(sim_y, a, axis=1), axis=1)
-        rx -= rx.mean(axis=1, keepdims=True)
-        ry -= ry.mean(axis=1, keepdims=True)
-        return (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
+        drawn = drawn_counts(a, attr.shape[0])                         # (B, attributes) copies drawn
+        centre = (a.shape[1] + 1) / 2.0
+        rx, ry = drawn_ranks(sim_x, drawn) - centre, drawn_ranks(sim_y, drawn) - centre
+        wx = drawn * rx
+        return (wx * ry).sum(axis=1) / np.sqrt((wx * rx).sum(axis=1) * (drawn * ry * ry).sum(axis=1))
     return stat
+
+
+def drawn_ranks(values: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    """``(B, m)``: per row, the rank (ties averaged) each of ``m`` items' value has among the
+    values drawn, item ``i`` drawn ``drawn[b, i]`` times: the rank
+    :func:`scipy.stats.rankdata` gives each of its copies in the row of drawn values.
+
+    One argsort of the ``(B, m)`` values (not of the drawn ones: no gather); items of equal
+    value (one tie group) share the rank ``(drawn below the group) + (drawn in it + 1) / 2``,
+    sums of whole counts, exact. A row that drew a NaN is all NaN, as rankdata's.
+    """
+    b, m = values.shape
+    if not m:
+        return np.zeros((b, 0))
+    flat = (np.argsort(values, axis=1) + (np.arange(b) * m)[:, None]).ravel()   # flat places, in value order
+    ordered = np.ascontiguousarray(values).ravel()[flat]
+    weight = np.ascontiguousarray(drawn, dtype=np.float64).ravel()[flat]
+    starts = np.ones((b, m), dtype=bool)                  # a tie group starts here (and every row)
+    np.not_equal(ordered.reshape(b, m)[:, 1:], ordered.reshape(b, m)[:, :-1], out=starts[:, 1:])
+    before = np.cumsum(weight) - weight                   # drawn before each place, over all rows
+    before -= np.repeat(before[::m], m)                   # ... within its own row
+    ranks = np.empty(b * m)
+    if starts.all():        # no two items of a row share a value (the usual case): no tie groups
+        ranks[flat] = before + (weight + 1.0) / 2.0
+    else:
+        first = np.flatnonzero(starts)                    # each tie group's first place (flat)
+        rank = before[first] + (np.add.reduceat(weight, first) + 1.0) / 2.0
+        ranks[flat] = np.repeat(rank, np.diff(first, append=b * m))
+    ranks = ranks.reshape(b, m)
+    nan = np.isnan(values)
+    if nan.any():
+        ranks[(nan & (drawn > 0)).any(axis=1)] = np.nan
+    return ranks
 
 
 @register

@@ -254,19 +254,64 @@ def sample_at_least(s: np.ndarray, n_x: int, threshold: float, n_samples: int,
 def sample_count(s: np.ndarray, n_x: int, extreme, n_samples: int, rng: np.random.Generator,
                  block_size: int = 10_000) -> int:
     """How many of ``n_samples`` uniformly random ``n_x``-subsets of ``s`` have a sum for which
-    ``extreme(sums) -> bool array`` holds (the sampler of :func:`sample_at_least`)."""
+    ``extreme(sums) -> bool array`` holds (the sampler of :func:`sample_at_least`).
+
+    The subsets depend only on the generator's state and the sizes, not on ``s``: every test
+    of a run draws from the same seed (:func:`weat`), so the same subsets are drawn for each
+    test and column. They are kept (:func:`_sampled_subsets`) and each later call with the
+    same state and sizes sums its own ``s`` over them, in the same blocks and by the same
+    product, so the sums and the count are those of drawing anew; the generator is left in
+    the state the draws would leave it in."""
     s = np.asarray(s, dtype=np.float64)
-    n = s.size
     hits = 0
-    done = 0
+    for subsets in _sampled_subsets(s.size, n_x, n_samples, rng, block_size):
+        hits += int(np.count_nonzero(extreme(_subset_sums_of(s, *subsets))))
+    return hits
+
+
+#: Most chosen-key masks (bytes: one per sampled partition and word) kept by :func:`_sampled_subsets`.
+_KEPT_BYTES = 32 * 2**20
+_kept_subsets: dict = {}
+
+
+def _sampled_subsets(n: int, n_x: int, n_samples: int, rng: np.random.Generator, block_size: int) -> list:
+    """Per block of the Monte-Carlo sample, ``(chosen, tied, picks)`` of :func:`_smallest_keys`
+    for ``n_samples`` rows of ``n`` keys drawn from ``rng`` (as :func:`sample_count` draws them).
+
+    Remembered by the generator's state and the sizes (at most :data:`_KEPT_BYTES` in all, the
+    oldest dropped first); a remembered answer sets ``rng`` to the state its draws left."""
     block_size = max(1, min(int(block_size), _BLOCK_ELEMENTS // max(n, 1)))
+    key = (_state_key(rng.bit_generator.state), n, n_x, int(n_samples), block_size)
+    hit = _kept_subsets.pop(key, None)
+    if hit is not None:
+        _kept_subsets[key] = hit                      # most recently used last
+        rng.bit_generator.state = hit[1]
+        return hit[0]
+    blocks, done = [], 0
     keys, scratch = np.empty((block_size, n)), np.empty((block_size, n))  # reused: no fresh pages per block
     while done < n_samples:
         b = min(block_size, n_samples - done)
         rng.random(out=keys[:b])          # the same stream as rng.random((b, n))
-        hits += int(np.count_nonzero(extreme(smallest_key_sums(s, keys[:b], n_x, scratch[:b]))))
+        chosen, tied, picks = _smallest_keys(keys[:b], n_x, scratch[:b])
+        chosen.flags.writeable = False    # may be kept and shared by later calls
+        blocks.append((chosen, tied, picks))
         done += b
-    return hits
+    size = int(n_samples) * n
+    if size <= _KEPT_BYTES:
+        while _kept_subsets and size + sum(h[2] for h in _kept_subsets.values()) > _KEPT_BYTES:
+            _kept_subsets.pop(next(iter(_kept_subsets)))
+        _kept_subsets[key] = (blocks, rng.bit_generator.state, size)
+    return blocks
+
+
+def _state_key(state):
+    """A hashable, exact copy of a bit generator's state (a dict of numbers, strings and, for
+    MT19937, an array: kept as its bytes, never as its printed form, which numpy may shorten)."""
+    if isinstance(state, dict):
+        return tuple((k, _state_key(v)) for k, v in sorted(state.items()))
+    if isinstance(state, np.ndarray):
+        return (state.dtype.str, state.shape, state.tobytes())
+    return state
 
 
 def smallest_key_sums(s: np.ndarray, keys: np.ndarray, n_x: int, scratch: np.ndarray | None = None) -> np.ndarray:
@@ -281,16 +326,31 @@ def smallest_key_sums(s: np.ndarray, keys: np.ndarray, n_x: int, scratch: np.nda
     (keys are multiples of 2**-53: about 1e-13 of rows) marks more than ``n_x``: those rows
     take ``argpartition``. ``n_x = 0`` sums nothing: zeros.
     """
+    return _subset_sums_of(np.asarray(s, dtype=np.float64), *_smallest_keys(keys, n_x, scratch))
+
+
+def _smallest_keys(keys: np.ndarray, n_x: int, scratch: np.ndarray | None = None) -> tuple:
+    """``(chosen, tied, picks)``: the ``(b, n)`` mask of each row's ``n_x`` smallest keys, the rows
+    whose ``n_x``-th key ties another, and their ``argpartition`` choices (see :func:`smallest_key_sums`);
+    ``chosen`` has no columns when ``n_x <= 0`` (nothing is chosen: the sums are zeros)."""
     if n_x <= 0:
-        return np.zeros(keys.shape[0])
+        return np.zeros((keys.shape[0], 0), dtype=bool), np.zeros(0, dtype=np.intp), None
     scratch = np.array(keys) if scratch is None else scratch
     np.copyto(scratch, keys)
     scratch.partition(n_x - 1, axis=1)
     chosen = keys <= scratch[:, n_x - 1:n_x]
-    sums = np.einsum("ij,j->i", chosen, s)   # no BLAS: one pass, no threads (under load they stall)
     tied = np.flatnonzero(np.count_nonzero(chosen, axis=1) != n_x)
+    picks = np.argpartition(keys[tied], n_x - 1, axis=1)[:, :n_x] if tied.size else None
+    return chosen, tied, picks
+
+
+def _subset_sums_of(s: np.ndarray, chosen, tied: np.ndarray, picks) -> np.ndarray:
+    """The sums of ``s`` over the subsets of :func:`_smallest_keys`."""
+    if chosen.shape[1] != s.size:         # n_x = 0: the empty subset of every row
+        return np.zeros(chosen.shape[0])
+    sums = np.einsum("ij,j->i", chosen, s)   # no BLAS: one pass, no threads (under load they stall)
     if tied.size:
-        sums[tied] = s[np.argpartition(keys[tied], n_x - 1, axis=1)[:, :n_x]].sum(axis=1)
+        sums[tied] = s[picks].sum(axis=1)
     return sums
 
 
