@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._gc import fewer_collections
 from ._warn import warn
 from .embedding import as_embedding
 from .errors import EmbdebiasError
@@ -734,28 +735,29 @@ def evaluate(embeddings, tests=None, *, suite=None, options=None, subspace=None,
     samples: dict = {}
     raised: list = []
     tick, bar = _progress(progress, len(named) * len(metrics))
-    try:
-        for name, emb in named.items():
-            scores = _reference_scores(reuse, metrics, name, emb, ctx, report.params, strict, tick) \
-                if name == first else _score_column(metrics, name, emb, ctx, strict, tick)
-            scores.merge_into(report, name, samples, raised)
-        if bar is not None and bootstrap:  # seconds more: the bar says what runs
-            tick("every column", "bootstrap intervals and comparisons")
-        _warn_once(raised, report.embeddings)
-        _warn_unscored(report)
-        if bootstrap:
-            from ._threads import one_thread
+    with fewer_collections():  # many small objects: see embdebias._gc
+        try:
+            for name, emb in named.items():
+                scores = _reference_scores(reuse, metrics, name, emb, ctx, report.params, strict, tick) \
+                    if name == first else _score_column(metrics, name, emb, ctx, strict, tick)
+                scores.merge_into(report, name, samples, raised)
+            if bar is not None and bootstrap:  # seconds more: the bar says what runs
+                tick("every column", "bootstrap intervals and comparisons")
+            _warn_once(raised, report.embeddings)
+            _warn_unscored(report)
+            if bootstrap:
+                from ._threads import one_thread
 
-            with one_thread():  # thousands of small products (resamples x items)
-                _add_uncertainty(report, samples, int(bootstrap), float(level), random_state, shares)
-                _add_aggregates(report, samples, int(bootstrap), float(level), random_state, shares)
-                if trust:
-                    from .metrics.trust import assess
+                with one_thread():  # thousands of small products (resamples x items)
+                    _add_uncertainty(report, samples, int(bootstrap), float(level), random_state, shares)
+                    _add_aggregates(report, samples, int(bootstrap), float(level), random_state, shares)
+                    if trust:
+                        from .metrics.trust import assess
 
-                    report.trust = to_builtin(assess(report, samples, ctx, random_state))
-    finally:
-        if bar is not None:
-            bar.close()
+                        report.trust = to_builtin(assess(report, samples, ctx, random_state))
+        finally:
+            if bar is not None:
+                bar.close()
     if retest:
         report.trust["reliability"] = to_builtin(_retest(named, ctx))
     return report

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .._atomic import atomic_file
+from .._gc import fewer_collections
 from .._outdir import name_problem
 from ..errors import EmbdebiasError
 from ..metrics.base import to_builtin
@@ -70,7 +71,8 @@ def _columns(column: str, value) -> dict:
 def to_dict(report: Report, *, bulk: str | None = None) -> dict:
     """A JSON-serialisable dict; with ``bulk`` (a file name), the long list fields are left
     out and the dict names that file (write it with :func:`bulk_table`)."""
-    return _to_dict(report, bulk, to_builtin(report.details))
+    with fewer_collections():  # hundreds of thousands of small lists: see embdebias._gc
+        return _to_dict(report, bulk, to_builtin(report.details))
 
 
 def _to_dict(report: Report, bulk: str | None, details: dict) -> dict:
@@ -197,8 +199,9 @@ def to_json(report: Report, path, *, indent: int = 2, inputs=()) -> None:
     suffix ``.parquet`` beside it; each atomically, the Parquet file first, so that a JSON
     file never names a file not yet written."""
     path = Path(path)
-    details = to_builtin(report.details)  # once, for the Parquet file and the JSON
-    table = bulk_table(report, details)
+    with fewer_collections():  # hundreds of thousands of small lists: see embdebias._gc
+        details = to_builtin(report.details)  # once, for the Parquet file and the JSON
+        table = bulk_table(report, details)
     bulk = None
     if table is not None:
         import pyarrow.parquet as pq
