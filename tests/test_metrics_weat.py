@@ -289,3 +289,27 @@ def test_sampler_store_tells_apart_generators_whose_printed_states_agree(monkeyp
         got = sample_at_least(s, 6, 33.0, 3000, generator(other))
     monkeypatch.setattr(weat_module, "_kept_subsets", {})
     assert got == sample_at_least(s, 6, 33.0, 3000, generator(other))
+
+
+def test_sampler_store_shared_by_threads_gives_each_its_own_count(monkeypatch):
+    # a threaded Dask worker may run several WEAT tests at once: the store is shared under a lock,
+    # and each thread counts what it would count alone
+    from concurrent.futures import ThreadPoolExecutor
+
+    weat_module = importlib.import_module("embdebias.metrics.weat")
+    monkeypatch.setattr(weat_module, "_kept_subsets", {})
+    monkeypatch.setattr(weat_module, "_KEPT_BYTES", 2 * 2000 * 10)    # evictions happen while threads run
+    cases = [(np.arange(10.0) * (1 + i % 3), seed) for i, seed in enumerate([0, 1, 2, 0, 1, 2, 3, 4] * 3)]
+
+    def count(case):
+        s, seed = case
+        return sample_at_least(s, 5, float(s.sum()) * 0.55, 2000, np.random.default_rng(seed), block_size=500)
+
+    alone = []
+    for case in cases:
+        monkeypatch.setattr(weat_module, "_kept_subsets", {})
+        alone.append(count(case))
+    monkeypatch.setattr(weat_module, "_kept_subsets", {})
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(count, cases))
+    assert together == alone and len(set(alone)) > 1

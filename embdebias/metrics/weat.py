@@ -68,6 +68,7 @@ Choices made here (the paper leaves them open):
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from itertools import chain, combinations
 
@@ -272,6 +273,7 @@ def sample_count(s: np.ndarray, n_x: int, extreme, n_samples: int, rng: np.rando
 #: Most chosen-key masks (bytes: one per sampled partition and word) kept by :func:`_sampled_subsets`.
 _KEPT_BYTES = 32 * 2**20
 _kept_subsets: dict = {}
+_kept_lock = threading.Lock()
 
 
 def _sampled_subsets(n: int, n_x: int, n_samples: int, rng: np.random.Generator, block_size: int) -> list:
@@ -282,9 +284,11 @@ def _sampled_subsets(n: int, n_x: int, n_samples: int, rng: np.random.Generator,
     oldest dropped first); a remembered answer sets ``rng`` to the state its draws left."""
     block_size = max(1, min(int(block_size), _BLOCK_ELEMENTS // max(n, 1)))
     key = (_state_key(rng.bit_generator.state), n, n_x, int(n_samples), block_size)
-    hit = _kept_subsets.pop(key, None)
+    with _kept_lock:   # threads (a threaded Dask worker) share the store
+        hit = _kept_subsets.pop(key, None)
+        if hit is not None:
+            _kept_subsets[key] = hit                  # most recently used last
     if hit is not None:
-        _kept_subsets[key] = hit                      # most recently used last
         rng.bit_generator.state = hit[1]
         return hit[0]
     blocks, done = [], 0
@@ -298,9 +302,10 @@ def _sampled_subsets(n: int, n_x: int, n_samples: int, rng: np.random.Generator,
         done += b
     size = int(n_samples) * n
     if size <= _KEPT_BYTES:
-        while _kept_subsets and size + sum(h[2] for h in _kept_subsets.values()) > _KEPT_BYTES:
-            _kept_subsets.pop(next(iter(_kept_subsets)))
-        _kept_subsets[key] = (blocks, rng.bit_generator.state, size)
+        with _kept_lock:
+            while _kept_subsets and size + sum(h[2] for h in _kept_subsets.values()) > _KEPT_BYTES:
+                _kept_subsets.pop(next(iter(_kept_subsets)))
+            _kept_subsets[key] = (blocks, rng.bit_generator.state, size)
     return blocks
 
 
