@@ -226,3 +226,21 @@ def test_ect_resampled_rho_is_the_rankdata_rho_bit_for_bit():
     ry -= ry.mean(axis=1, keepdims=True)
     expected = (rx * ry).sum(axis=1) / np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
     assert np.array_equal(ect_correlations(x, y, attr)(idx), expected)
+
+
+def test_stratified_split_checks_what_train_test_split_checks():
+    """A cached split never answers for a value scikit-learn refuses (2.0 after 2), and a seed
+    that is not an integer goes to scikit-learn as it is."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from embdebias.metrics.rnsb import stratified_split
+
+    labels = np.r_[np.zeros(10, int), np.ones(10, int)]
+    assert stratified_split(labels, 2, 0)[1].size == 2           # an absolute count
+    with pytest.raises(InvalidParameterError):
+        stratified_split(labels, 2.0, 0)
+    with pytest.raises(InvalidParameterError):
+        stratified_split(labels, 0.2, 1.7)
+    a = stratified_split(labels, 0.2, np.random.RandomState(3))
+    b = stratified_split(labels, 0.2, np.random.RandomState(3))
+    assert np.array_equal(a[0], b[0]) and a[1].size == 4

@@ -228,7 +228,7 @@ def rnsb(embedding, identity_terms=None, *, C: float = 1.0, n_runs: int = 10,
         n_runs=n_runs, C=float(C), test_size=float(test_size), random_state=random_state)
 
 
-def stratified_split(labels: np.ndarray, test_size, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
+def stratified_split(labels: np.ndarray, test_size, seed) -> tuple[np.ndarray, np.ndarray]:
     """``(train, test)`` positions of scikit-learn's ``train_test_split(..., test_size,
     random_state=seed, stratify=labels)``: the rows it would give, in its order.
 
@@ -237,13 +237,14 @@ def stratified_split(labels: np.ndarray, test_size, seed: int | None) -> tuple[n
     (:func:`_split_of`) and each column's rows taken at them, the same rows in the same order
     as splitting the features themselves."""
     labels = np.ascontiguousarray(labels, dtype=np.int64)
-    if seed is None:  # a fresh random split each time: nothing to share
-        return _split_of.__wrapped__(labels.tobytes(), test_size, None)
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        # None (a fresh random split), a RandomState, or a value scikit-learn refuses: not shared
+        return _split_of.__wrapped__(labels.tobytes(), test_size, seed)
     return _split_of(labels.tobytes(), test_size, int(seed))
 
 
-@lru_cache(maxsize=64)
-def _split_of(label_bytes: bytes, test_size, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
+@lru_cache(maxsize=64, typed=True)  # typed: test_size 2 (a count) is not 2.0 (refused)
+def _split_of(label_bytes: bytes, test_size, seed) -> tuple[np.ndarray, np.ndarray]:
     from sklearn.model_selection import train_test_split
 
     labels = np.frombuffer(label_bytes, dtype=np.int64)
