@@ -322,7 +322,11 @@ class Embedding(WordLookup):
 
         Raises :class:`NonFiniteError` naming the word if a row holds NaN or infinity.
         """
-        block = np.array(self._vectors[rows], dtype=dtype)
+        indexed = self._vectors[rows]
+        # a gather (rows as indices) is already a fresh array: converted, not copied again; a
+        # slice or a single row is a view of the vectors, so copied
+        fresh = not np.may_share_memory(indexed, self._vectors)
+        block = np.ascontiguousarray(indexed, dtype=dtype) if fresh else np.array(indexed, dtype=dtype)
         if not self._finite:
             self._check_finite(block, rows)
         if not isinstance(rows, slice):

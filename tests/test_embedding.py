@@ -382,3 +382,21 @@ def test_scattered_take_from_a_memory_map_leaves_no_pages_mapped(tmp_path):
     rows = np.sort(rng.choice(60_000, 2_000, replace=False))
     np.testing.assert_array_equal(mapped.take(rows), emb.vectors[rows])
     assert rss_file_kb() - before < 2_000  # 2,000 rows would map ~15 MB (the whole file) without the release
+
+
+@pytest.mark.parametrize("rows", [slice(1, 3), 2, np.int64(1), [2, 0], np.array([3, 1, 1]),
+                                  np.array([True, False, True, False]), np.array([], dtype=np.int64)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_take_returns_a_fresh_contiguous_copy_whatever_the_rows(tmp_path, rows, dtype):
+    """A gather is not copied twice, a view is copied: the result never aliases the vectors."""
+    from embdebias import io
+
+    vectors = np.arange(12, dtype=np.float32).reshape(4, 3)
+    emb = Embedding(["a", "b", "c", "d"], vectors.copy())
+    io.save(emb, tmp_path / "e.embd")
+    for source in (emb, io.load(tmp_path / "e.embd")):
+        block = source.take(rows, dtype=dtype)
+        assert block.dtype == dtype and block.flags.c_contiguous and block.flags.writeable
+        np.testing.assert_array_equal(block, vectors[rows])
+        block[...] = -1.0
+        np.testing.assert_array_equal(source.vectors, vectors)
