@@ -385,11 +385,18 @@ class Embedding(WordLookup):
         import hashlib
 
         digest = hashlib.blake2b(digest_size=16)
-        digest.update("\n".join(self.words.tolist()).encode("utf-8"))
-        digest.update(np.asarray(self.shape, dtype="<i8").tobytes())
-        for _, _, block in self.iter_chunks(chunk_rows):
-            digest.update(np.ascontiguousarray(block, dtype="<f4").tobytes())
+        for part in self._fingerprint_parts(chunk_rows):
+            digest.update(part)
         return f"blake2b:{digest.hexdigest()}"
+
+    def _fingerprint_parts(self, chunk_rows: int = DEFAULT_CHUNK_ROWS):
+        """The bytes :meth:`fingerprint` hashes, in order: the words, the shape, then each chunk of
+        rows as a view of its little-endian float32 values (no copy: hashlib reads the buffer, and
+        releases the GIL while it hashes a large one)."""
+        yield "\n".join(self.words.tolist()).encode("utf-8")
+        yield np.asarray(self.shape, dtype="<i8").tobytes()
+        for _, _, block in self.iter_chunks(chunk_rows):
+            yield memoryview(np.ascontiguousarray(block, dtype="<f4")).cast("B")
 
     def norms(self, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> np.ndarray:
         """Euclidean norm of every row (read-only; computed in chunks, cached unless live)."""

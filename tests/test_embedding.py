@@ -400,3 +400,26 @@ def test_take_returns_a_fresh_contiguous_copy_whatever_the_rows(tmp_path, rows, 
         np.testing.assert_array_equal(block, vectors[rows])
         block[...] = -1.0
         np.testing.assert_array_equal(source.vectors, vectors)
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 2, 7, 100])
+def test_fingerprint_is_the_blake2b_of_the_words_the_shape_and_the_float32_rows(tmp_path, chunk_rows):
+    """The digest is the definition's whatever the chunking and the storage (in memory, a map)."""
+    import hashlib
+
+    from embdebias import io
+
+    rng = np.random.default_rng(1)
+    words = ["a", "bé", "c", "d", "e"]
+    vectors = rng.standard_normal((5, 3)).astype(np.float32)
+    expected = hashlib.blake2b(digest_size=16)
+    expected.update("\n".join(words).encode("utf-8"))
+    expected.update(np.array([5, 3], dtype="<i8").tobytes())
+    expected.update(vectors.astype("<f4").tobytes())
+    emb = Embedding(words, vectors)
+    io.save(emb, tmp_path / "e.embd")
+    for source in (emb, io.load(tmp_path / "e.embd")):
+        assert source.fingerprint(chunk_rows) == f"blake2b:{expected.hexdigest()}"
+    changed = vectors.copy()
+    changed[4, 2] = np.nextafter(changed[4, 2], np.float32(np.inf))
+    assert Embedding(words, changed).fingerprint(chunk_rows) != emb.fingerprint(chunk_rows)

@@ -140,3 +140,42 @@ def test_run_fails_on_missing_word_sets_before_debiasing(tmp_path, capsys):
     assert main(["--quiet", "run", str(path), "--out-dir", str(tmp_path / "tolerant")]) == 0
     md = (tmp_path / "tolerant" / "report.md").read_text(encoding="utf-8")
     assert "### Not scored" in md and "not in the vocabulary" in md
+
+
+
+def test_fingerprinting_on_its_thread_equals_the_fingerprint_and_reports_what_reading_raised():
+    """The run's background fingerprint is Embedding.fingerprint(); an error surfaces in result();
+    cancel() stops it and result() then refuses, rather than give a digest of part of the rows."""
+    import threading
+
+    import numpy as np
+
+    from embdebias.embedding import Embedding
+    from embdebias.errors import NonFiniteError
+    from embdebias.pipeline.run import Fingerprinting
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(300)]
+    emb = Embedding(words, rng.standard_normal((300, 8)).astype(np.float32))
+    assert Fingerprinting(emb).result() == emb.fingerprint()
+
+    bad = rng.standard_normal((300, 8)).astype(np.float32)
+    bad[250, 3] = np.nan
+    with pytest.raises(NonFiniteError, match=r"row 250"):
+        Fingerprinting(Embedding(words, bad, copy=False)).result()
+
+    started, release = threading.Event(), threading.Event()
+
+    class Slow:
+        def _fingerprint_parts(self):
+            yield b"words"
+            started.set()
+            release.wait(5)
+            yield b"rows"
+
+    job = Fingerprinting(Slow())
+    assert started.wait(5)
+    threading.Timer(0.05, release.set).start()
+    job.cancel()
+    with pytest.raises(RuntimeError, match="cancelled"):
+        job.result()
