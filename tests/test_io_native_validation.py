@@ -475,3 +475,22 @@ def test_fasttext_words_hold_no_whitespace_either_way(tmp_path):
     for word in ("a b", "a\tb", "a\rb", "a\x0bb"):
         with pytest.raises(EmbdebiasError, match="whitespace"):
             io.save(Embedding([word], np.ones((1, 2), np.float32)), tmp_path / "w.ft.bin", format="fasttext-bin")
+
+
+def test_a_vocabularys_words_are_not_checked_for_repeats_again_but_a_plain_lists_are(tmp_path, monkeypatch):
+    """A Vocabulary is unique by construction: writing it skips the second check (1.5 s on 3M
+    words); words given as a list are still checked, and a repeat refused."""
+    from embdebias.io import native
+    from embdebias.vocab import Vocabulary
+
+    calls = []
+    real = native.duplicate_rows
+    monkeypatch.setattr(native, "duplicate_rows", lambda words: calls.append(len(words)) or real(words))
+    with NativeWriter(tmp_path / "v.embd", Vocabulary(["a", "b", "c"]), (3, 2)) as w:
+        w.append(np.ones((3, 2), np.float32))
+    assert calls == []
+    assert list(read_native(tmp_path / "v.embd").words) == ["a", "b", "c"]
+    with pytest.raises(EmbdebiasError, match="the word 'a' is repeated"), \
+            NativeWriter(tmp_path / "l.embd", ["a", "b", "a"], (3, 2)):
+        pass
+    assert calls == [3]
