@@ -204,6 +204,9 @@ def run_once(input_path: Path, out_dir: Path, methods: str | None = None, save: 
     the 1-minute load average before and after."""
     from run_all import run_measured
 
+    # The vectors an earlier run wrote (the baseline's, run first) go to the disk now, not while
+    # this run writes its own: each run starts with no dirty pages of another's.
+    os.sync()
     load_before = os.getloadavg()[0]
     got = run_measured(run_argv(input_path, out_dir, methods, save), out_dir, repo)
     columns = got["report"].get("evaluation", {}).get("embeddings") or []
