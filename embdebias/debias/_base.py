@@ -269,16 +269,36 @@ def map_chunks(embedding: Embedding, func: Callable[[slice, np.ndarray, np.ndarr
 
 
 def _map_to_native(embedding: Embedding, func, out, chunks, chunk_rows: int, name: str) -> Embedding:
-    """:func:`map_chunks` into a native-format directory ``out``, appended chunk by chunk."""
+    """:func:`map_chunks` into a native-format directory ``out``, appended chunk by chunk.
+
+    Two reused chunk buffers, appended to the file by a thread of its own: a written memory
+    map of the whole output would count in resident memory until the end, and the write of
+    one chunk (a copy into the page cache, done without the GIL) overlaps the work on the
+    next instead of waiting for it (on a 3,000,000 x 300 output, about a third of a pass).
+    One writing thread keeps the chunks in order; a buffer is filled again only once its
+    previous rows are written, and a failed write is raised here, as before.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     from ..io.native import NativeWriter
 
     inputs = (embedding.path,) if embedding.path else ()
-    with NativeWriter(out, embedding.words, embedding.shape, inputs=inputs) as writer:
-        # One reused chunk buffer, appended to the file: written pages of a memory map of
-        # the whole output would count in resident memory until the end.
-        buffer = np.empty((min(chunk_rows, len(embedding)), embedding.dim), dtype=np.float32)
-        for start, stop, block in chunks:
-            func(slice(start, stop), block, buffer[:stop - start])
-            writer.append(buffer[:stop - start])
+    rows = min(chunk_rows, len(embedding))
+    buffers: list = []
+    pending: list = []
+    with NativeWriter(out, embedding.words, embedding.shape, inputs=inputs) as writer, \
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="embdebias-write") as writes:
+        for i, (start, stop, block) in enumerate(chunks):
+            if len(buffers) < 2:
+                buffers.append(np.empty((rows, embedding.dim), dtype=np.float32))
+                pending.append(None)
+            k = i % 2
+            if pending[k] is not None:
+                pending[k].result()  # its previous rows are written (a failed write raises)
+            func(slice(start, stop), block, buffers[k][:stop - start])
+            pending[k] = writes.submit(writer.append, buffers[k][:stop - start])
+        for job in pending:
+            if job is not None:
+                job.result()
     return writer.open(name=name)
 

@@ -1,0 +1,58 @@
+"""map_chunks into a native directory: the chunks are written by a thread of their own."""
+
+from __future__ import annotations
+
+import errno
+
+import numpy as np
+import pytest
+
+from embdebias import io
+from embdebias.debias._base import map_chunks
+from embdebias.embedding import Embedding
+from embdebias.io.native import NativeWriter
+
+
+def _scaled(rows, block, out):
+    # each row times its own row number: a chunk written to the wrong place shows
+    np.multiply(block, np.arange(rows.start, rows.stop, dtype=np.float32)[:, None], out=out)
+
+
+@pytest.mark.parametrize("n,chunk_rows", [(1, 4), (4, 4), (50, 7), (64, 8)])
+def test_chunks_written_on_their_thread_equal_the_map_in_memory(tmp_path, n, chunk_rows):
+    rng = np.random.default_rng(n)
+    emb = Embedding([f"w{i}" for i in range(n)], rng.standard_normal((n, 3)).astype(np.float32))
+    written = map_chunks(emb, _scaled, out=tmp_path / "out.embd", chunk_rows=chunk_rows)
+    in_memory = map_chunks(emb, _scaled, chunk_rows=chunk_rows)
+    np.testing.assert_array_equal(np.asarray(written.vectors), in_memory.vectors)
+    assert list(io.load(tmp_path / "out.embd").words) == list(emb.words)
+
+
+def test_a_failed_write_is_raised_and_leaves_no_output(tmp_path, monkeypatch):
+    emb = Embedding([f"w{i}" for i in range(40)], np.ones((40, 2), np.float32))
+    real, calls = NativeWriter.append, []
+
+    def append(self, block):
+        calls.append(len(block))
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, block)
+
+    monkeypatch.setattr(NativeWriter, "append", append)
+    with pytest.raises(OSError, match="No space left"):
+        map_chunks(emb, _scaled, out=tmp_path / "out.embd", chunk_rows=8)
+    assert not (tmp_path / "out.embd").exists() and not list(tmp_path.iterdir())  # no temporary left
+    assert calls[:2] == [8, 8] and len(calls) <= 5
+
+
+def test_a_failing_map_stops_the_pass_and_leaves_no_output(tmp_path):
+    emb = Embedding([f"w{i}" for i in range(40)], np.ones((40, 2), np.float32))
+
+    def fails_at_row_16(rows, block, out):
+        if rows.start == 16:
+            raise ValueError("the map failed")
+        out[:] = block
+
+    with pytest.raises(ValueError, match="the map failed"):
+        map_chunks(emb, fails_at_row_16, out=tmp_path / "out.embd", chunk_rows=8)
+    assert not (tmp_path / "out.embd").exists() and not list(tmp_path.iterdir())  # no temporary left
