@@ -57,6 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from .._atomic import atomic_file
+from .._prefault import Prefault
 from ..embedding import DEFAULT_CHUNK_ROWS, Embedding
 from ..errors import EmbdebiasError, VectorFileError, quote
 from ._common import (
@@ -302,6 +303,7 @@ class _BinaryReader:
 
     def read(self, name) -> Embedding:
         self.src = _open_windows(self.path)
+        self.prefault = None
         try:
             self._start()
             with np.errstate(over="ignore", invalid="ignore"):
@@ -310,6 +312,8 @@ class _BinaryReader:
             if self.limit is None or self.limit > self.n:  # a limit stops the reading before the end
                 self._check_nothing_after()
         finally:
+            if self.prefault is not None:
+                self.prefault.stop()
             self.src.close()
         return make_embedding(self.words, self.out[:self.rows], self.path, name, hashes=self.hashes)
 
@@ -323,6 +327,7 @@ class _BinaryReader:
         if gzipped:  # the content's size is not known: start with what 4 times the file could hold, then grow
             rows = min(rows, max(1, 4 * os.path.getsize(self.path) // (self.nbytes + 2)))
         self.out = np.empty((rows, self.d), dtype=np.float32)
+        self.prefault = Prefault(self.out)  # its pages faulted in on another core, ahead of the copy
         self.size = max(self.window_bytes, 2 * (self.nbytes + 64))
         self.most = 2 * (MAX_WORD_BYTES + self.nbytes + 2)  # a window this large holds a record
         if self.want:
