@@ -170,14 +170,18 @@ def floor_seconds(rows: int, dim: int, file_bytes: int, machine: dict, analogy_w
     apply_flops = 2.0 * rows * dim * dim
     evaluate_flops = columns * 2.0 * dim * (analogy_words * analogy_vocab + residual_queries * residual_pool)
     mem, gb = machine["memcpy_gbs"] * 1e9, 1e9
+    write = matrix / (machine["write_gbs"] * gb)
+    # Each pair below runs on two threads at once in the run (2 cores), so the floor is the longer
+    # of the two, not their sum: the file's read and the new matrix's first touch (its pages are
+    # populated on a thread of their own), a pass's work and the write of its output (appended by
+    # a writing thread while the next chunk is computed).
     return {
         # read the file, copy the floats into a new matrix (whose pages fault in at first touch)
-        "load": file_bytes / (machine["read_gbs"] * gb) + matrix / (machine.get("first_touch_gbs", mem / gb) * gb),
+        "load": max(file_bytes / (machine["read_gbs"] * gb), matrix / (machine.get("first_touch_gbs", mem / gb) * gb)),
         # hard: read the rows, write the output (RAM, then the file); soft's moments: float32 Gram products
-        "hard": (2 * matrix / mem + matrix / (machine["write_gbs"] * gb)
-                 + gram_flops / (machine["gram_gflops"] * gb)),
+        "hard": max(2 * matrix / mem + gram_flops / (machine["gram_gflops"] * gb), write),
         # soft: one product with T, written out
-        "soft": 2 * matrix / mem + matrix / (machine["write_gbs"] * gb) + apply_flops / (machine["sgemm_gflops"] * gb),
+        "soft": max(2 * matrix / mem + apply_flops / (machine["sgemm_gflops"] * gb), write),
         # evaluation: only its matrix products (residual bias's neighbours, the analogy test) are counted
         "evaluate": evaluate_flops / (machine["sgemm_gflops"] * gb),
     }
@@ -302,10 +306,12 @@ def _writes(step: str, save: str | None) -> bool:
 
 
 _FLOOR_NOTES = {
-    "load": "floor: file bytes / page-cache read speed + matrix / first-touch speed of new memory",
-    "hard": "includes soft debias's moments (shared pass); floor: matrix through RAM twice, written once, "
-            "+ 2 n d^2 / Gram product speed (one thread)",
-    "soft": "solve + one pass: matrix through RAM twice, written once, + n d^2 product / sgemm speed",
+    "load": "floor: the longer of file bytes / page-cache read speed and matrix / first-touch speed of new "
+            "memory (two threads)",
+    "hard": "includes soft debias's moments (shared pass); floor: the longer of (matrix through RAM twice + "
+            "2 n d^2 / Gram product speed, one thread) and the matrix written once (a writing thread)",
+    "soft": "solve + one pass: the longer of (matrix through RAM twice + n d^2 product / sgemm speed) and the "
+            "matrix written once (a writing thread)",
     "evaluate": "{columns} columns; floor counts only the GEMMs (residual neighbours, analogy; bench_evaluate.py)",
 }
 
