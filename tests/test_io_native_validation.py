@@ -494,3 +494,31 @@ def test_a_vocabularys_words_are_not_checked_for_repeats_again_but_a_plain_lists
             NativeWriter(tmp_path / "l.embd", ["a", "b", "a"], (3, 2)):
         pass
     assert calls == [3]
+
+
+def test_a_vocabulary_written_twice_is_encoded_once_and_written_the_same(tmp_path, monkeypatch):
+    """The second copy of a Vocabulary reuses the first one's arrays: the same files as a list's."""
+    import gc
+
+    from embdebias.io import native
+    from embdebias.vocab import Vocabulary
+
+    words = ["zeta", "alpha", "éclair", "b"]
+    calls = []
+    real = native.encode_vocabulary
+    monkeypatch.setattr(native, "encode_vocabulary", lambda *a, **k: calls.append(1) or real(*a, **k))
+    vocab = Vocabulary(words)
+    for name, given in (("one", vocab), ("two", vocab), ("list", list(words))):
+        with NativeWriter(tmp_path / f"{name}.embd", given, (4, 2)) as w:
+            w.append(np.arange(8, dtype=np.float32).reshape(4, 2))
+    assert len(calls) == 2  # once for the vocabulary, once for the list
+    for file in ("vocab.txt", "vocab_offsets.npy", "vocab_sorted.npy", "embdebias.json"):
+        expected = (tmp_path / "list.embd" / file).read_bytes()
+        assert (tmp_path / "one.embd" / file).read_bytes() == expected
+        assert (tmp_path / "two.embd" / file).read_bytes() == expected
+    assert list(read_native(tmp_path / "two.embd").words) == words
+    key = id(vocab)
+    assert key in native._WRITTEN
+    del vocab
+    gc.collect()
+    assert key not in native._WRITTEN
