@@ -508,8 +508,8 @@ def test_a_vocabulary_written_twice_is_encoded_once_and_written_the_same(tmp_pat
     real = native.encode_vocabulary
     monkeypatch.setattr(native, "encode_vocabulary", lambda *a, **k: calls.append(1) or real(*a, **k))
     vocab = Vocabulary(words)
-    for name, given in (("one", vocab), ("two", vocab), ("list", list(words))):
-        with NativeWriter(tmp_path / f"{name}.embd", given, (4, 2)) as w:
+    for name, words_given in (("one", vocab), ("two", vocab), ("list", list(words))):
+        with NativeWriter(tmp_path / f"{name}.embd", words_given, (4, 2)) as w:
             w.append(np.arange(8, dtype=np.float32).reshape(4, 2))
     assert len(calls) == 2  # once for the vocabulary, once for the list
     for file in ("vocab.txt", "vocab_offsets.npy", "vocab_sorted.npy", "embdebias.json"):
