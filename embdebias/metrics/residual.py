@@ -376,21 +376,47 @@ _TOP_ROWS = 32
 
 
 def _lower_bounds(sims: np.ndarray, k: int) -> np.ndarray:
-    """A lower bound of each row's ``k``-th largest value, close to it, from half of the columns.
+    """A lower bound of each row's ``k``-th largest value, close to it, from one pass over the row.
 
-    The columns are split into ``G`` (about ``sqrt(n k / 2)``, at least ``k``) groups, each
-    group a strided set of columns, and only every other run of ``G`` columns is read; the
-    bound is the ``k``-th largest of the groups' maxima. It cannot exceed the row's ``k``-th
-    largest value: ``k`` groups have a maximum at or above it, which are ``k`` different values
-    of the row. Because each of those is the best of its group, only about ``2 k`` values of a
-    row reach the bound (of 50,000 cosines, 100 neighbours: about 200), while reading half the
-    row, in runs of a few kB, with one elementwise maximum per run.
+    The columns are split into ``G`` (about ``sqrt(n k)``, at least ``k``) groups, each group a
+    strided set of columns (column ``c`` in group ``c mod G``: the maxima are elementwise
+    maxima of runs of ``G`` contiguous columns; the columns past the last whole run join the
+    first groups), and the bound is the ``k``-th largest of the groups' maxima. It cannot
+    exceed the row's ``k``-th largest value: ``k`` groups have a maximum at or above it, which
+    are ``k`` different values of the row. Because each of those is the best of its group,
+    only a little more than ``k`` values of a row reach the bound (of 50,000 cosines, 100
+    neighbours: about 110). The rows are read once, in runs of a few kB; earlier versions read
+    half of each row for a looser bound (about ``2 k`` values kept), then had to read the whole
+    row anyway to find them, at about the same cost for the pass and more work after it.
     """
     rows, n = sims.shape
-    groups = min(n, max(k, int(np.sqrt(n * k / 2))))
+    groups = min(n, max(k, int(np.sqrt(n * k))))
     runs = n // groups
-    maxima = sims[:, :runs * groups].reshape(rows, runs, groups)[:, ::2].max(axis=1)
+    maxima = sims[:, :runs * groups].reshape(rows, runs, groups).max(axis=1)
+    tail = n - runs * groups
+    if tail:
+        np.maximum(maxima[:, :tail], sims[:, runs * groups:], out=maxima[:, :tail])
     return np.partition(maxima, groups - k, axis=1)[:, groups - k]
+
+
+def _true_positions(mask: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(mask)`` of a contiguous 1-d boolean array in which few values are true.
+
+    ``flatnonzero`` inspects every value one by one, whatever the count it finds. Here the
+    mask is read as 8-byte words: which words are not zero is found the same way on an
+    eighth as many values (recursively, down to a few thousand), and only those words' bytes
+    are searched: byte ``j`` of word ``i`` (in memory order) is position ``8 i + j``. The same
+    positions come out in the same (ascending) order.
+    """
+    whole = mask.size // 8 * 8
+    words = mask[:whole].view(np.uint64)
+    any_true = words != 0
+    hits = _true_positions(any_true) if any_true.size > 4096 else np.flatnonzero(any_true)
+    found = np.flatnonzero(words[hits].view(bool))     # (numpy's fast path is for 1-d booleans)
+    inside = hits[found >> 3] * 8 + (found & 7)
+    if whole == mask.size:
+        return inside
+    return np.concatenate([inside, whole + np.flatnonzero(mask[whole:])])
 
 
 def _count_top(sims: np.ndarray, k: int, labels: np.ndarray, n_counted: int,
@@ -402,12 +428,13 @@ def _count_top(sims: np.ndarray, k: int, labels: np.ndarray, n_counted: int,
     proportion (each label counts ``above + (k - all above) * its tied / all tied``), so the
     count does not depend on the column order within a tie. Only the values at or above
     :func:`_lower_bounds` (every value of the row's top ``k`` and a few more) are taken out of
-    ``sims``, packed one row per line, and the ``k``-th largest found by partitioning them.
-    ``kept``, a boolean buffer of ``sims``'s shape or larger, is reused for the mask.
+    ``sims`` (their positions by :func:`_true_positions`), packed one row per line, and the
+    ``k``-th largest found by partitioning them. ``kept``, a boolean buffer of ``sims``'s shape
+    or larger, is reused for the mask.
     """
     rows, n = sims.shape
     kept = np.empty(sims.shape, dtype=bool) if kept is None else kept[:rows]
-    flat = np.flatnonzero(np.greater_equal(sims, _lower_bounds(sims, k)[:, None], out=kept))
+    flat = _true_positions(np.greater_equal(sims, _lower_bounds(sims, k)[:, None], out=kept).reshape(-1))
     row = flat // n
     values = sims.ravel()[flat]
     label = labels[flat - row * n]
@@ -985,3 +1012,5 @@ class Residual(Metric):
                         if entry.get(key) is not None)
         return (f"'{embedding}': {'yes' if entry['recoverable'] else 'no, not beyond chance'} "
                 f"({acc}; {entry['chance']:.2g} is chance)")
+
+
