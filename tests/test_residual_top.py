@@ -24,3 +24,22 @@ def test_true_positions_of_a_slice_of_a_reused_buffer():
     mask[...] = False
     mask[[0, 2, 4], [5_002, 0, 77]] = True
     np.testing.assert_array_equal(_true_positions(mask.reshape(-1)), [5_002, 2 * 5_003, 4 * 5_003 + 77])
+
+
+def test_candidates_already_in_label_order_give_the_same_fractions_bit_for_bit():
+    """residual_bias takes the candidates male first, which the neighbour step then uses without a
+    copy: the same cosines, so the same fractions as from any other order of the same candidates."""
+    from embdebias.metrics.residual import neighbour_fractions
+
+    rng = np.random.default_rng(13)
+    cand = rng.normal(size=(3_001, 24)).astype(np.float32)
+    cand /= np.linalg.norm(cand, axis=1, keepdims=True)
+    marked = rng.random(3_001) < 0.4
+    queries = rng.choice(3_001, 300, replace=False)
+    order = np.argsort(~marked, kind="stable")
+    where = np.empty(3_001, dtype=np.int64)
+    where[order] = np.arange(3_001)
+    for block_rows in (None, 37):
+        scattered = neighbour_fractions(cand, queries, marked, 25, block_rows=block_rows)
+        in_order = neighbour_fractions(cand[order], where[queries], marked[order], 25, block_rows=block_rows)
+        np.testing.assert_array_equal(in_order, scattered)

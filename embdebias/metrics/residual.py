@@ -494,8 +494,10 @@ def neighbour_label_fractions(candidates: np.ndarray, queries: np.ndarray, label
     off them. The candidate columns are in label order (stably: for two labels, the marked
     ones first) as in earlier versions: BLAS rounds a product differently in different places
     of its output (where the threads split it, at the edges of its tiles), so that order, and
-    the block size, keep every cosine, and so every result, bit for bit what it was. Memory is
-    about one ``(block_rows, n)`` float32 buffer whatever the number of queries.
+    the block size, keep every cosine, and so every result, bit for bit what it was. Candidates
+    given in that order already (:func:`residual_bias` takes them so) are used as they are, a
+    C-contiguous float32 matrix without a copy. Memory is about one ``(block_rows, n)`` float32
+    buffer whatever the number of queries.
     """
     n = candidates.shape[0]
     if not 1 <= k < n:
@@ -504,7 +506,8 @@ def neighbour_label_fractions(candidates: np.ndarray, queries: np.ndarray, label
     order = np.argsort(labels, kind="stable")
     position = np.empty(n, dtype=np.int64)
     position[order] = np.arange(n)
-    cand = np.ascontiguousarray(candidates[order], dtype=np.float32)
+    in_order = bool(np.all(labels[:-1] <= labels[1:]))    # then order is the identity: no copy
+    cand = np.ascontiguousarray(candidates if in_order else candidates[order], dtype=np.float32)
     column_labels = labels[order]
     queries = np.asarray(queries, dtype=np.int64)
     rows = block_rows_for(n, block_rows)
@@ -711,6 +714,9 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
                                                      tested.name)
 
     pool = np.flatnonzero(found)                       # candidates in the tested embedding
+    # ... the male ones first (stably): the neighbour step's column order, so that its matrix is
+    # the tested rows as taken, not a second copy of them
+    pool = pool[np.argsort(plan.bias[pool] <= 0, kind="stable")]
     index = np.full(plan.words.size, -1, dtype=np.int64)
     index[pool] = np.arange(pool.size)
     vectors = unit_block(tested, plan.tested_rows[pool])
