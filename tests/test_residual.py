@@ -276,24 +276,25 @@ def _top_count_by_sorting(sims: np.ndarray, k: int, labels: np.ndarray, n_counte
 
 
 def test_top_k_bound_is_below_the_kth_value_and_keeps_few_values():
-    """The bound of the neighbour step comes from group maxima of half of the columns: it never
-    exceeds the k-th largest value, even when every large value lies in the half it does not
-    read or in the tail past the last whole run, and on ordinary rows it keeps about 2 k values."""
+    """The bound of the neighbour step comes from the maxima of strided groups of columns: it never
+    exceeds the k-th largest value, even when every large value lies in one group or in the tail
+    past the last whole run, and on ordinary rows it keeps little more than k values."""
     rng = np.random.default_rng(11)
     n, k = 5_011, 40
     sims = rng.normal(size=(70, n)).astype(np.float32)
-    groups = int(np.sqrt(n * k / 2))                     # 316 columns a run, 15 whole runs
-    unread = np.concatenate([np.arange(r * groups, (r + 1) * groups) for r in range(1, n // groups, 2)]
-                            + [np.arange(n // groups * groups, n)])
-    sims[:20, unread[:k + 5]] += 10.0                 # the top k of these rows: all unread
-    sims[20:30, unread[-(k + 5):]] += 10.0            # ... mostly in the tail and the last unread run
+    groups = int(np.sqrt(n * k))                          # 447 columns a run, 11 whole runs, a tail of 94
+    one_group = np.arange(3, n, groups)                   # 12 columns: group 3 and the tail's column 3
+    sims[:10, one_group] += 10.0                          # the top 12 of these rows: all in one group
+    sims[10:20, rng.choice(one_group, 2, replace=False)] += 10.0
+    tail = np.arange(n // groups * groups, n)
+    sims[20:30, tail[:k + 5]] += 10.0                     # the top k of these rows: all in the tail
     sims[30:40] = np.round(sims[30:40])               # long ties at the boundary
     sims[40, :] = 0.0                                  # every value tied
     sims[:, 5] = -np.inf                               # a query's own column
     labels = rng.integers(0, 3, n)
     bound = _lower_bounds(sims, k)
     assert (bound <= np.sort(sims, axis=1)[:, -k]).all()
-    assert np.median((sims[40:] >= bound[40:, None]).sum(axis=1)) < 4 * k
+    assert np.median((sims[41:] >= bound[41:, None]).sum(axis=1)) < 2 * k
     got = _count_top(sims, k, labels, 3)
     np.testing.assert_allclose(got, _top_count_by_sorting(sims, k, labels, 3), rtol=0, atol=1e-12)
     np.testing.assert_allclose(got.sum(axis=1), k, rtol=0, atol=1e-9)   # every column has a label

@@ -29,7 +29,10 @@ gender direction.
        candidates; ``sklearn.svm.SVC(kernel="rbf", gamma=svm_gamma)`` is trained on the
        first ``n_train`` (1,000) words of
        ``numpy.random.default_rng(seed).permutation`` of them and its accuracy is
-       reported on the others, vectors from the tested embedding (unit-normalized).
+       reported on the others, vectors from the tested embedding (unit-normalized). The
+       predictions are libsvm's exactly, their kernel rows computed by BLAS
+       (:func:`svm_predict`: libsvm itself decides any test vector whose decision value is
+       within the bound of its rounding of 0).
        ``svm_gamma`` is scikit-learn's default ``"scale"`` (``1 / (d var(X))``) unless
        told otherwise; Gonen & Goldberg and the Double-Hard authors used ``"auto"``
        (``1 / d``), and the two differ (hard debias on GloVe 6B 50d: 0.963 with
@@ -296,30 +299,133 @@ def classification_accuracy(vectors: np.ndarray, labels: np.ndarray, n_train: in
     if np.unique(labels[train]).size < np.unique(labels).size:
         raise EmbdebiasError("residual bias: the training split misses a group; raise n_train")
     clf = SVC(kernel="rbf", gamma=gamma).fit(vectors[train], labels[train])
-    return float(np.mean(clf.predict(vectors[test]) == labels[test])), int(test.size)
+    return float(np.mean(svm_predict(clf, vectors[test]) == labels[test])), int(test.size)
+
+
+#: Test rows whose RBF kernel values against the support vectors are computed at a time by
+#: :func:`svm_predict` (a float64 block of this many rows by the support vectors).
+_SVM_ROWS = 2048
+
+#: Safety factor of :func:`svm_predict`'s bound on the rounding of a decision value.
+_SVM_BOUND_FACTOR = 64.0
+
+
+def svm_predict(clf, x: np.ndarray) -> np.ndarray:
+    r"""``clf.predict(x)`` of a fitted binary RBF ``sklearn.svm.SVC``, exactly, its kernel rows by BLAS.
+
+    libsvm computes each kernel value ``K(x, s) = exp(-gamma |x - s|^2)`` with a loop of its
+    own per test vector and support vector; here a block of test rows takes them from one
+    matrix product, ``|x - s|^2 = |x|^2 + |s|^2 - 2 x.s``, in float64, and the decision value
+    ``f(x) = sum_i dual_coef_i K(x, s_i) + intercept`` (scikit-learn's sign: ``f > 0`` is
+    ``classes_[1]``, ``f < 0`` ``classes_[0]``).
+
+    **Why the predictions are libsvm's exactly.** Both computations approximate the same
+    real number :math:`D(x)` (the decision value in exact arithmetic); libsvm's label is its
+    computed :math:`\hat D_{svm}` compared with 0, ours :math:`\hat D` compared with 0. With
+    ``u`` the unit roundoff (2**-53), ``m`` the dimension, ``n`` the support vectors,
+    :math:`r = |x| + \max_i |s_i|` and :math:`S = \sum_i |c_i| K(x, s_i)`: each squared
+    distance is off by at most ``(m + 3) u r^2`` in either form (a sum of ``m`` products,
+    after a difference or with two norms), ``gamma`` times that in the exponent, which moves
+    each ``K`` by that relative amount (plus a few ulp for ``exp`` and the product with
+    ``gamma``); each weighted sum of ``n`` terms adds at most ``n u S``, and the intercept
+    ``n u |b|`` more. So :math:`|\hat D - D|` and :math:`|\hat D_{svm} - D|` are each below
+    :math:`B/2 = 32 u ((2(m+3) + 1) \gamma r^2 S + (2n + 8) S + (2n + 4) |b|)`, where the
+    first-order terms above are inflated by a factor of 64 overall (``_SVM_BOUND_FACTOR``; the
+    higher-order terms are negligible at these magnitudes: ``gamma r^2 u`` is below 1e-12 for
+    unit vectors). Wherever :math:`|\hat D| > B`, :math:`D` and :math:`\hat D_{svm}` have the
+    sign of :math:`\hat D`, hence so do both labels; every other row (a decision value within
+    the bound of 0: a tie, a vector on the boundary) is given to ``clf.predict`` itself, row by
+    row the same computation. ``S`` is computed in floating point too; the factor covers its
+    relative error of ``n u``.
+
+    More than two classes (libsvm's one-vs-one votes): ``clf.predict``, unchanged.
+    """
+    if len(clf.classes_) != 2 or clf.kernel != "rbf":
+        return clf.predict(x)
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    sv = np.asarray(clf.support_vectors_, dtype=np.float64)
+    coef = np.asarray(clf.dual_coef_, dtype=np.float64)[0]
+    intercept = float(clf.intercept_[0])
+    gamma = float(clf._gamma)  # the gamma libsvm was given ("scale" or "auto" resolved at fit)
+    sv_square = np.einsum("ij,ij->i", sv, sv)
+    sv_norm = float(np.sqrt(sv_square.max())) if sv.size else 0.0
+    n_sv, dim = sv.shape
+    per_sum = (2 * (dim + 3) + 1) * gamma
+    out = np.empty(x.shape[0], dtype=clf.classes_.dtype)
+    for start in range(0, x.shape[0], _SVM_ROWS):
+        block = x[start:start + _SVM_ROWS]
+        square = np.einsum("ij,ij->i", block, block)
+        kernel = block @ sv.T
+        kernel *= -2.0
+        kernel += square[:, None]
+        kernel += sv_square[None, :]
+        kernel *= -gamma
+        np.exp(kernel, out=kernel)
+        decision = kernel @ coef + intercept
+        weight = kernel @ np.abs(coef)
+        radius = (np.sqrt(square) + sv_norm) ** 2
+        bound = (_SVM_BOUND_FACTOR * np.finfo(np.float64).epsneg
+                 * ((per_sum * radius + 2 * n_sv + 8) * weight + (2 * n_sv + 4) * abs(intercept)))
+        out[start:start + block.shape[0]] = np.where(decision > 0, clf.classes_[1], clf.classes_[0])
+        unsure = np.flatnonzero(~(np.abs(decision) > bound))   # NaN too
+        if unsure.size:
+            out[start + unsure] = clf.predict(block[unsure])
+    return out
 
 
 #: Query rows whose ``k`` largest cosines are found together: their cosines and the mask of
 #: the values kept (about 7 MB) stay in the cache between the passes over them.
 _TOP_ROWS = 32
 
+#: Rows of those whose bound and mask are computed together (about 1.5 MB of cosines): the
+#: mask's pass then reads them from the cache the bound's pass just filled, where 32 rows'
+#: (6 MB at 47,000 candidates) came back from memory (measured: 8 rows, 10% less time than 32
+#: or 4 on the 3M x 300 candidates; 2 pays more in calls than it saves).
+_SUB_ROWS = 8
+
 
 def _lower_bounds(sims: np.ndarray, k: int) -> np.ndarray:
-    """A lower bound of each row's ``k``-th largest value, close to it, from half of the columns.
+    """A lower bound of each row's ``k``-th largest value, close to it, from one pass over the row.
 
-    The columns are split into ``G`` (about ``sqrt(n k / 2)``, at least ``k``) groups, each
-    group a strided set of columns, and only every other run of ``G`` columns is read; the
-    bound is the ``k``-th largest of the groups' maxima. It cannot exceed the row's ``k``-th
-    largest value: ``k`` groups have a maximum at or above it, which are ``k`` different values
-    of the row. Because each of those is the best of its group, only about ``2 k`` values of a
-    row reach the bound (of 50,000 cosines, 100 neighbours: about 200), while reading half the
-    row, in runs of a few kB, with one elementwise maximum per run.
+    The columns are split into ``G`` (about ``sqrt(n k)``, at least ``k``) groups, each group a
+    strided set of columns (column ``c`` in group ``c mod G``: the maxima are elementwise
+    maxima of runs of ``G`` contiguous columns; the columns past the last whole run join the
+    first groups), and the bound is the ``k``-th largest of the groups' maxima. It cannot
+    exceed the row's ``k``-th largest value: ``k`` groups have a maximum at or above it, which
+    are ``k`` different values of the row. Because each of those is the best of its group,
+    only a little more than ``k`` values of a row reach the bound (of 50,000 cosines, 100
+    neighbours: about 110). The rows are read once, in runs of a few kB; earlier versions read
+    half of each row for a looser bound (about ``2 k`` values kept), then had to read the whole
+    row anyway to find them, at about the same cost for the pass and more work after it.
     """
     rows, n = sims.shape
-    groups = min(n, max(k, int(np.sqrt(n * k / 2))))
+    groups = min(n, max(k, int(np.sqrt(n * k))))
     runs = n // groups
-    maxima = sims[:, :runs * groups].reshape(rows, runs, groups)[:, ::2].max(axis=1)
+    maxima = sims[:, :runs * groups].reshape(rows, runs, groups).max(axis=1)
+    tail = n - runs * groups
+    if tail:
+        np.maximum(maxima[:, :tail], sims[:, runs * groups:], out=maxima[:, :tail])
     return np.partition(maxima, groups - k, axis=1)[:, groups - k]
+
+
+def _true_positions(mask: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(mask)`` of a contiguous 1-d boolean array in which few values are true.
+
+    ``flatnonzero`` inspects every value one by one, whatever the count it finds. Here the
+    mask is read as 8-byte words: which words are not zero is found the same way on an
+    eighth as many values (recursively, down to a few thousand), and only those words' bytes
+    are searched: byte ``j`` of word ``i`` (in memory order) is position ``8 i + j``. The same
+    positions come out in the same (ascending) order.
+    """
+    whole = mask.size // 8 * 8
+    words = mask[:whole].view(np.uint64)
+    any_true = words != 0
+    hits = _true_positions(any_true) if any_true.size > 4096 else np.flatnonzero(any_true)
+    found = np.flatnonzero(words[hits].view(bool))     # (numpy's fast path is for 1-d booleans)
+    inside = hits[found >> 3] * 8 + (found & 7)
+    if whole == mask.size:
+        return inside
+    return np.concatenate([inside, whole + np.flatnonzero(mask[whole:])])
 
 
 def _count_top(sims: np.ndarray, k: int, labels: np.ndarray, n_counted: int,
@@ -331,12 +437,17 @@ def _count_top(sims: np.ndarray, k: int, labels: np.ndarray, n_counted: int,
     proportion (each label counts ``above + (k - all above) * its tied / all tied``), so the
     count does not depend on the column order within a tie. Only the values at or above
     :func:`_lower_bounds` (every value of the row's top ``k`` and a few more) are taken out of
-    ``sims``, packed one row per line, and the ``k``-th largest found by partitioning them.
-    ``kept``, a boolean buffer of ``sims``'s shape or larger, is reused for the mask.
+    ``sims`` (bound and mask ``_SUB_ROWS`` rows at a time, their positions by
+    :func:`_true_positions`), packed one row per line, and the
+    ``k``-th largest found by partitioning them. ``kept``, a boolean buffer of ``sims``'s shape
+    or larger, is reused for the mask.
     """
     rows, n = sims.shape
     kept = np.empty(sims.shape, dtype=bool) if kept is None else kept[:rows]
-    flat = np.flatnonzero(np.greater_equal(sims, _lower_bounds(sims, k)[:, None], out=kept))
+    for first in range(0, rows, _SUB_ROWS):
+        part = sims[first:first + _SUB_ROWS]
+        np.greater_equal(part, _lower_bounds(part, k)[:, None], out=kept[first:first + _SUB_ROWS])
+    flat = _true_positions(kept.reshape(-1))
     row = flat // n
     values = sims.ravel()[flat]
     label = labels[flat - row * n]
@@ -396,8 +507,10 @@ def neighbour_label_fractions(candidates: np.ndarray, queries: np.ndarray, label
     off them. The candidate columns are in label order (stably: for two labels, the marked
     ones first) as in earlier versions: BLAS rounds a product differently in different places
     of its output (where the threads split it, at the edges of its tiles), so that order, and
-    the block size, keep every cosine, and so every result, bit for bit what it was. Memory is
-    about one ``(block_rows, n)`` float32 buffer whatever the number of queries.
+    the block size, keep every cosine, and so every result, bit for bit what it was. Candidates
+    given in that order already (:func:`residual_bias` takes them so) are used as they are, a
+    C-contiguous float32 matrix without a copy. Memory is about one ``(block_rows, n)`` float32
+    buffer whatever the number of queries.
     """
     n = candidates.shape[0]
     if not 1 <= k < n:
@@ -406,7 +519,8 @@ def neighbour_label_fractions(candidates: np.ndarray, queries: np.ndarray, label
     order = np.argsort(labels, kind="stable")
     position = np.empty(n, dtype=np.int64)
     position[order] = np.arange(n)
-    cand = np.ascontiguousarray(candidates[order], dtype=np.float32)
+    in_order = bool(np.all(labels[:-1] <= labels[1:]))    # then order is the identity: no copy
+    cand = np.ascontiguousarray(candidates if in_order else candidates[order], dtype=np.float32)
     column_labels = labels[order]
     queries = np.asarray(queries, dtype=np.int64)
     rows = block_rows_for(n, block_rows)
@@ -613,6 +727,9 @@ def residual_bias(original, tested, *, random_state: int | None = 0, gender_spec
                                                      tested.name)
 
     pool = np.flatnonzero(found)                       # candidates in the tested embedding
+    # ... the male ones first (stably): the neighbour step's column order, so that its matrix is
+    # the tested rows as taken, not a second copy of them
+    pool = pool[np.argsort(plan.bias[pool] <= 0, kind="stable")]
     index = np.full(plan.words.size, -1, dtype=np.int64)
     index[pool] = np.arange(pool.size)
     vectors = unit_block(tested, plan.tested_rows[pool])
@@ -914,3 +1031,5 @@ class Residual(Metric):
                         if entry.get(key) is not None)
         return (f"'{embedding}': {'yes' if entry['recoverable'] else 'no, not beyond chance'} "
                 f"({acc}; {entry['chance']:.2g} is chance)")
+
+
