@@ -313,3 +313,21 @@ def test_sampler_store_shared_by_threads_gives_each_its_own_count(monkeypatch):
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(count, cases))
     assert together == alone and len(set(alone)) > 1
+
+
+def test_unseeded_weat_keeps_no_partitions_and_seeded_calls_still_reuse_them(monkeypatch):
+    # random_state=None draws from fresh entropy: no later call can share its partitions, so
+    # storing them is wasted copying; a seeded call stores them and the next one reuses them
+    weat_module = importlib.import_module("embdebias.metrics.weat")
+    emb, X, Y = _angles_embedding([0.1 * i for i in range(10)], [1.0 + 0.1 * i for i in range(10)])
+    small = dict(exact_limit=10, n_permutations=3000)        # C(20, 10) partitions: sampled, not exact
+    monkeypatch.setattr(weat_module, "_kept_subsets", {})
+    weat(emb, X, Y, ["a0"], ["b0"], random_state=None, **small)
+    weat(emb, X, Y, ["a0"], ["b0"], random_state=None, alternative="two-sided", **small)
+    assert weat_module._kept_subsets == {}
+    first = weat(emb, X, Y, ["a0"], ["b0"], random_state=3, **small)
+    assert len(weat_module._kept_subsets) == 1
+    monkeypatch.setattr(weat_module, "_smallest_keys",
+                        lambda *a, **k: pytest.fail("the seeded partitions were drawn again"))
+    again = weat(emb, X[::-1], Y, ["a0"], ["b0"], random_state=3, **small)
+    assert not first.exact and again.p_value == first.p_value and len(weat_module._kept_subsets) == 1

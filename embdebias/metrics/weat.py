@@ -241,19 +241,19 @@ def count_at_least(s: np.ndarray, n_x: int, threshold: float) -> tuple[int, int]
 
 
 def sample_at_least(s: np.ndarray, n_x: int, threshold: float, n_samples: int,
-                    rng: np.random.Generator, block_size: int = 10_000) -> int:
+                    rng: np.random.Generator, block_size: int = 10_000, *, keep: bool = True) -> int:
     """How many of ``n_samples`` uniformly random ``n_x``-subsets have sum ``>= threshold``.
 
     Each sample is a uniformly random partition: the ``n_x`` smallest of ``len(s)``
     i.i.d. uniform keys (``argpartition``), drawn in blocks to bound memory (at most
     ``block_size`` rows and about 2e6 keys per block).  The keys are one stream, so the
-    result does not depend on the blocking.
+    result does not depend on the blocking. ``keep``: as :func:`sample_count`'s.
     """
-    return sample_count(s, n_x, lambda sums: sums >= threshold, n_samples, rng, block_size)
+    return sample_count(s, n_x, lambda sums: sums >= threshold, n_samples, rng, block_size, keep=keep)
 
 
 def sample_count(s: np.ndarray, n_x: int, extreme, n_samples: int, rng: np.random.Generator,
-                 block_size: int = 10_000) -> int:
+                 block_size: int = 10_000, *, keep: bool = True) -> int:
     """How many of ``n_samples`` uniformly random ``n_x``-subsets of ``s`` have a sum for which
     ``extreme(sums) -> bool array`` holds (the sampler of :func:`sample_at_least`).
 
@@ -262,10 +262,11 @@ def sample_count(s: np.ndarray, n_x: int, extreme, n_samples: int, rng: np.rando
     test and column. They are kept (:func:`_sampled_subsets`) and each later call with the
     same state and sizes sums its own ``s`` over them, in the same blocks and by the same
     product, so the sums and the count are those of drawing anew; the generator is left in
-    the state the draws would leave it in."""
+    the state the draws would leave it in. ``keep=False`` stores nothing new (a generator no
+    later call can share, e.g. one seeded from fresh entropy); a kept answer is still used."""
     s = np.asarray(s, dtype=np.float64)
     hits = 0
-    for subsets in _sampled_subsets(s.size, n_x, n_samples, rng, block_size):
+    for subsets in _sampled_subsets(s.size, n_x, n_samples, rng, block_size, keep):
         hits += int(np.count_nonzero(extreme(_subset_sums_of(s, *subsets))))
     return hits
 
@@ -276,12 +277,14 @@ _kept_subsets: dict = {}
 _kept_lock = threading.Lock()
 
 
-def _sampled_subsets(n: int, n_x: int, n_samples: int, rng: np.random.Generator, block_size: int) -> list:
+def _sampled_subsets(n: int, n_x: int, n_samples: int, rng: np.random.Generator, block_size: int,
+                     keep: bool = True) -> list:
     """Per block of the Monte-Carlo sample, ``(chosen, tied, picks)`` of :func:`_smallest_keys`
     for ``n_samples`` rows of ``n`` keys drawn from ``rng`` (as :func:`sample_count` draws them).
 
     Remembered by the generator's state and the sizes (at most :data:`_KEPT_BYTES` in all, the
-    oldest dropped first); a remembered answer sets ``rng`` to the state its draws left."""
+    oldest dropped first; nothing stored when ``keep`` is false); a remembered answer sets ``rng``
+    to the state its draws left."""
     block_size = max(1, min(int(block_size), _BLOCK_ELEMENTS // max(n, 1)))
     key = (_state_key(rng.bit_generator.state), n, n_x, int(n_samples), block_size)
     with _kept_lock:   # threads (a threaded Dask worker) share the store
@@ -301,7 +304,7 @@ def _sampled_subsets(n: int, n_x: int, n_samples: int, rng: np.random.Generator,
         blocks.append((chosen, tied, picks))
         done += b
     size = int(n_samples) * n
-    if size <= _KEPT_BYTES:
+    if keep and size <= _KEPT_BYTES:
         with _kept_lock:
             while _kept_subsets and size + sum(h[2] for h in _kept_subsets.values()) > _KEPT_BYTES:
                 _kept_subsets.pop(next(iter(_kept_subsets)))
@@ -398,12 +401,15 @@ def _extreme_bounds(pooled: np.ndarray, observed: float, n_x: int, alternative: 
 
 
 def permutation_p_value(s_x: np.ndarray, s_y: np.ndarray, *, exact_limit: int, n_permutations: int,
-                        rng: np.random.Generator, block_size: int = 10_000, alternative: str = "greater"):
+                        rng: np.random.Generator, block_size: int = 10_000, alternative: str = "greater",
+                        keep: bool = True):
     """Permutation p-value of ``sum s_X`` (see the module docstring for ``alternative``).
 
     Returns ``(p, standard error, exact, partitions counted, partitions in all)``: exact
     when there are at most ``exact_limit`` partitions, else ``(hits + 1) / (m + 1)`` over
-    ``m = n_permutations`` random ones, with its Monte-Carlo standard error.
+    ``m = n_permutations`` random ones, with its Monte-Carlo standard error. ``keep``: whether the
+    random partitions may be stored for a later call from the same generator state
+    (:func:`sample_count`); false when no call can share it (an unseeded generator).
     """
     alternative = check_alternative(alternative)
     pooled = np.concatenate([s_x, s_y])
@@ -420,9 +426,9 @@ def permutation_p_value(s_x: np.ndarray, s_y: np.ndarray, *, exact_limit: int, n
     if m < 1:
         raise EmbdebiasError(f"n_permutations must be >= 1, got {n_permutations}")
     if alternative == "greater":    # the published default, one comparison per partition
-        hits = sample_at_least(pooled, nx, hi, m, rng, block_size)
+        hits = sample_at_least(pooled, nx, hi, m, rng, block_size, keep=keep)
     else:
-        hits = sample_count(pooled, nx, lambda sums: (sums >= hi) | (sums <= lo), m, rng, block_size)
+        hits = sample_count(pooled, nx, lambda sums: (sums >= hi) | (sums <= lo), m, rng, block_size, keep=keep)
     p = (hits + 1) / (m + 1)
     return p, math.sqrt(p * (1 - p) / m), False, m, n_partitions
 
@@ -490,9 +496,10 @@ def weat(embedding, X=None, Y=None, A=None, B=None, *, n_permutations: int = 100
     statistic = float(s_x.sum() - s_y.sum())
 
     perm_seed, _ = np.random.SeedSequence(random_state).spawn(2)
-    p, se, exact, counted, n_partitions = permutation_p_value(
+    p, se, exact, counted, n_partitions = permutation_p_value(   # unseeded: fresh entropy, no call can reuse
         s_x, s_y, exact_limit=exact_limit, n_permutations=n_permutations,
-        rng=np.random.default_rng(perm_seed), block_size=block_size, alternative=alternative)
+        rng=np.random.default_rng(perm_seed), block_size=block_size, alternative=alternative,
+        keep=random_state is not None)
 
     ci = None
     if bootstrap:
