@@ -382,12 +382,7 @@ class Embedding(WordLookup):
         format, its path and its date do not count), different for any change of a word or value.
         Read in chunks of ``chunk_rows`` rows (bounded memory); a bias card names the embedding by it.
         """
-        import hashlib
-
-        digest = hashlib.blake2b(digest_size=16)
-        for part in self._fingerprint_parts(chunk_rows):
-            digest.update(part)
-        return f"blake2b:{digest.hexdigest()}"
+        return fingerprint_of(self._fingerprint_parts(chunk_rows))
 
     def _fingerprint_parts(self, chunk_rows: int = DEFAULT_CHUNK_ROWS):
         """The bytes :meth:`fingerprint` hashes, in order: the words, the shape, then each chunk of
@@ -756,6 +751,20 @@ class RowMapEmbedding(Embedding):
             out = np.empty(block.shape, dtype=np.float32)
             self._func(slice(start, stop), block, out)
             yield start - self._first, stop - self._first, out
+
+
+def fingerprint_of(parts, stop=None) -> str | None:
+    """``blake2b:`` and the hex digest (16 bytes) of the byte strings ``parts`` in order: the
+    digest of :meth:`Embedding.fingerprint` (of its ``_fingerprint_parts``). ``stop``: a
+    ``threading.Event`` checked before each part; None once it is set (the hash is unfinished)."""
+    import hashlib
+
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        if stop is not None and stop.is_set():
+            return None
+        digest.update(part)
+    return f"blake2b:{digest.hexdigest()}"
 
 
 def _release_mapped_pages(vectors: np.ndarray) -> None:

@@ -407,6 +407,11 @@ def _native_arrays(words) -> tuple | None:
     return words._native if isinstance(words, Vocabulary) else None
 
 
+def _code_point_order(words: list) -> np.ndarray:
+    """The rows of ``words`` sorted by code point (UTF-8 byte order): ``vocab_sorted.npy``."""
+    return np.array(sorted(range(len(words)), key=words.__getitem__), dtype=np.int64)
+
+
 #: ``id(vocabulary) -> (text, offsets, order)``: the native arrays of a :class:`Vocabulary` not read
 #: from the native format, once written (dropped with the vocabulary: ``weakref.finalize``).
 _WRITTEN: dict = {}
@@ -424,8 +429,7 @@ def _written_arrays(words: Vocabulary, target) -> tuple:
     if found is None or found[0]() is not words:
         listed = words.tolist()
         data, offsets = encode_vocabulary(listed, target, unique=True)
-        order = np.array(sorted(range(len(listed)), key=listed.__getitem__), dtype=np.int64)
-        found = (weakref.ref(words), np.frombuffer(data, np.uint8), offsets, order)
+        found = (weakref.ref(words), np.frombuffer(data, np.uint8), offsets, _code_point_order(listed))
         _WRITTEN[key] = found
         weakref.finalize(words, _WRITTEN.pop, key, None)
     return found[1:]
@@ -457,7 +461,7 @@ def write_vocabulary(words, directory, encoded: tuple[bytes, np.ndarray] | None 
     with open(directory / VOCAB_TEXT, "wb") as fh:
         fh.write(data)
     np.save(directory / VOCAB_OFFSETS, offsets)
-    order = np.array(sorted(range(len(words)), key=words.__getitem__), dtype=np.int64)
+    order = _code_point_order(words)
     np.save(directory / VOCAB_SORTED, order)
     return vocab_crc32(np.frombuffer(data, np.uint8), offsets, order)
 

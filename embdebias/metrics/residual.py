@@ -1031,5 +1031,3 @@ class Residual(Metric):
                         if entry.get(key) is not None)
         return (f"'{embedding}': {'yes' if entry['recoverable'] else 'no, not beyond chance'} "
                 f"({acc}; {entry['chance']:.2g} is chance)")
-
-

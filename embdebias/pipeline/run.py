@@ -234,15 +234,10 @@ class Fingerprinting:
         self._thread.start()
 
     def _hash(self) -> None:
-        import hashlib
+        from ..embedding import fingerprint_of
 
-        digest = hashlib.blake2b(digest_size=16)
         try:
-            for part in self._parts:
-                if self._stop.is_set():
-                    return
-                digest.update(part)
-            self._value = f"blake2b:{digest.hexdigest()}"
+            self._value = fingerprint_of(self._parts, self._stop)
         except BaseException as exc:  # raised by result(), in the run's own thread
             self._error = exc
 
