@@ -238,34 +238,82 @@ def map_chunks(embedding: Embedding, func: Callable[[slice, np.ndarray, np.ndarr
     progress : bool
         Show a tqdm progress bar.
     also : callable, optional
-        ``also(start, block)`` sees every input block first (a computation sharing the pass).
+        ``also(start, block)`` sees every input block, in order, on a thread of its own (a
+        computation sharing the pass); BLAS runs on one thread meanwhile. Its error is raised.
     """
     name = name or embedding.name
+    if also is None:
+        return _map_pass(embedding, func, out, _pass_chunks(embedding, chunk_rows, name, progress), chunk_rows, name)
+    from .._threads import one_thread
 
-    def chunks():
-        blocks = embedding.iter_chunks(chunk_rows)
-        if progress:
-            from tqdm import tqdm
+    # ``also`` runs on a thread of its own beside the map (soft debias's Gram products beside
+    # hard debias's row arithmetic, which uses no BLAS): the two take both cores. The pass holds
+    # BLAS to one thread throughout, set and restored here, on this thread only (the limit is
+    # process-wide: a thread setting and restoring it on its own would race with this one).
+    with one_thread(), _Companion(also) as companion:
+        return _map_pass(embedding, func, out, companion.feed(_pass_chunks(embedding, chunk_rows, name, progress)),
+                         chunk_rows, name)
 
-            total = -(-len(embedding) // chunk_rows)
-            blocks = tqdm(blocks, total=total, desc=f"debias {name}", unit="chunk")
-        for start, stop, block in blocks:
-            if also is not None:
-                also(start, block)
+
+def _pass_chunks(embedding: Embedding, chunk_rows: int, name: str, progress: bool):
+    """``embedding.iter_chunks``, with a progress bar when asked."""
+    blocks = embedding.iter_chunks(chunk_rows)
+    if progress:
+        from tqdm import tqdm
+
+        total = -(-len(embedding) // chunk_rows)
+        blocks = tqdm(blocks, total=total, desc=f"debias {name}", unit="chunk")
+    return blocks
+
+
+class _Companion:
+    """Calls ``also(start, block)`` for each chunk on one thread of its own, in order, at most one
+    chunk behind the pass (so the blocks it holds stay bounded); its error is raised in the pass
+    at the next chunk or at the end. The blocks are the input's rows, never reused buffers."""
+
+    def __init__(self, also):
+        self.also = also
+
+    def __enter__(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embdebias-also")
+        self.pending = None
+        return self
+
+    def feed(self, chunks):
+        for start, stop, block in chunks:
+            self._wait()
+            self.pending = self.pool.submit(self.also, start, block)
             yield start, stop, block
+        self._wait()
 
+    def _wait(self):
+        job, self.pending = self.pending, None
+        if job is not None:
+            job.result()
+
+    def __exit__(self, *exc):
+        if self.pending is not None:
+            self.pending.cancel()
+        self.pool.shutdown(wait=True)
+        return False
+
+
+def _map_pass(embedding: Embedding, func, out, chunks, chunk_rows: int, name: str) -> Embedding:
+    """:func:`map_chunks`'s pass over ``chunks`` into memory, a given array or a native file."""
     if out is None or isinstance(out, np.ndarray):
         fresh = out is None
         if fresh:
             out = np.empty(embedding.shape, dtype=np.float32)
         elif out.shape != embedding.shape:
             raise DimensionError(f"out has shape {out.shape}, expected {embedding.shape}")
-        for start, stop, block in chunks():
+        for start, stop, block in chunks:
             func(slice(start, stop), block, out[start:stop])
         # A fresh array becomes the result's own; a given one is shared (a live view).
         return Embedding(embedding.words, owned(out) if fresh else out, name=name, copy=False)
 
-    return _map_to_native(embedding, func, out, chunks(), chunk_rows, name)
+    return _map_to_native(embedding, func, out, chunks, chunk_rows, name)
 
 
 def _map_to_native(embedding: Embedding, func, out, chunks, chunk_rows: int, name: str) -> Embedding:
