@@ -69,9 +69,10 @@ class Debiaser(TransformerMixin, BaseEstimator):
         name : str, optional
             Name of the result (default: the input's name and the method).
         also : callable, optional
-            ``also(start, block)`` is called with every input block before it is
-            transformed: another computation that shares this pass over the rows
-            (``embdebias run`` accumulates soft debias's moments while hard debias writes).
+            ``also(start, block)`` is called with every input block, in order, on a
+            thread of its own beside the transform (BLAS held to one thread meanwhile):
+            another computation that shares this pass over the rows (``embdebias run``
+            accumulates soft debias's moments while hard debias writes). Its error is raised.
         """
         emb = self._fitted_input(embedding)
         if isinstance(out, np.ndarray) and out.dtype != np.float32:
