@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from embdebias.metrics._resample import Sample, _positions, counts, mean_of, paired_change, per_draw, resample_rng
+from embdebias.metrics._resample import Sample, _common_positions, _positions, counts, mean_of, paired_change, per_draw, resample_rng
 
 
 def test_positions_of_all_items_in_order_are_the_drawn_indices_themselves():
@@ -23,6 +23,25 @@ def test_paired_change_without_the_gather_is_the_gathered_one():
     order = rng.permutation(200)
     shuffled = Sample({"items": [keys[i] for i in order]}, mean_of(other_values[order]))
     assert paired_change(ref, shuffled, 400, resample_rng(0, "t")) == same_order
+
+
+def test_common_positions_of_the_same_distinct_keys_skip_the_loop_and_match_it():
+    def looped(ref_keys, other_keys):      # the per-item matching, written out
+        where = {k: i for i, k in enumerate(other_keys)}
+        common = [(i, where[k]) for i, k in enumerate(ref_keys) if k in where]
+        return [i for i, _ in common], [j for _, j in common]
+
+    def stat(idx):
+        return np.zeros(1)
+    for ref_keys, other_keys in ((["a", "b", "c"], ["a", "b", "c"]), (["a", "b", "a"], ["a", "b", "a"]),
+                                 (["a", "b", "c"], ["c", "a"]), ([], []), ([3, 1], [3, 1])):
+        pos_ref, pos_other, n = _common_positions(Sample({"s": ref_keys}, stat), Sample({"s": other_keys}, stat))
+        want_ref, want_other = looped(ref_keys, other_keys)
+        assert pos_ref["s"].tolist() == want_ref and pos_other["s"].tolist() == want_other and n == len(want_ref)
+        assert pos_ref["s"].dtype == pos_other["s"].dtype == np.int64
+    # a repeated key: the other's last place of it (the loop's answer), not the identity
+    assert _common_positions(Sample({"s": ["a", "b", "a"]}, stat),
+                             Sample({"s": ["a", "b", "a"]}, stat))[1]["s"].tolist() == [2, 1, 2]
 
 
 def test_mean_of_zeros_and_ones_counted_as_bytes_is_the_float_mean():

@@ -149,15 +149,32 @@ def paired_change(reference: Sample, other: Sample, n_boot: int, rng: np.random.
 
 
 def _common_positions(reference: Sample, other: Sample) -> tuple[dict, dict, int]:
-    """``(positions in reference, positions in other, n)`` of the items both have, per set."""
+    """``(positions in reference, positions in other, n)`` of the items both have, per set.
+
+    A set whose keys are the other's, in the same order and all distinct (the usual case: every
+    column found the same words or answered the same questions), is matched whole, without the
+    Python loop over its items (the analogy test's 15,000 questions: 1 ms, not 30 ms per column
+    and statistic); with a repeated key the loop's answer (the other's last place of it) differs,
+    so such a set takes the loop."""
     pos_ref, pos_other, n_items = {}, {}, 0
     for g, keys in reference.groups.items():
-        where = {k: i for i, k in enumerate(other.groups.get(g, []))}
+        other_keys = other.groups.get(g, [])
+        if _same_distinct_keys(keys, other_keys):
+            pos_ref[g] = pos_other[g] = np.arange(len(keys), dtype=np.int64)
+            n_items += len(keys)
+            continue
+        where = {k: i for i, k in enumerate(other_keys)}
         common = [(i, where[k]) for i, k in enumerate(keys) if k in where]
         pos_ref[g] = np.array([i for i, _ in common], dtype=np.int64)
         pos_other[g] = np.array([j for _, j in common], dtype=np.int64)
         n_items += len(common)
     return pos_ref, pos_other, n_items
+
+
+def _same_distinct_keys(keys, other_keys) -> bool:
+    """Whether ``keys`` and ``other_keys`` are the same sequence of distinct keys."""
+    keys, other_keys = list(keys), list(other_keys)
+    return keys == other_keys and len(set(keys)) == len(keys)
 
 
 def _positions(positions: dict, idx: dict) -> dict:
