@@ -82,3 +82,24 @@ def test_similarity_resamples_share_the_human_ranks_and_equal_the_plain_spearman
     for x, values in zip(sims, got):
         expected = [spearmanr(x[row], human[row]).statistic for row in idx["items"]]
         np.testing.assert_allclose(values, expected, rtol=1e-12)
+
+
+def test_similarity_rho_from_the_exact_centre_and_sums_is_the_plain_forms_float():
+    # the centre (n + 1) / 2 and einsum's sums against the per-row mean and (a * b).sum: bit for bit
+    from scipy.stats import rankdata
+
+    from embdebias.metrics.quality import _centred_ranks, spearman_of
+
+    rng = np.random.default_rng(8)
+    for n in (1, 2, 59, 60, 999):
+        human, sims = np.round(rng.random(n) * 10, 1), np.round(rng.normal(size=n), 2)   # ties in both
+        idx = rng.integers(0, n, size=(70, n))
+        rx, ry = rankdata(sims[idx], axis=1), rankdata(human[idx], axis=1)
+        rx -= rx.mean(axis=1, keepdims=True)
+        ry -= ry.mean(axis=1, keepdims=True)
+        with np.errstate(all="ignore"):
+            plain = (rx * ry).sum(axis=1) / np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+            got = spearman_of(sims, human)({"items": idx})
+        centred, squares = _centred_ranks(sims)(idx)
+        assert np.array_equal(centred, rx) and np.array_equal(squares, (rx * rx).sum(axis=1))
+        assert np.array_equal(got, plain, equal_nan=True)
