@@ -103,3 +103,32 @@ def test_similarity_rho_from_the_exact_centre_and_sums_is_the_plain_forms_float(
         centred, squares = _centred_ranks(sims)(idx)
         assert np.array_equal(centred, rx) and np.array_equal(squares, (rx * rx).sum(axis=1))
         assert np.array_equal(got, plain, equal_nan=True)
+
+
+def test_rank_row_dot_of_centred_ranks_is_the_plain_sum_in_either_branch(monkeypatch):
+    from scipy.stats import rankdata
+
+    from embdebias.metrics import _resample
+
+    rng = np.random.default_rng(3)
+    values = np.round(rng.normal(size=(30, 301)), 1)                       # ties
+    a, b = rankdata(values, axis=1) - 151.0, rankdata(values[::-1], axis=1) - 151.0
+    weighted = rng.integers(0, 4, size=a.shape) * a
+    for limit in (_resample.EXACT_RANK_SUMS, 10):                          # einsum, then the plain form
+        monkeypatch.setattr(_resample, "EXACT_RANK_SUMS", limit)
+        assert np.array_equal(_resample.rank_row_dot(a, b), (a * b).sum(axis=1))
+        assert np.array_equal(_resample.rank_row_dot(weighted, b), (weighted * b).sum(axis=1))
+
+
+def test_ect_rho_summed_by_rank_row_dot_is_the_plain_sums_float():
+    from embdebias.metrics.ect import drawn_ranks, ect_correlations
+
+    rng = np.random.default_rng(6)
+    x, y, attr = (rng.normal(size=(k, 8)) for k in (5, 6, 40))
+    idx = {"X": rng.integers(0, 5, (60, 5)), "Y": rng.integers(0, 6, (60, 6)), "attributes": rng.integers(0, 40, (60, 40))}
+    sim_x, sim_y = counts(idx["X"], 5) @ (attr @ x.T).T, counts(idx["Y"], 6) @ (attr @ y.T).T
+    drawn = counts(idx["attributes"], 40)
+    rx, ry = drawn_ranks(sim_x, drawn) - 20.5, drawn_ranks(sim_y, drawn) - 20.5
+    wx = drawn * rx
+    plain = (wx * ry).sum(axis=1) / np.sqrt((wx * rx).sum(axis=1) * (drawn * ry * ry).sum(axis=1))
+    assert np.array_equal(ect_correlations(x, y, attr)(idx), plain)

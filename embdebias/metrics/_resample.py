@@ -326,6 +326,21 @@ def ranks_in_resamples(values) -> Callable[[np.ndarray], np.ndarray]:
     return ranks
 
 
+#: Most items per resample for which the sums of :func:`rank_row_dot` are exact in any order.
+EXACT_RANK_SUMS = 2**17
+
+
+def rank_row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(a * b).sum(axis=1)`` of centred ranks (or ranks weighted by whole draw counts) of ``n``
+    items per row. Ranks are whole numbers and halves, centred by ``(n + 1) / 2``: every product
+    is a multiple of 1/4 and so is every partial sum, below ``n**3 / 4`` -- exact in float64 up
+    to :data:`EXACT_RANK_SUMS` items, so any order of summation gives the same float, and
+    ``einsum`` sums without the ``(B, n)`` product array (the plain form above that size)."""
+    if a.shape[1] > EXACT_RANK_SUMS:
+        return (a * b).sum(axis=1)
+    return np.einsum("ij,ij->i", a, b)
+
+
 def mean_of(values) -> Callable[[dict], np.ndarray]:
     """``stat`` of a mean of per-item values (one set named "items").
 

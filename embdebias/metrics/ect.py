@@ -19,7 +19,7 @@ from ..errors import EmbdebiasError
 from ..wordlists import WeatTest, WordSet
 from .base import N_SCORED, Metric, Option, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
-from ._resample import Sample, drawn_counts
+from ._resample import Sample, drawn_counts, rank_row_dot
 
 
 @dataclass
@@ -128,8 +128,9 @@ def ect_correlations(unit_x: np.ndarray, unit_y: np.ndarray, attr: np.ndarray):
     drawn copy's rank is its attribute's, and rho's sums over the drawn copies are the
     attributes' sums weighted by their draws. Ranks are whole numbers and halves, their mean is
     ``(n + 1) / 2``, and every product and sum of the centred ranks is a multiple of 1/4 far
-    below 2**53, exact in float64 in any order: rho is the number ``scipy.stats.rankdata`` on
-    the drawn similarities gives, bit for bit (``tests/test_metrics_rnsb_ect.py``).
+    below 2**53, exact in float64 in any order (so summed by
+    :func:`~embdebias.metrics._resample.rank_row_dot`): rho is the number ``scipy.stats.rankdata``
+    on the drawn similarities gives, bit for bit (``tests/test_metrics_rnsb_ect.py``).
     """
     dots_x, dots_y = attr @ unit_x.T, attr @ unit_y.T        # (attributes, X), (attributes, Y)
 
@@ -140,8 +141,8 @@ def ect_correlations(unit_x: np.ndarray, unit_y: np.ndarray, attr: np.ndarray):
         drawn = drawn_counts(a, attr.shape[0])                         # (B, attributes) copies drawn
         centre = (a.shape[1] + 1) / 2.0
         rx, ry = drawn_ranks(sim_x, drawn) - centre, drawn_ranks(sim_y, drawn) - centre
-        wx = drawn * rx
-        return (wx * ry).sum(axis=1) / np.sqrt((wx * rx).sum(axis=1) * (drawn * ry * ry).sum(axis=1))
+        wx, wy = drawn * rx, drawn * ry
+        return rank_row_dot(wx, ry) / np.sqrt(rank_row_dot(wx, rx) * rank_row_dot(wy, ry))
     return stat
 
 
@@ -162,8 +163,7 @@ def drawn_ranks(values: np.ndarray, drawn: np.ndarray) -> np.ndarray:
     weight = np.ascontiguousarray(drawn, dtype=np.float64).ravel()[flat]
     starts = np.ones((b, m), dtype=bool)                  # a tie group starts here (and every row)
     np.not_equal(ordered.reshape(b, m)[:, 1:], ordered.reshape(b, m)[:, :-1], out=starts[:, 1:])
-    before = np.cumsum(weight) - weight                   # drawn before each place, over all rows
-    before -= np.repeat(before[::m], m)                   # ... within its own row
+    before = np.cumsum(weight.reshape(b, m), axis=1).ravel() - weight   # drawn before each place in its row
     ranks = np.empty(b * m)
     if starts.all():        # no two items of a row share a value (the usual case): no tie groups
         ranks[flat] = before + (weight + 1.0) / 2.0

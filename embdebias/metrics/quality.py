@@ -39,7 +39,7 @@ from ..data.wordlists import _stamp, read_text
 from ..errors import EmbdebiasError, WordListError
 from .base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
-from ._resample import Sample, mean_of, per_draw, ranks_in_resamples
+from ._resample import EXACT_RANK_SUMS, Sample, mean_of, per_draw, rank_row_dot, ranks_in_resamples
 
 #: Known evaluation files (name -> file in gensim's test data).
 DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
@@ -184,23 +184,8 @@ def spearman_of(x, y):
     def stat(idx):
         (rx, ssx), (ry, ssy) = rank_x(idx["items"]), rank_y(idx["items"])
         with np.errstate(all="ignore"):
-            return _row_dot(rx, ry) / np.sqrt(ssx * ssy)
+            return rank_row_dot(rx, ry) / np.sqrt(ssx * ssy)
     return stat
-
-
-#: Most items per resample for which the sums of centred ranks are exact in any order (below).
-_EXACT_RANK_SUMS = 2**17
-
-
-def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``(a * b).sum(axis=1)`` of centred ranks. Ranks are whole numbers and halves, centred by
-    ``(n + 1) / 2``: every product is a multiple of 1/4 and every partial sum one too, below
-    ``n**3 / 4`` -- exact in float64 up to :data:`_EXACT_RANK_SUMS` items, so any order of
-    summation gives the same float, and ``einsum`` sums without the ``(B, n)`` product array
-    (the plain form above that size)."""
-    if a.shape[1] > _EXACT_RANK_SUMS:
-        return (a * b).sum(axis=1)
-    return np.einsum("ij,ij->i", a, b)
 
 
 def _centred_ranks(values: np.ndarray):
@@ -208,17 +193,18 @@ def _centred_ranks(values: np.ndarray):
 
     A row's ranks sum to ``n (n + 1) / 2`` whatever the ties, a sum of halves exact in float64,
     so their mean is ``(n + 1) / 2`` exactly: the centre is that number, not a mean computed
-    again per row (the same float); the sums of squares by :func:`_row_dot` (exact, the same
-    float). ``tests/test_bootstrap_fast.py`` compares both with the plain form."""
+    again per row (the same float); the sums of squares by
+    :func:`~embdebias.metrics._resample.rank_row_dot` (exact, the same float).
+    ``tests/test_bootstrap_fast.py`` compares both with the plain form."""
     rank = ranks_in_resamples(values)
 
     def centred(idx):
         r = rank(idx)
-        if r.shape[1] > _EXACT_RANK_SUMS:
+        if r.shape[1] > EXACT_RANK_SUMS:
             r -= r.mean(axis=1, keepdims=True)
         else:
             r -= (r.shape[1] + 1) / 2.0
-        return r, _row_dot(r, r)
+        return r, rank_row_dot(r, r)
     return centred
 
 
