@@ -151,15 +151,14 @@ def drawn_ranks(values: np.ndarray, drawn: np.ndarray) -> np.ndarray:
     values drawn, item ``i`` drawn ``drawn[b, i]`` times: the rank
     :func:`scipy.stats.rankdata` gives each of its copies in the row of drawn values.
 
-    One argsort of the ``(B, m)`` values (not of the drawn ones: no gather); items of equal
-    value (one tie group) share the rank ``(drawn below the group) + (drawn in it + 1) / 2``,
-    sums of whole counts, exact. A row that drew a NaN is all NaN, as rankdata's.
+    One sort of the ``(B, m)`` values (not of the drawn ones: no gather; :func:`_value_order`);
+    items of equal value (one tie group) share the rank ``(drawn below the group) + (drawn in
+    it + 1) / 2``, sums of whole counts, exact. A row that drew a NaN is all NaN, as rankdata's.
     """
     b, m = values.shape
     if not m:
         return np.zeros((b, 0))
-    flat = (np.argsort(values, axis=1) + (np.arange(b) * m)[:, None]).ravel()   # flat places, in value order
-    ordered = np.ascontiguousarray(values).ravel()[flat]
+    flat, ordered = _value_order(values)
     weight = np.ascontiguousarray(drawn, dtype=np.float64).ravel()[flat]
     starts = np.ones((b, m), dtype=bool)                  # a tie group starts here (and every row)
     np.not_equal(ordered.reshape(b, m)[:, 1:], ordered.reshape(b, m)[:, :-1], out=starts[:, 1:])
@@ -176,6 +175,42 @@ def drawn_ranks(values: np.ndarray, drawn: np.ndarray) -> np.ndarray:
     if nan.any():
         ranks[(nan & (drawn > 0)).any(axis=1)] = np.nan
     return ranks
+
+
+_SIGN = np.uint64(1 << 63)
+
+
+def _value_order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(flat places of the (B, m) values in each row's ascending order, the values so ordered)``.
+
+    Any order that sorts each row will do (:func:`drawn_ranks` ranks a tie group as one,
+    whatever its members' order), so not an ``argsort`` but a plain sort of whole-number keys,
+    twice as fast: each value's bits mapped to an unsigned integer of the same order (negative
+    numbers' bits flipped, the sign bit set on the others), the lowest bits replaced by the
+    item's column. Two values differing only in those bits could come out in the wrong order:
+    the values so ordered are checked to ascend in every row, and where they do not (or a
+    value is NaN, whose order the keys do not give as argsort does) it is argsort's order."""
+    b, m = values.shape
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    offsets = (np.arange(b) * m)[:, None]
+    if not np.isnan(values).any():
+        low = np.uint64((1 << max(1, (m - 1).bit_length())) - 1)
+        bits = values.view(np.uint64)
+        key = bits >> np.uint64(63)                        # 1 for a negative number ...
+        np.negative(key, out=key)                          # ... all ones: its bits flipped
+        key |= _SIGN
+        key ^= bits
+        key &= ~low
+        key |= np.arange(m, dtype=np.uint64)
+        key.sort(axis=1)
+        key &= low
+        flat = (key.view(np.int64) + offsets).ravel()
+        ordered = values.ravel()[flat]
+        rows = ordered.reshape(b, m)
+        if not np.less(rows[:, 1:], rows[:, :-1]).any():
+            return flat, ordered
+    flat = (np.argsort(values, axis=1) + offsets).ravel()
+    return flat, values.ravel()[flat]
 
 
 @register
