@@ -153,7 +153,7 @@ def _common_positions(reference: Sample, other: Sample) -> tuple[dict, dict, int
 
     A set whose keys are the other's, in the same order and all distinct (the usual case: every
     column found the same words or answered the same questions), is matched whole, without the
-    Python loop over its items (the analogy test's 15,000 questions: 1 ms, not 30 ms per column
+    Python loop over its items (the analogy test's 15,000 questions: 0.8 ms, not 9 ms per column
     and statistic); with a repeated key the loop's answer (the other's last place of it) differs,
     so such a set takes the loop."""
     pos_ref, pos_other, n_items = {}, {}, 0
