@@ -194,6 +194,30 @@ def test_drawn_ranks_are_rankdatas_of_the_drawn_values_exactly(decimals):
     assert np.array_equal(got, rankdata(np.take_along_axis(values, idx, axis=1), axis=1))
 
 
+def test_value_order_sorts_every_row_where_the_keys_collide_or_a_value_is_nan():
+    from scipy.stats import rankdata
+
+    from embdebias.metrics._resample import counts
+    from embdebias.metrics.ect import _value_order, drawn_ranks
+
+    one_up, one_down = np.nextafter(1.0, 2.0), np.nextafter(1.0, 0.0)
+    rows = [[one_up, 1.0, one_down, -1.0],            # differ in the lowest bits only: the keys collide
+            [0.0, -0.0, 0.0, -0.0],                   # signed zeros: one tie group, as argsort's
+            [np.inf, -np.inf, -2.5, 3.0],
+            [-1e-300, 1e-300, -5.0, 5.0]]
+    for values in (np.array(rows), np.array(rows[1:]), np.array([[0.5, np.nan, -0.5, 0.0]])):
+        flat, ordered = _value_order(values)
+        b, m = values.shape
+        assert np.array_equal(np.sort(values, axis=1).ravel(), ordered, equal_nan=True)
+        assert np.array_equal(values.ravel()[flat], ordered, equal_nan=True)
+        assert sorted(flat.tolist()) == list(range(b * m))      # every row a permutation of its places
+        assert np.array_equal(flat.reshape(b, m) // m, np.repeat(np.arange(b)[:, None], m, axis=1))
+    values = np.array(rows)
+    idx = np.random.default_rng(5).integers(0, 4, (4, 4))
+    got = np.take_along_axis(drawn_ranks(values, counts(idx, 4)), idx, axis=1)
+    assert np.array_equal(got, rankdata(np.take_along_axis(values, idx, axis=1), axis=1))
+
+
 def test_drawn_ranks_of_a_row_that_drew_a_nan_are_nan_as_rankdatas():
     from embdebias.metrics._resample import counts
     from embdebias.metrics.ect import drawn_ranks

@@ -149,15 +149,32 @@ def paired_change(reference: Sample, other: Sample, n_boot: int, rng: np.random.
 
 
 def _common_positions(reference: Sample, other: Sample) -> tuple[dict, dict, int]:
-    """``(positions in reference, positions in other, n)`` of the items both have, per set."""
+    """``(positions in reference, positions in other, n)`` of the items both have, per set.
+
+    A set whose keys are the other's, in the same order and all distinct (the usual case: every
+    column found the same words or answered the same questions), is matched whole, without the
+    Python loop over its items (the analogy test's 15,000 questions: 0.8 ms, not 9 ms per column
+    and statistic); with a repeated key the loop's answer (the other's last place of it) differs,
+    so such a set takes the loop."""
     pos_ref, pos_other, n_items = {}, {}, 0
     for g, keys in reference.groups.items():
-        where = {k: i for i, k in enumerate(other.groups.get(g, []))}
+        other_keys = other.groups.get(g, [])
+        if _same_distinct_keys(keys, other_keys):
+            pos_ref[g] = pos_other[g] = np.arange(len(keys), dtype=np.int64)
+            n_items += len(keys)
+            continue
+        where = {k: i for i, k in enumerate(other_keys)}
         common = [(i, where[k]) for i, k in enumerate(keys) if k in where]
         pos_ref[g] = np.array([i for i, _ in common], dtype=np.int64)
         pos_other[g] = np.array([j for _, j in common], dtype=np.int64)
         n_items += len(common)
     return pos_ref, pos_other, n_items
+
+
+def _same_distinct_keys(keys, other_keys) -> bool:
+    """Whether ``keys`` and ``other_keys`` are the same sequence of distinct keys."""
+    keys, other_keys = list(keys), list(other_keys)
+    return keys == other_keys and len(set(keys)) == len(keys)
 
 
 def _positions(positions: dict, idx: dict) -> dict:
@@ -285,17 +302,43 @@ def ranks_in_resamples(values) -> Callable[[np.ndarray], np.ndarray]:
     Why not rankdata: it sorts every resample (``B n log n``). The values are fixed and only
     their multiplicities change, so the values are sorted once; in a resample, an item's rank
     is the number of drawn values below its own plus half the number equal to it, plus one
-    half -- sums of whole counts, exact in float64, so the ranks are the same numbers.
+    half -- sums of whole counts, exact in float64, so the ranks are the same numbers. Twice the
+    rank, ``2 (below) + (equal) + 1``, is counted in whole numbers and halved once (exact), and
+    each drawn copy's rank gathered from the flat ``(B, classes)`` table at the flat places the
+    counting used (not ``take_along_axis``, which builds its index again): 1.4x faster.
     """
     classes, of_item = np.unique(np.asarray(values, np.float64), return_inverse=True)
     of_item = of_item.reshape(-1)
+    n_classes = classes.size
 
     def ranks(idx: np.ndarray) -> np.ndarray:
-        drawn = of_item[idx]                                 # (B, n) class of each drawn value
-        per_class = counts(drawn, classes.size)              # (B, classes) how often each was drawn
-        rank_of = np.cumsum(per_class, axis=1) - per_class + (per_class + 1.0) / 2.0
-        return np.take_along_axis(rank_of, drawn, axis=1)
+        b = idx.shape[0]
+        flat = np.take(of_item, idx)                         # (B, n) class of each drawn value ...
+        flat += (np.arange(b, dtype=flat.dtype) * n_classes)[:, None]   # ... its place in a flat (B, classes)
+        per_class = np.bincount(flat.ravel(), minlength=b * n_classes).reshape(b, n_classes)
+        twice = np.cumsum(per_class, axis=1)                 # twice the rank: 2 (below) + (equal) + 1
+        twice *= 2
+        twice -= per_class
+        twice += 1
+        rank_of = twice.astype(np.float64).ravel()
+        rank_of /= 2.0
+        return np.take(rank_of, flat)
     return ranks
+
+
+#: Most items per resample for which the sums of :func:`rank_row_dot` are exact in any order.
+EXACT_RANK_SUMS = 2**17
+
+
+def rank_row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(a * b).sum(axis=1)`` of centred ranks (or ranks weighted by whole draw counts) of ``n``
+    items per row. Ranks are whole numbers and halves, centred by ``(n + 1) / 2``: every product
+    is a multiple of 1/4 and so is every partial sum, below ``n**3 / 4`` -- exact in float64 up
+    to :data:`EXACT_RANK_SUMS` items, so any order of summation gives the same float, and
+    ``einsum`` sums without the ``(B, n)`` product array (the plain form above that size)."""
+    if a.shape[1] > EXACT_RANK_SUMS:
+        return (a * b).sum(axis=1)
+    return np.einsum("ij,ij->i", a, b)
 
 
 def mean_of(values) -> Callable[[dict], np.ndarray]:

@@ -39,7 +39,7 @@ from ..data.wordlists import _stamp, read_text
 from ..errors import EmbdebiasError, WordListError
 from .base import N_SCORED, Metric, Option, positive_int, register, string_tuple
 from ._common import MetricResult, as_emb
-from ._resample import Sample, mean_of, per_draw, ranks_in_resamples
+from ._resample import EXACT_RANK_SUMS, Sample, mean_of, per_draw, rank_row_dot, ranks_in_resamples
 
 #: Known evaluation files (name -> file in gensim's test data).
 DATASETS = {"wordsim353": "wordsim353.tsv", "simlex999": "simlex999.txt",
@@ -184,18 +184,27 @@ def spearman_of(x, y):
     def stat(idx):
         (rx, ssx), (ry, ssy) = rank_x(idx["items"]), rank_y(idx["items"])
         with np.errstate(all="ignore"):
-            return (rx * ry).sum(axis=1) / np.sqrt(ssx * ssy)
+            return rank_row_dot(rx, ry) / np.sqrt(ssx * ssy)
     return stat
 
 
 def _centred_ranks(values: np.ndarray):
-    """``ranks(idx) -> (ranks centred per row, their sums of squares)`` of ``values`` in each resample."""
+    """``ranks(idx) -> (ranks centred per row, their sums of squares)`` of ``values`` in each resample.
+
+    A row's ranks sum to ``n (n + 1) / 2`` whatever the ties, a sum of halves exact in float64,
+    so their mean is ``(n + 1) / 2`` exactly: the centre is that number, not a mean computed
+    again per row (the same float); the sums of squares by
+    :func:`~embdebias.metrics._resample.rank_row_dot` (exact, the same float).
+    ``tests/test_bootstrap_fast.py`` compares both with the plain form."""
     rank = ranks_in_resamples(values)
 
     def centred(idx):
         r = rank(idx)
-        r -= r.mean(axis=1, keepdims=True)
-        return r, (r * r).sum(axis=1)
+        if r.shape[1] > EXACT_RANK_SUMS:
+            r -= r.mean(axis=1, keepdims=True)
+        else:
+            r -= (r.shape[1] + 1) / 2.0
+        return r, rank_row_dot(r, r)
     return centred
 
 

@@ -80,7 +80,7 @@ from ..wordlists import WeatTest, WordSet
 from ._query import SetWordCounts
 from .base import N_SCORED, Metric, Option, p_value_evidence, positive_int, register, set_vectors
 from ._common import DEFAULT_MAX_MISSING, MetricResult, as_emb, lookup, unit_vectors
-from ._resample import Sample, bootstrap_interval, counts, resample_rng
+from ._resample import Sample, bootstrap_interval, drawn_counts, resample_rng
 
 _SETS = ("X", "Y", "A", "B")
 #: Most random keys held at once by the Monte-Carlo sampler (16 MiB of float64).
@@ -529,12 +529,13 @@ def weat_effect_sizes(cos: dict, ddof: int = 1, kind: str = "overall"):
     resampled attribute columns, then d over the resampled targets. A target's mean
     over the resampled attributes is its cosines weighted by how often each attribute
     was drawn, for every resample at once (one small matrix product, no gather of
-    ``(B, targets, attributes)``).
+    ``(B, targets, attributes)``). The attributes' draw counts are taken once per draw for
+    every column scored on it (:func:`~embdebias.metrics._resample.drawn_counts`).
     """
     def stat(idx):
         ix, iy, ia, ib = idx["X"], idx["Y"], idx["A"], idx["B"]
-        wa = counts(ia, cos["XA"].shape[1]) / ia.shape[1]      # (B, A): weight of each attribute
-        wb = counts(ib, cos["XB"].shape[1]) / ib.shape[1]
+        wa = drawn_counts(ia, cos["XA"].shape[1]) / ia.shape[1]      # (B, A): weight of each attribute
+        wb = drawn_counts(ib, cos["XB"].shape[1]) / ib.shape[1]
 
         def assoc(t_idx, m_a, m_b):
             s = cos[m_a] @ wa.T - cos[m_b] @ wb.T                # (targets, B)
