@@ -466,6 +466,7 @@ def _contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns) -> t
     inverse = inverse.reshape(abc.shape)
     pairs, pair_of = np.unique(inverse[:, :2], axis=0, return_inverse=True)
     pair_of = pair_of.reshape(-1)
+    c_words_of = (inverse[:, 2], *np.unique(inverse[:, 2], return_inverse=True))   # see _kept_sub_blocks
     word_vectors = vocab[words]
     margin = np.float32(rounding_margin(dim))
     own_question, own_column = _own_words(abc)
@@ -491,7 +492,7 @@ def _contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns) -> t
                                       (own_question[lo:split], own_column[lo:split] - start),
                                       best, margin, batch_size, start)
             if full < stop - start:
-                found += _pruned_block(offsets[:, full:], dots[:, full:], pair_of, inverse[:, 2],
+                found += _pruned_block(offsets[:, full:], dots[:, full:], pair_of, c_words_of,
                                        (own_question[split:hi], own_column[split:hi] - start - full),
                                        best, margin, start + full, sub_columns, batch_size * columns)
     question, candidate, score = (np.concatenate(parts) for parts in zip(*found, strict=True))
@@ -518,15 +519,17 @@ def _first_block(offsets, dots, pair_of, c_of, own, best, margin, batch_size, st
     return found
 
 
-def _pruned_block(offsets, dots, pair_of, c_of, own, best, margin, start, size, max_scores) -> list:
+def _pruned_block(offsets, dots, pair_of, c_words_of, own, best, margin, start, size, max_scores) -> list:
     """``[(question, candidate, score)]`` of a later block: every candidate within ``margin``
     of its question's best (updated), scoring only the sub-blocks of ``size`` columns whose
     bound reaches the best so far minus the margin (see :func:`analogy_answers`), at most
-    ``max_scores`` scores at a time. Candidates are numbered from ``start``."""
-    kept, n_sub = _kept_sub_blocks(offsets, dots, pair_of, c_of, best - margin, size)
-    if not kept.size:
+    ``max_scores`` scores at a time. Candidates are numbered from ``start``; ``c_words_of`` is
+    as :func:`_kept_sub_blocks` takes it."""
+    question, sub, offset_row, dot_row, n_sub = _kept_sub_blocks(offsets, dots, pair_of, c_words_of,
+                                                                 best - margin, size)
+    if not question.size:
         return []
-    question, sub = np.divmod(kept, n_sub)
+    kept = question * n_sub + sub                                             # ascending
     own_key = own[0] * n_sub + own[1] // size
     at = np.minimum(np.searchsorted(kept, own_key), kept.size - 1)
     hit = kept[at] == own_key                                                 # own words in a kept sub-block
@@ -538,41 +541,51 @@ def _pruned_block(offsets, dots, pair_of, c_of, own, best, margin, start, size, 
     step = max(1, max_scores // size)
     for k0 in range(0, kept.size, step):
         k1 = min(kept.size, k0 + step)
-        q, t = question[k0:k1], sub[k0:k1]
-        scores = np.take(offsets, pair_of[q] * n_sub + t, axis=0)
-        scores += np.take(dots, c_of[q] * n_sub + t, axis=0)
+        scores = np.take(offsets, offset_row[k0:k1], axis=0)
+        scores += np.take(dots, dot_row[k0:k1], axis=0)
         m0, m1 = np.searchsorted(own_at, [k0, k1])
         scores[own_at[m0:m1] - k0, own_place[m0:m1]] = -np.inf                # a question's own words
-        found += _near_best_scored(scores, q, t * size + start, best, margin)
+        found += _near_best_scored(scores, question[k0:k1], sub[k0:k1] * size + start, best, margin)
     return found
 
 
 #: Sub-blocks per coarse block: a question's sub-blocks are bounded only inside the coarse
 #: blocks (``_ANALOGY_FAN x sub_columns`` candidates) whose own bound it passes.
 _ANALOGY_FAN = 8
+_FAN_SHIFT = _ANALOGY_FAN.bit_length() - 1                                    # a power of two
 
 
-def _kept_sub_blocks(offsets, dots, pair_of, c_of, threshold, size) -> tuple[np.ndarray, int]:
-    """``(question * n_sub + sub-block, n_sub)``, ascending, of every (question, sub-block of
-    ``size`` columns) whose bound reaches the question's ``threshold``.
+def _kept_sub_blocks(offsets, dots, pair_of, c_words_of, threshold, size) -> tuple:
+    """``(question, sub-block, its row of offsets, its row of dots, n_sub)`` of every
+    (question, sub-block of ``size`` columns) whose bound reaches the question's
+    ``threshold``, in (question, sub-block) order; a row is that of
+    ``offsets`` or ``dots`` reshaped to rows of ``size`` columns (``p * n_sub + sub``).
+    ``c_words_of`` is ``(each question's row of dots, the distinct such rows, each question's
+    place among them)``.
 
     Two levels: the bound of a coarse block of ``_ANALOGY_FAN`` sub-blocks is at least each of
     theirs (a maximum of maxima), so a question below it in a coarse block is below it in every
     sub-block there; on GloVe about 30% of (question, coarse block) pairs pass, and only their
-    sub-blocks are bounded. The block is padded with -inf to whole coarse blocks.
+    sub-blocks are bounded. The block is padded with -inf to whole coarse blocks. The maxima of
+    ``dots`` are taken over the rows of the questions' ``c`` words only (about half of the
+    distinct words; the others are ``a`` or ``b`` words, which enter through ``offsets``).
     """
     n_coarse = -(-offsets.shape[1] // (size * _ANALOGY_FAN))
     n_sub = n_coarse * _ANALOGY_FAN
-    fine = [_sub_block_max(_padded(x, n_sub * size), n_sub) for x in (offsets, dots)]
+    c_of, c_words, c_rank = c_words_of
+    fine = [_sub_block_max(_padded(x, n_sub * size), n_sub) for x in (offsets, np.take(dots, c_words, axis=0))]
     coarse = [_sub_block_max(x, n_coarse) for x in fine]
     bound = np.take(coarse[0], pair_of, axis=0)                               # (questions, coarse blocks)
-    bound += np.take(coarse[1], c_of, axis=0)
+    bound += np.take(coarse[1], c_rank, axis=0)
     question, block = np.divmod(np.flatnonzero(bound >= threshold[:, None]), n_coarse)
     # a coarse block's sub-blocks as one row: fine[0][p, block * fan:(block + 1) * fan] is row p * n_coarse + block
-    bound = np.take(fine[0].reshape(-1, _ANALOGY_FAN), pair_of[question] * n_coarse + block, axis=0)
-    bound += np.take(fine[1].reshape(-1, _ANALOGY_FAN), c_of[question] * n_coarse + block, axis=0)
-    row, place = np.divmod(np.flatnonzero(bound >= threshold[question][:, None]), _ANALOGY_FAN)
-    return (question[row] * n_coarse + block[row]) * _ANALOGY_FAN + place, n_sub
+    offset_row = pair_of[question] * n_coarse + block
+    bound = np.take(fine[0].reshape(-1, _ANALOGY_FAN), offset_row, axis=0)
+    bound += np.take(fine[1].reshape(-1, _ANALOGY_FAN), c_rank[question] * n_coarse + block, axis=0)
+    row = np.flatnonzero(bound >= threshold[question][:, None])
+    row, place = row >> _FAN_SHIFT, row & (_ANALOGY_FAN - 1)              # divmod, without a division
+    question, sub = question[row], block[row] * _ANALOGY_FAN + place
+    return question, sub, offset_row[row] * _ANALOGY_FAN + place, c_of[question] * n_sub + sub, n_sub
 
 
 def _padded(x: np.ndarray, width: int) -> np.ndarray:
@@ -593,18 +606,25 @@ def _sub_block_max(x: np.ndarray, n_sub: int) -> np.ndarray:
 
 def _near_best_scored(scores, question, first_column, best, margin) -> list:
     """``[(question, candidate, score)]`` of scored sub-blocks (rows of ``scores``, questions
-    ascending, ``first_column`` the candidate of each row's first score): each question's
-    best is raised to its rows' maximum, then every finite score within ``margin`` of it is
-    kept (-inf marks a question's own words and the padding of the last block)."""
+    ascending, ``first_column`` the candidate of each row's first score, ``scores.shape[1]`` a
+    power of two): each question's best is raised to its rows' maximum, then every finite
+    score within ``margin`` of it is kept (-inf marks a question's own words and the padding
+    of the last block).
+
+    The scores within ``margin`` of the best *before* these rows are a superset (a best only
+    rises) holding every score above that best, so their maxima raise it as the maxima of all
+    the rows would; the superset is then narrowed to the raised best. One pass over the
+    scores, not two (a row maximum per question, then the comparison).
+    """
     size = scores.shape[1]
-    first = np.flatnonzero(np.r_[True, question[1:] != question[:-1]])
-    asked = question[first]
-    best[asked] = np.maximum(best[asked], np.maximum.reduceat(scores.ravel(), first * size))
     flat = scores.ravel()
     hits = np.flatnonzero(scores >= (best[question] - margin)[:, None])
     hits = hits[flat[hits] > -np.inf]
-    row, place = np.divmod(hits, size)
-    return [(question[row], first_column[row] + place, flat[hits])]
+    row, place = hits >> (size.bit_length() - 1), hits & (size - 1)          # divmod, without a division
+    hit_question, hit_score = question[row], flat[hits]
+    np.maximum.at(best, hit_question, hit_score)
+    near = hit_score >= best[hit_question] - margin
+    return [(hit_question[near], first_column[row[near]] + place[near], hit_score[near])]
 
 
 def _own_words(abc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
