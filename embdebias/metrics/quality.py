@@ -464,7 +464,10 @@ def _contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns) -> t
     n, dim = vocab.shape
     words, inverse = np.unique(abc, return_inverse=True)
     inverse = inverse.reshape(abc.shape)
-    pairs, pair_of = np.unique(inverse[:, :2], axis=0, return_inverse=True)
+    # the distinct (a, b) pairs as one integer each: a 1-D unique is ~15x faster than axis=0's
+    # (same order, the rows sorted lexicographically)
+    pair_keys, pair_of = np.unique(inverse[:, 0] * len(words) + inverse[:, 1], return_inverse=True)
+    pairs = np.stack(np.divmod(pair_keys, len(words)), axis=1)
     pair_of = pair_of.reshape(-1)
     c_words_of = (inverse[:, 2], *np.unique(inverse[:, 2], return_inverse=True))   # see _kept_sub_blocks
     word_vectors = vocab[words]
@@ -481,8 +484,11 @@ def _contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns) -> t
             stop = min(n, start + columns)
             whole = stop - start == dots_buffer.shape[1]
             dots = np.matmul(word_vectors, vocab[start:stop].T, out=dots_buffer if whole else None)
-            offsets = np.subtract(np.take(dots, pairs[:, 1], axis=0, out=offsets_buffer[0] if whole else None),
-                                  np.take(dots, pairs[:, 0], axis=0, out=offsets_buffer[1] if whole else None),
+            # mode="clip" (the rows are valid): take buffers its output with the default "raise"
+            offsets = np.subtract(np.take(dots, pairs[:, 1], axis=0, out=offsets_buffer[0] if whole else None,
+                                          mode="clip"),
+                                  np.take(dots, pairs[:, 0], axis=0, out=offsets_buffer[1] if whole else None,
+                                          mode="clip"),
                                   out=offsets_buffer[0] if whole else None)   # (distinct pairs, block)
             lo, hi = np.searchsorted(own_column, [start, stop])
             full = min(max(seed_columns - start, 0), stop - start)           # this block's columns scored in full
