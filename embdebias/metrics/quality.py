@@ -473,13 +473,13 @@ def _contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns) -> t
     word_vectors = vocab[words]
     margin = np.float32(rounding_margin(dim))
     own_question, own_column = _own_words(abc)
-    best = np.full(len(abc), -np.inf, dtype=np.float32)  # each question's best float32 score so far
     found = []                                         # (question, candidate, float32 score) near the best
     # the products and offsets of whole blocks go to reused buffers: a fresh array of a few MB
     # per block costs more in page faults than the product itself (the values are the same)
     dots_buffer = np.empty((len(words), min(columns, n)), dtype=np.float32)
     offsets_buffer = np.empty((2, len(pairs), min(columns, n)), dtype=np.float32)
     with one_thread():
+        best = _question_word_floor(word_vectors, pairs, pair_of, inverse, margin, batch_size)  # raised below
         for start in range(0, n, columns):
             stop = min(n, start + columns)
             whole = stop - start == dots_buffer.shape[1]
@@ -504,6 +504,32 @@ def _contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns) -> t
     question, candidate, score = (np.concatenate(parts) for parts in zip(*found, strict=True))
     near = score >= best[question] - margin
     return question[near], candidate[near]
+
+
+def _question_word_floor(word_vectors, pairs, pair_of, inverse, margin, batch_size) -> np.ndarray:
+    """A float32 lower bound of each question's best score ``B_q`` (see :func:`analogy_answers`):
+    its best over the question words themselves (``word_vectors``, the distinct ``a``, ``b``,
+    ``c``; on the Google questions the answer ``d`` is nearly always one of them) less twice
+    the margin; -inf if they are all its own words.
+
+    These scores ``s'`` come from a product of their own, whose float32 rounding may differ
+    from the blocks' (another shape), but both are within ``m / 2`` of the exact score
+    (:func:`rounding_margin`: ``m`` is four times one score's error bound), so
+    ``fl(s' - 2m) <= s <= B_q``. Starting the pruning from it instead of -inf leaves every
+    argument of :func:`analogy_answers` intact (the best so far never exceeds ``B_q``, the
+    final best is still ``B_q``), so the same contenders, while about a third fewer sub-blocks
+    are scored (1.90 -> 1.27 million per column at 300 dimensions, 1.58 -> 0.97 on GloVe 50d).
+    """
+    dots = word_vectors @ word_vectors.T
+    offsets = dots[pairs[:, 1]] - dots[pairs[:, 0]]
+    floor = np.empty(len(pair_of), dtype=np.float32)
+    for q0 in range(0, len(pair_of), batch_size):
+        q1 = min(len(pair_of), q0 + batch_size)
+        scores = np.take(offsets, pair_of[q0:q1], axis=0)
+        scores += np.take(dots, inverse[q0:q1, 2], axis=0)
+        scores[np.arange(q1 - q0)[:, None], inverse[q0:q1]] = -np.inf         # a question's own words
+        floor[q0:q1] = scores.max(axis=1)
+    return floor - 2 * margin
 
 
 def _first_block(offsets, dots, pair_of, c_of, own, best, margin, batch_size, start) -> list:
