@@ -469,7 +469,8 @@ def _contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns) -> t
     pair_keys, pair_of = np.unique(inverse[:, 0] * len(words) + inverse[:, 1], return_inverse=True)
     pairs = np.stack(np.divmod(pair_keys, len(words)), axis=1)
     pair_of = pair_of.reshape(-1)
-    c_words_of = (inverse[:, 2], *np.unique(inverse[:, 2], return_inverse=True))   # see _kept_sub_blocks
+    c_words = np.unique(inverse[:, 2], return_inverse=True)
+    c_words_of = (inverse[:, 2], *c_words, np.empty(len(c_words[0]) * min(columns, n), dtype=np.float32))
     word_vectors = vocab[words]
     margin = np.float32(rounding_margin(dim))
     own_question, own_column = _own_words(abc)
@@ -593,7 +594,7 @@ def _kept_sub_blocks(offsets, dots, pair_of, c_words_of, threshold, size) -> tup
     ``threshold``, in (question, sub-block) order; a row is that of
     ``offsets`` or ``dots`` reshaped to rows of ``size`` columns (``p * n_sub + sub``).
     ``c_words_of`` is ``(each question's row of dots, the distinct such rows, each question's
-    place among them)``.
+    place among them, a buffer for their rows of dots)``.
 
     Two levels: the bound of a coarse block of ``_ANALOGY_FAN`` sub-blocks is at least each of
     theirs (a maximum of maxima), so a question below it in a coarse block is below it in every
@@ -604,8 +605,11 @@ def _kept_sub_blocks(offsets, dots, pair_of, c_words_of, threshold, size) -> tup
     """
     n_coarse = -(-offsets.shape[1] // (size * _ANALOGY_FAN))
     n_sub = n_coarse * _ANALOGY_FAN
-    c_of, c_words, c_rank = c_words_of
-    fine = [_sub_block_max(_padded(x, n_sub * size), n_sub) for x in (offsets, np.take(dots, c_words, axis=0))]
+    c_of, c_words, c_rank, buffer = c_words_of
+    # a reused buffer: a fresh array per block costs its page faults, as much as the maxima it saves
+    c_dots = np.take(dots, c_words, axis=0, mode="clip",
+                     out=buffer[:c_words.size * dots.shape[1]].reshape(c_words.size, -1))
+    fine = [_sub_block_max(_padded(x, n_sub * size), n_sub) for x in (offsets, c_dots)]
     coarse = [_sub_block_max(x, n_coarse) for x in fine]
     bound = np.take(coarse[0], pair_of, axis=0)                               # (questions, coarse blocks)
     bound += np.take(coarse[1], c_rank, axis=0)
