@@ -426,10 +426,14 @@ def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
     float64 winner is always one of them (the margin exceeds twice the float32 error of a
     score), and :func:`_decide` picks it.
 
+    *A floor*: each question's best so far ``b_q`` (always ``<= B_q``) starts from its best
+    score over the question words themselves less two margins (:func:`_question_word_floor`),
+    not from -inf: on the Google questions the answer is nearly always one of them.
+
     *Seed columns* (the ``seed_columns`` most frequent words, where most answers are): every
     score is computed; each batch of scores is read once for its rows' maxima, and only a row
     whose maximum is within the margin of its best so far is searched for its contenders
-    (:func:`_near_best`). This seeds every question's best so far ``b_q`` (always ``<= B_q``).
+    (:func:`_near_best`). This raises ``b_q`` further.
 
     *The other candidates* are pruned by sub-blocks ``T`` of ``sub_columns`` candidates:
     rounding to nearest is monotone, so for every ``x`` in ``T``,
@@ -443,9 +447,9 @@ def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
     against it leaves exactly the contenders above: the same set, so the same answers, as
     scoring every candidate (``tests/test_analogy_pruning.py`` compares the sets). The
     bounds themselves are pruned the same way, by coarse blocks of sub-blocks
-    (:func:`_kept_sub_blocks`). On GloVe 6B 50d (30,000 words) about 4.5% of (question,
+    (:func:`_kept_sub_blocks`). On GloVe 6B 50d (30,000 words) about 3.5% of (question,
     sub-block) pairs after the seed columns are scored, on the first 30,000 rows of
-    ``benchmarks/scale.py``'s 300-dimensional file 6.9%.
+    ``benchmarks/scale.py``'s 300-dimensional file 4.6% (5.7% and 6.9% without the floor).
 
     The products run on one thread: they are small (the distinct words by ``columns``
     candidates), and a second BLAS thread would spin on the other core through all the
