@@ -528,10 +528,11 @@ def _question_word_floor(word_vectors, pairs, pair_of, inverse, margin, batch_si
     dots = word_vectors @ word_vectors.T
     offsets = dots[pairs[:, 1]] - dots[pairs[:, 0]]
     floor = np.empty(len(pair_of), dtype=np.float32)
+    buffers = np.empty((2, min(batch_size, len(pair_of)), len(dots)), dtype=np.float32)   # reused: no page faults
     for q0 in range(0, len(pair_of), batch_size):
         q1 = min(len(pair_of), q0 + batch_size)
-        scores = np.take(offsets, pair_of[q0:q1], axis=0)
-        scores += np.take(dots, inverse[q0:q1, 2], axis=0)
+        scores = np.take(offsets, pair_of[q0:q1], axis=0, mode="clip", out=buffers[0, :q1 - q0])
+        scores += np.take(dots, inverse[q0:q1, 2], axis=0, mode="clip", out=buffers[1, :q1 - q0])
         scores[np.arange(q1 - q0)[:, None], inverse[q0:q1]] = -np.inf         # a question's own words
         floor[q0:q1] = scores.max(axis=1)
     return floor - 2 * margin
