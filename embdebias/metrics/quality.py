@@ -456,7 +456,8 @@ def analogy_answers(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512,
     combining that follows each of them, doubling the CPU time for nothing. Neither choice
     changes an answer: those are decided in float64. Memory per block: the coarse bounds,
     questions x ``columns / (8 sub_columns)`` floats, the bounds of the sub-blocks they
-    keep, and the kept sub-blocks' scores, ``batch_size x columns`` at a time.
+    keep, and the kept sub-blocks' scores, ``batch_size x columns`` at a time; for the floor,
+    the distinct words' own product and ``2 x batch_size`` of its rows.
     """
     return _decide(vocab, abc, *_contenders(vocab, abc, batch_size, columns, sub_columns, seed_columns))
 
