@@ -20,8 +20,10 @@ from embdebias.errors import EmbdebiasError
 from embdebias.metrics.quality import _by_question, _contenders, _near_best, _own_words, analogy_answers
 
 
-def _unpruned_contenders(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512, columns: int = 1024):
-    """The implementation before pruning (every candidate scored), returning its contenders."""
+def _unpruned_contenders(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 512, columns: int = 1024,
+                         with_best: bool = False):
+    """The implementation before pruning (every candidate scored), returning its contenders (and
+    with ``with_best`` each question's best float32 score ``B_q``)."""
     n, dim = vocab.shape
     words, inverse = np.unique(abc, return_inverse=True)
     inverse = inverse.reshape(abc.shape)
@@ -47,7 +49,7 @@ def _unpruned_contenders(vocab: np.ndarray, abc: np.ndarray, batch_size: int = 5
                 found += _near_best(scores, best[q0:q1], margin, q0, start)
     question, candidate, score = (np.concatenate(parts) for parts in zip(*found, strict=True))
     near = score >= best[question] - margin
-    return question[near], candidate[near]
+    return (question[near], candidate[near]) + ((best,) if with_best else ())
 
 
 def _answers_float64(vocab: np.ndarray, abc: np.ndarray) -> np.ndarray:
@@ -155,6 +157,59 @@ def test_pruning_scores_a_small_share_of_the_sub_blocks(monkeypatch):
     assert np.array_equal(answers, _answers_float64(vocab, abc))
     share = sum(scored) / (len(abc) * (5000 - 256) / 16)
     assert 0 < share < 0.5
+
+
+def _question_word_floor(vocab, abc, batch_size=512):
+    words, inverse = np.unique(abc, return_inverse=True)
+    inverse = inverse.reshape(abc.shape)
+    pairs, pair_of = np.unique(inverse[:, :2], axis=0, return_inverse=True)
+    margin = np.float32(quality.rounding_margin(vocab.shape[1]))
+    return quality._question_word_floor(vocab[words], pairs, pair_of.reshape(-1), inverse, margin, batch_size), margin
+
+
+@pytest.mark.parametrize("n, dim", [(1600, 4), (700, 20), (3000, 300)])
+def test_the_question_word_floor_is_below_every_best_and_close_to_it(n, dim):
+    """The floor the pruning starts from never exceeds a question's best float32 score (its
+    own product rounds differently from the blocks'), and where the best is a question word
+    it is within three margins of it (the floor is that score less two)."""
+    vocab = _tied_vocab(n, dim, seed=n) if dim < 300 else _unit(np.random.default_rng(5).normal(size=(n, dim)))
+    abc = _questions(n // 2, 300, seed=dim)                  # the answers often among the question words
+    floor, margin = _question_word_floor(vocab, abc, batch_size=7)
+    question, candidate, best = _unpruned_contenders(vocab, abc, 64, 256, with_best=True)
+    assert (floor <= best).all()
+    v = vocab.astype(np.float64)
+    exact = (v[abc[:, 1]] - v[abc[:, 0]] + v[abc[:, 2]]) @ v[np.unique(abc)].T
+    exact[np.arange(len(abc))[:, None], np.searchsorted(np.unique(abc), abc)] = -np.inf
+    np.testing.assert_allclose(floor, exact.max(axis=1) - 2 * margin, rtol=0, atol=float(margin) / 2)
+    on_words = np.isin(_answers_float64(vocab, abc), abc)
+    assert on_words.sum() > 20 and (best - floor <= 3 * margin)[on_words].all()
+
+
+def test_the_floor_prunes_more_and_keeps_the_contenders(monkeypatch):
+    """Starting from -inf instead of the floor gives the same contenders, with more sub-blocks
+    scored: questions among the last words, whose best scores are far after the seed columns."""
+    vocab = _unit(np.random.default_rng(9).normal(size=(5000, 30)))
+    abc = 3000 + _questions(2000, 2000, seed=10)
+    scored = []
+    near_best_scored = quality._near_best_scored
+
+    def counting(scores, *args):
+        scored.append(scores.shape[0])
+        return near_best_scored(scores, *args)
+
+    monkeypatch.setattr(quality, "_near_best_scored", counting)
+    with_floor = _pairs(*_contenders(vocab, abc, 512, 1024, 16, 256))
+    n_with_floor = sum(scored)
+    scored.clear()
+    monkeypatch.setattr(quality, "_question_word_floor", lambda _w, _p, pair_of, *_: np.full(len(pair_of), -np.inf,
+                                                                                            dtype=np.float32))
+    assert _pairs(*_contenders(vocab, abc, 512, 1024, 16, 256)) == with_floor
+    assert sum(scored) > 1.3 * n_with_floor                # 97,177 against 57,652
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
 def test_sub_columns_must_be_a_power_of_two():
