@@ -137,14 +137,8 @@ def test_one_question_and_tiny_vocabularies(n):
         assert analogy_answers(vocab, abc, 512, columns, sub, seed).tolist() == _answers_float64(vocab, abc).tolist()
 
 
-def test_pruning_scores_a_small_share_of_the_sub_blocks(monkeypatch):
-    """Not a timing: the bound must actually prune. Questions on clustered vectors (answers
-    near their cluster) leave most sub-blocks after the seed unscored."""
-    rng = np.random.default_rng(9)
-    centres = rng.normal(size=(40, 30))
-    vocab = (centres[rng.integers(0, 40, 5000)] + 0.3 * rng.normal(size=(5000, 30))).astype(np.float32)
-    vocab /= np.linalg.norm(vocab, axis=1, keepdims=True)
-    abc = _questions(2000, 2000, seed=10)
+def _count_scored(monkeypatch) -> list:
+    """The sub-block rows each call of ``_near_best_scored`` scores, recorded as they come."""
     scored = []
     near_best_scored = quality._near_best_scored
 
@@ -153,6 +147,18 @@ def test_pruning_scores_a_small_share_of_the_sub_blocks(monkeypatch):
         return near_best_scored(scores, *args)
 
     monkeypatch.setattr(quality, "_near_best_scored", counting)
+    return scored
+
+
+def test_pruning_scores_a_small_share_of_the_sub_blocks(monkeypatch):
+    """Not a timing: the bound must actually prune. Questions on clustered vectors (answers
+    near their cluster) leave most sub-blocks after the seed unscored."""
+    rng = np.random.default_rng(9)
+    centres = rng.normal(size=(40, 30))
+    vocab = (centres[rng.integers(0, 40, 5000)] + 0.3 * rng.normal(size=(5000, 30))).astype(np.float32)
+    vocab /= np.linalg.norm(vocab, axis=1, keepdims=True)
+    abc = _questions(2000, 2000, seed=10)
+    scored = _count_scored(monkeypatch)
     answers = analogy_answers(vocab, abc)
     assert np.array_equal(answers, _answers_float64(vocab, abc))
     share = sum(scored) / (len(abc) * (5000 - 256) / 16)
@@ -190,14 +196,7 @@ def test_the_floor_prunes_more_and_keeps_the_contenders(monkeypatch):
     scored: questions among the last words, whose best scores are far after the seed columns."""
     vocab = _unit(np.random.default_rng(9).normal(size=(5000, 30)))
     abc = 3000 + _questions(2000, 2000, seed=10)
-    scored = []
-    near_best_scored = quality._near_best_scored
-
-    def counting(scores, *args):
-        scored.append(scores.shape[0])
-        return near_best_scored(scores, *args)
-
-    monkeypatch.setattr(quality, "_near_best_scored", counting)
+    scored = _count_scored(monkeypatch)
     with_floor = _pairs(*_contenders(vocab, abc, 512, 1024, 16, 256))
     n_with_floor = sum(scored)
     scored.clear()
