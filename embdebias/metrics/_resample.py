@@ -261,9 +261,14 @@ def resample_rng(seed, *key: str) -> np.random.Generator:
 
 def counts(idx: np.ndarray, n: int) -> np.ndarray:
     """``(B, n)`` multiplicities of the items drawn in each row of ``idx``."""
+    return _flat_counts(idx, n)[1].astype(np.float64)
+
+
+def _flat_counts(idx: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(each drawn item's place in a flat (B, n) table, the (B, n) whole-number counts)``."""
     b = idx.shape[0]
-    flat = (idx + (np.arange(b) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
+    flat = idx + (np.arange(b) * n)[:, None]
+    return flat, np.bincount(flat.ravel(), minlength=b * n).reshape(b, n)
 
 
 def per_draw(fn: Callable) -> Callable:
@@ -312,10 +317,8 @@ def ranks_in_resamples(values) -> Callable[[np.ndarray], np.ndarray]:
     n_classes = classes.size
 
     def ranks(idx: np.ndarray) -> np.ndarray:
-        b = idx.shape[0]
-        flat = np.take(of_item, idx)                         # (B, n) class of each drawn value ...
-        flat += (np.arange(b, dtype=flat.dtype) * n_classes)[:, None]   # ... its place in a flat (B, classes)
-        per_class = np.bincount(flat.ravel(), minlength=b * n_classes).reshape(b, n_classes)
+        # each drawn value's class, and its place in a flat (B, classes) table of counts
+        flat, per_class = _flat_counts(np.take(of_item, idx), n_classes)
         twice = np.cumsum(per_class, axis=1)                 # twice the rank: 2 (below) + (equal) + 1
         twice *= 2
         twice -= per_class
